@@ -1,0 +1,10 @@
+# Build options. Every one has a default that works on a machine with or without CUDA/rdma-core.
+option(GVIRTUS_BUILD_TESTS "Build the GoogleTest suites" ON)
+set(GVIRTUS_WITH_CUDA "AUTO" CACHE STRING "Build CUDA parts: AUTO (if the toolkit is found), ON, OFF")
+set(GVIRTUS_WITH_RDMA "AUTO" CACHE STRING "Build the rdma communicator plugin: AUTO, ON, OFF")
+option(GVIRTUS_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+
+if(GVIRTUS_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,43 @@
+#include "backend/core_plugin.h"
+
+#include "protocol/core_calls.h"
+
+namespace gvirtus {
+namespace {
+
+class CoreSession final : public PluginSession {
+ public:
+  void handle(Call& call) override {
+    switch (static_cast<core::Fn>(call_function(call.header.call_id))) {
+      case core::Fn::kPing: {
+        const auto payload = call.args.get_raw(call.args.remaining());
+        call.reply.put_raw(payload.data(), payload.size());
+        return;
+      }
+      case core::Fn::kSink:
+        return;
+      case core::Fn::kHello:
+        raise(ErrorKind::kInvalidInput, "hello sent twice in one session");
+      default:
+        raise(ErrorKind::kUnimplemented,
+              "core call " + std::to_string(call_function(call.header.call_id)) + " is unknown");
+    }
+  }
+};
+
+class CorePlugin final : public BackendPlugin {
+ public:
+  PluginIdentity identity() const override { return core::kIdentity; }
+  std::unique_ptr<PluginSession> open_session(const SessionInfo&) override {
+    return std::make_unique<CoreSession>();
+  }
+};
+
+}  // namespace
+
+BackendPlugin* core_plugin() {
+  static CorePlugin plugin;
+  return &plugin;
+}
+
+}  // namespace gvirtus

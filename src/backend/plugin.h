@@ -1,0 +1,58 @@
+// The backend side of a plugin: executes the calls of one call table for one client session.
+//
+// A plugin is either built in (core) or a shared library libgvirtus-plugin-<name>.so in the
+// backend's plugin directory, named by the operator in properties.json ("plugins": ["cudart"]),
+// never by a client. The library exports kBackendPluginEntry returning its BackendPlugin.
+//
+// Process model: plugins are loaded in the daemon (so a missing one fails at startup), but
+// open_session() and every handle() run in the session's worker process, after fork(). That is
+// where a plugin may initialise CUDA; the daemon itself never does.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "common/frame.h"
+#include "common/wire.h"
+#include "protocol/call_table.h"
+
+namespace gvirtus {
+
+struct SessionInfo {
+  std::string peer;       // "tcp://127.0.0.1:40112"
+  std::string transport;  // "tcp"
+  std::string program;    // the client's program name, from the handshake
+  uint32_t client_pid = 0;
+};
+
+// One call being executed. `args` reads the request payload; `reply` collects the reply payload
+// (ignored for asynchronous calls).
+struct Call {
+  const FrameHeader& header;
+  WireReader args;
+  WireWriter& reply;
+};
+
+class PluginSession {
+ public:
+  virtual ~PluginSession() = default;
+
+  // Executes one call, on the worker's thread for the calling client thread. Throws Error:
+  // kInvalidInput means the request was malformed and ends the session; any other kind is sent
+  // back as an error reply (for an asynchronous call, as a deferred error frame).
+  virtual void handle(Call& call) = 0;
+};
+
+class BackendPlugin {
+ public:
+  virtual ~BackendPlugin() = default;
+  virtual PluginIdentity identity() const = 0;
+  // Starts this plugin's state for a new session (in the worker process).
+  virtual std::unique_ptr<PluginSession> open_session(const SessionInfo& session) = 0;
+};
+
+// What libgvirtus-plugin-<name>.so exports: returns a plugin that lives as long as the process.
+using BackendPluginEntry = BackendPlugin*();
+inline constexpr const char* kBackendPluginEntry = "gvirtus_backend_plugin";
+
+}  // namespace gvirtus

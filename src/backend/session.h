@@ -1,0 +1,24 @@
+// One client session, run inside its own worker process.
+//
+// The session reads frames from its connection, checks the handshake, dispatches each call to its
+// plugin and sends replies. A malformed frame, a failed handshake or a dead peer ends the session
+// with a logged reason; the worker process then exits and the kernel and CUDA free everything it
+// held. Nothing here can affect another session.
+#pragma once
+
+#include <memory>
+
+#include "backend/plugin_registry.h"
+#include "common/config.h"
+#include "communicators/communicator.h"
+
+namespace gvirtus {
+
+// The handshake must complete within this bound, so an idle connection cannot hold a worker.
+inline constexpr std::chrono::milliseconds kHandshakeTimeout{10000};
+
+// Serves the client on `connection` until it leaves or misbehaves. Never throws; returns the
+// process exit status for the worker (0 when the client left normally).
+int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits);
+
+}  // namespace gvirtus

@@ -1,0 +1,105 @@
+// The Communicator contract: how frames travel between the stub and the backend.
+//
+// A communicator moves opaque messages; it knows nothing of frames, calls or CUDA. Channels are
+// message-oriented, reliable, ordered and bidirectional. The call sequence is the same for every
+// transport (after NCCL's net plugin API):
+//
+//   server: Communicator::serve() -> Listener; Listener::accept() -> Connection (one per client)
+//   client: Communicator::connect(timeout) -> Connection
+//   both:   Connection::register_memory (no-op on streams), send(pieces...), recv(), close via dtor
+//
+// Nobody may branch on which transport it holds: everything a caller needs is in these interfaces.
+// Errors are gvirtus::Error exceptions: kDisconnected when the peer is gone (also mid-message),
+// kTimedOut when a bounded wait runs out, kInvalidInput when the peer sends a message over the size
+// limit, kFailed for local failures.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace gvirtus {
+
+using ByteView = std::span<const std::byte>;
+
+// A view of bytes as a ByteView, for building send() pieces from any trivially copyable object.
+template <typename T>
+ByteView bytes_of(const T& value) {
+  return ByteView(reinterpret_cast<const std::byte*>(&value), sizeof(T));
+}
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // Sends the pieces, in order, as one message. Blocks until every byte has been handed to the
+  // transport; the pieces may be reused on return. Not thread-safe against other send() calls
+  // (callers serialize sends); safe to run concurrently with recv() on another thread.
+  virtual void send(std::span<const ByteView> pieces) = 0;
+
+  // Blocks until the next whole message has arrived and returns a view of it in transport-owned
+  // memory, valid until the next recv() or until the connection is destroyed. Not thread-safe
+  // against other recv() calls.
+  virtual ByteView recv() = 0;
+
+  // Like recv(), but gives up after `timeout` with kTimedOut. A partly received message stays
+  // buffered and the next recv() continues it.
+  virtual ByteView recv(std::chrono::milliseconds timeout) = 0;
+
+  // Tells a zero-copy transport that [addr, addr+bytes) will be sent from or received into
+  // repeatedly. Stream transports ignore it. Never required for correctness.
+  virtual void register_memory(const void* addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+  }
+
+  // Wakes every thread blocked in send()/recv() on this connection, which then fail with
+  // kDisconnected; later calls fail the same way. Thread-safe, idempotent. The peer sees the
+  // connection end.
+  virtual void shutdown() = 0;
+
+  // A human-readable name of the peer, for logs ("tcp://127.0.0.1:40112").
+  virtual std::string peer_name() const = 0;
+
+  // The transport name ("tcp"), for logs and statistics only, never for branching.
+  virtual std::string transport() const = 0;
+};
+
+class Listener {
+ public:
+  virtual ~Listener() = default;
+
+  // Blocks until a client connects and returns its connection. Throws kFailed on a local error.
+  virtual std::unique_ptr<Connection> accept() = 0;
+
+  // A file descriptor that polls readable when accept() would not block, so that a daemon can
+  // wait on many listeners (and signals) at once. Owned by the listener.
+  virtual int wait_fd() const = 0;
+
+  // Where this listener listens, with the real port when 0 was asked for ("tcp://127.0.0.1:9999").
+  virtual std::string local_name() const = 0;
+};
+
+// One configured endpoint of one transport: it can listen there or connect there.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  // Starts listening on the endpoint. Throws kFailed (with the address) if that is impossible.
+  virtual std::unique_ptr<Listener> serve() = 0;
+
+  // Connects to the endpoint, giving up after `timeout` with kTimedOut; a refused connection
+  // fails at once with kDisconnected.
+  virtual std::unique_ptr<Connection> connect(std::chrono::milliseconds timeout) = 0;
+
+  // The endpoint in URL form, for logs ("tcp://127.0.0.1:9999").
+  virtual std::string name() const = 0;
+};
+
+// Default bound on one received message; a larger one from a peer is rejected with kInvalidInput.
+inline constexpr size_t kDefaultMaxMessageBytes = size_t{256} << 20;
+
+}  // namespace gvirtus

@@ -1,0 +1,182 @@
+#include "communicators/stream/stream_connection.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "common/error.h"
+#include "common/wire.h"
+
+namespace gvirtus {
+namespace {
+
+constexpr size_t kLengthBytes = sizeof(uint64_t);
+constexpr size_t kInitialBuffer = 256 * 1024;
+constexpr size_t kMaxIovecs = 64;  // well below IOV_MAX; frames have a handful of pieces
+
+}  // namespace
+
+StreamConnection::StreamConnection(UniqueFd fd, std::string transport, std::string peer_name,
+                                   size_t max_message_bytes)
+    : fd_(std::move(fd)),
+      transport_(std::move(transport)),
+      peer_name_(std::move(peer_name)),
+      max_message_bytes_(max_message_bytes),
+      buffer_(kInitialBuffer) {}
+
+void StreamConnection::send(std::span<const ByteView> pieces) {
+  if (pieces.size() + 1 > kMaxIovecs) {
+    raise(ErrorKind::kInvalidInput, "send: " + std::to_string(pieces.size()) +
+                                        " pieces exceed the limit of " +
+                                        std::to_string(kMaxIovecs - 1));
+  }
+  uint64_t total = 0;
+  for (const ByteView& piece : pieces) total += piece.size();
+  std::byte length[kLengthBytes];
+  store_le<uint64_t>(length, total);
+
+  iovec iov[kMaxIovecs];
+  size_t count = 0;
+  iov[count++] = {length, kLengthBytes};
+  for (const ByteView& piece : pieces) {
+    if (piece.empty()) continue;
+    iov[count++] = {const_cast<std::byte*>(piece.data()), piece.size()};
+  }
+
+  // Loop over partial writes, advancing through the iovec array in place.
+  size_t first = 0;
+  while (first < count) {
+    if (shut_down_.load(std::memory_order_relaxed)) {
+      raise(ErrorKind::kDisconnected, "send to " + peer_name_ + ": connection shut down");
+    }
+    msghdr msg{};
+    msg.msg_iov = iov + first;
+    msg.msg_iovlen = count - first;
+    const ssize_t sent = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EINTR) continue;
+      raise_errno("send to " + peer_name_, errno);
+    }
+    size_t left = static_cast<size_t>(sent);
+    while (first < count && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (first < count) {
+      iov[first].iov_base = static_cast<std::byte*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+}
+
+ByteView StreamConnection::recv() { return receive(std::nullopt); }
+
+ByteView StreamConnection::recv(std::chrono::milliseconds timeout) {
+  return receive(std::chrono::steady_clock::now() + timeout);
+}
+
+ByteView StreamConnection::receive(Deadline deadline) {
+  begin_ += consumed_;
+  consumed_ = 0;
+  if (begin_ == end_) begin_ = end_ = 0;
+
+  if (end_ - begin_ < kLengthBytes) fill(kLengthBytes, 0, deadline);
+  const uint64_t bytes = load_le<uint64_t>(buffer_.data() + begin_);
+  if (bytes > max_message_bytes_) {
+    raise(ErrorKind::kInvalidInput, "message of " + std::to_string(bytes) + " bytes from " +
+                                        peer_name_ + " exceeds the limit of " +
+                                        std::to_string(max_message_bytes_));
+  }
+  const size_t total = kLengthBytes + static_cast<size_t>(bytes);
+  if (end_ - begin_ < total) {
+    reserve_message(total);
+    fill(total, static_cast<size_t>(bytes), deadline);
+  }
+  consumed_ = total;
+  return ByteView(buffer_.data() + begin_ + kLengthBytes, static_cast<size_t>(bytes));
+}
+
+void StreamConnection::reserve_message(size_t total) {
+  if (buffer_.size() - begin_ >= total) return;
+  const size_t have = end_ - begin_;
+  if (buffer_.size() >= total) {
+    std::memmove(buffer_.data(), buffer_.data() + begin_, have);
+  } else {
+    std::vector<std::byte> bigger(std::max(total, buffer_.size() * 2));
+    std::memcpy(bigger.data(), buffer_.data() + begin_, have);
+    buffer_.swap(bigger);
+  }
+  begin_ = 0;
+  end_ = have;
+}
+
+void StreamConnection::fill(size_t want, size_t message_bytes, Deadline deadline) {
+  if (buffer_.size() - begin_ < want) reserve_message(want);
+  while (end_ - begin_ < want) {
+    if (shut_down_.load(std::memory_order_relaxed)) {
+      raise(ErrorKind::kDisconnected, "receive from " + peer_name_ + ": connection shut down");
+    }
+    if (deadline) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          *deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        raise(ErrorKind::kTimedOut, "no message from " + peer_name_ + " in time");
+      }
+      pollfd p{fd_.get(), POLLIN, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), INT_MAX)));
+      if (ready < 0 && errno != EINTR) raise_errno("poll on " + peer_name_, errno);
+      if (ready <= 0) continue;
+    }
+    const ssize_t got = ::read(fd_.get(), buffer_.data() + end_, buffer_.size() - end_);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      raise_errno("receive from " + peer_name_, errno);
+    }
+    if (got == 0) fail_closed(message_bytes);
+    end_ += static_cast<size_t>(got);
+  }
+}
+
+void StreamConnection::fail_closed(size_t message_bytes) const {
+  const size_t have = end_ - begin_;
+  if (shut_down_.load(std::memory_order_relaxed)) {
+    raise(ErrorKind::kDisconnected, "receive from " + peer_name_ + ": connection shut down");
+  }
+  if (have == 0) raise(ErrorKind::kDisconnected, peer_name_ + " closed the connection");
+  const std::string expected =
+      message_bytes > 0 ? std::to_string(kLengthBytes + message_bytes) : "a length prefix of 8";
+  raise(ErrorKind::kDisconnected, peer_name_ + " closed the connection mid-message (" +
+                                      std::to_string(have) + " bytes of " + expected +
+                                      " received)");
+}
+
+void StreamConnection::shutdown() {
+  if (!shut_down_.exchange(true)) ::shutdown(fd_.get(), SHUT_RDWR);
+}
+
+std::string describe_peer(int fd, const char* scheme) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return std::string(scheme) + "://?";
+  }
+  char host[INET6_ADDRSTRLEN] = "?";
+  if (addr.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    return std::string(scheme) + "://" + host + ":" + std::to_string(ntohs(in->sin_port));
+  }
+  if (addr.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+    return std::string(scheme) + "://[" + host + "]:" + std::to_string(ntohs(in6->sin6_port));
+  }
+  return std::string(scheme) + "://peer";
+}
+
+}  // namespace gvirtus

@@ -1,0 +1,57 @@
+// A Connection over a connected stream socket (TCP, Unix, vsock): the stream transports share it.
+//
+// Message framing on the stream: an 8-byte little-endian length, then the message. send() gathers
+// the length and the caller's pieces into one sendmsg() (no copy, MSG_NOSIGNAL so a dead peer is
+// an error and never a SIGPIPE in the user's application). recv() reads into a buffer the
+// connection owns, taking as much as the socket has, so a small message usually costs one read().
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/unique_fd.h"
+#include "communicators/communicator.h"
+
+namespace gvirtus {
+
+class StreamConnection final : public Connection {
+ public:
+  StreamConnection(UniqueFd fd, std::string transport, std::string peer_name,
+                   size_t max_message_bytes = kDefaultMaxMessageBytes);
+
+  void send(std::span<const ByteView> pieces) override;
+  ByteView recv() override;
+  ByteView recv(std::chrono::milliseconds timeout) override;
+  void shutdown() override;
+  std::string peer_name() const override { return peer_name_; }
+  std::string transport() const override { return transport_; }
+
+ private:
+  using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+  ByteView receive(Deadline deadline);
+  // Reads at least `want` more buffered bytes, waiting until `deadline` if there is one.
+  void fill(size_t want, size_t message_bytes, Deadline deadline);
+  // Makes room for a message of `total` bytes from the current position.
+  void reserve_message(size_t total);
+  [[noreturn]] void fail_closed(size_t message_bytes) const;
+
+  UniqueFd fd_;
+  std::string transport_;
+  std::string peer_name_;
+  size_t max_message_bytes_;
+  std::atomic<bool> shut_down_{false};
+
+  std::vector<std::byte> buffer_;  // received bytes live in [begin_, end_)
+  size_t begin_ = 0;
+  size_t end_ = 0;
+  size_t consumed_ = 0;  // bytes of the message returned last, dropped at the next recv()
+};
+
+// "tcp://127.0.0.1:40112": the peer of a connected IP socket, for logs.
+std::string describe_peer(int fd, const char* scheme);
+
+}  // namespace gvirtus

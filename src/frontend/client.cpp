@@ -1,0 +1,312 @@
+#include "frontend/client.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <utility>
+
+#include "common/error.h"
+#include "common/frame.h"
+#include "common/log.h"
+#include "communicators/factory.h"
+#include "protocol/core_calls.h"
+
+namespace gvirtus {
+namespace {
+
+std::mutex& instance_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+Client* g_instance = nullptr;  // guarded by instance_mutex(); reset in a forked child
+std::vector<PluginRef>& registered_plugins() {
+  static std::vector<PluginRef> plugins;
+  return plugins;
+}
+
+// A forked child must not share its parent's session: it forgets the parent's client (leaking
+// it, since its locks may be held by threads that do not exist in the child) and connects anew.
+void forget_client_in_child() { g_instance = nullptr; }
+
+std::string program_name() {
+  const char* name = program_invocation_short_name;
+  return name != nullptr ? name : "?";
+}
+
+}  // namespace
+
+Client::Client(Config config, std::vector<PluginRef> plugins)
+    : config_(std::move(config)), plugins_(std::move(plugins)) {}
+
+Client::~Client() {
+  if (connection_) connection_->shutdown();
+}
+
+Client& Client::instance() {
+  std::lock_guard lock(instance_mutex());
+  if (g_instance == nullptr) {
+    static const bool atfork_installed = [] {
+      ::pthread_atfork(nullptr, nullptr, forget_client_in_child);
+      return true;
+    }();
+    (void)atfork_installed;
+    Config config;
+    try {
+      config = load_config(find_config());
+    } catch (const Error& e) {
+      // A broken configuration fails every call with the reason, instead of killing the app.
+      GVIRTUS_LOG(kError) << e.what();
+      g_instance = new Client(Config{}, registered_plugins());
+      std::lock_guard client_lock(g_instance->mutex_);
+      g_instance->failure_ = e;
+      return *g_instance;
+    }
+    g_instance = new Client(std::move(config), registered_plugins());
+  }
+  return *g_instance;
+}
+
+void Client::add_plugin(PluginRef plugin) {
+  std::lock_guard lock(instance_mutex());
+  registered_plugins().push_back(std::move(plugin));
+}
+
+uint32_t Client::current_thread_id() {
+  static std::atomic<uint32_t> next{1};
+  thread_local const uint32_t id = next.fetch_add(1, std::memory_order_relaxed);
+  return id;
+}
+
+void Client::connect() { (void)connection(); }
+
+HelloReply Client::backend() {
+  connection();
+  std::lock_guard lock(mutex_);
+  return *hello_;
+}
+
+Connection& Client::connection() {
+  std::unique_lock lock(mutex_);
+  if (failure_) throw *failure_;
+  if (!connection_) connect_locked(lock);
+  return *connection_;
+}
+
+void Client::connect_locked(std::unique_lock<std::mutex>& lock) {
+  if (config_.endpoints.empty()) {
+    fail_locked(Error(ErrorKind::kInvalidInput, config_.source + ": no endpoint configured"));
+    throw *failure_;
+  }
+  const auto timeout = std::chrono::milliseconds(config_.connect_timeout_ms);
+  std::string reasons;
+  for (const EndpointConfig& endpoint : config_.endpoints) {
+    std::unique_ptr<Connection> connection;
+    try {
+      connection = make_communicator(endpoint, config_.limits.max_frame_bytes)->connect(timeout);
+      // The handshake: hello out, hello reply (or a refusal) back, within the connect bound.
+      HelloRequest hello{kProtocolVersion, program_name(), static_cast<uint32_t>(::getpid()), 0,
+                         plugins_};
+      for (PluginRef& p : hello.plugins) {
+        if (p.name == "cudart") hello.cuda_runtime_version = 13000;
+      }
+      WireWriter out;
+      encode(hello, out);
+      FrameHeader h;
+      h.flags = kFlagRequest;
+      h.call_id = core::call_id(core::Fn::kHello);
+      h.thread_id = current_thread_id();
+      h.request_id = 0;
+      h.payload_bytes = static_cast<uint32_t>(out.size());
+      const EncodedHeader header = encode_header(h);
+      const ByteView pieces[] = {header.view(), out.view()};
+      connection->send(pieces);
+      const Frame reply = decode_frame(connection->recv(timeout), config_.limits.max_frame_bytes);
+      HelloReply hello_reply;
+      finish(reply.header, reply.payload,
+             [&](WireReader& in) { hello_reply = decode_hello_reply(in); });
+      GVIRTUS_LOG(kInfo) << "connected to " << connection->peer_name() << " ("
+                         << hello_reply.backend_version << ", worker " << hello_reply.worker_pid
+                         << ")";
+      connection_ = std::move(connection);
+      hello_ = std::move(hello_reply);
+      return;
+    } catch (const Error& e) {
+      // An explicit refusal (version, plugins, overload) is final; a dead endpoint is not.
+      if (e.kind() != ErrorKind::kDisconnected && e.kind() != ErrorKind::kTimedOut &&
+          connection != nullptr) {
+        fail_locked(e);
+        throw *failure_;
+      }
+      reasons += (reasons.empty() ? "" : "; ") + std::string(e.what());
+    }
+  }
+  fail_locked(Error(ErrorKind::kDisconnected, "no gvirtus backend reachable: " + reasons));
+  (void)lock;
+  throw *failure_;
+}
+
+void Client::fail_locked(const Error& error) {
+  if (!failure_) {
+    failure_ = error;
+    GVIRTUS_LOG(kError) << error.what();
+  }
+  if (connection_) connection_->shutdown();
+  replies_.notify_all();
+}
+
+void Client::send_frame(uint32_t call_id, uint16_t flags, uint64_t request_id,
+                        std::span<const ByteView> payload) {
+  Connection& conn = connection();
+  uint64_t bytes = 0;
+  for (const ByteView& piece : payload) bytes += piece.size();
+  if (bytes + kFrameHeaderBytes > config_.limits.max_frame_bytes) {
+    raise(ErrorKind::kInvalidInput, "a call of " + std::to_string(bytes) +
+                                        " payload bytes exceeds the frame limit of " +
+                                        std::to_string(config_.limits.max_frame_bytes));
+  }
+  FrameHeader h;
+  h.flags = flags;
+  h.call_id = call_id;
+  h.thread_id = current_thread_id();
+  h.request_id = request_id;
+  h.payload_bytes = static_cast<uint32_t>(bytes);
+  const EncodedHeader header = encode_header(h);
+  ByteView pieces[16];
+  if (payload.size() + 1 > std::size(pieces)) {
+    raise(ErrorKind::kInvalidInput, "too many payload pieces");
+  }
+  pieces[0] = header.view();
+  std::copy(payload.begin(), payload.end(), pieces + 1);
+  std::lock_guard send_lock(send_mutex_);
+  try {
+    conn.send(std::span<const ByteView>(pieces, payload.size() + 1));
+  } catch (const Error& e) {
+    std::lock_guard lock(mutex_);
+    fail_locked(e);
+    throw *failure_;
+  }
+}
+
+void Client::call(uint32_t call_id, std::span<const ByteView> payload,
+                  const ReplyDecoder& decode) {
+  uint64_t id;
+  {
+    std::lock_guard lock(mutex_);
+    id = next_request_id_++;
+    awaited_.insert(id);
+  }
+  try {
+    send_frame(call_id, kFlagRequest, id, payload);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    awaited_.erase(id);
+    throw;
+  }
+  wait_reply(id, decode);
+}
+
+void Client::send_async(uint32_t call_id, std::span<const ByteView> payload) {
+  uint64_t id;
+  {
+    std::lock_guard lock(mutex_);
+    id = next_request_id_++;
+  }
+  send_frame(call_id, kFlagRequest | kFlagAsync, id, payload);
+}
+
+void Client::wait_reply(uint64_t request_id, const ReplyDecoder& decode) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    if (auto it = stash_.find(request_id); it != stash_.end()) {
+      Stashed reply = std::move(it->second);
+      stash_.erase(it);
+      awaited_.erase(request_id);
+      lock.unlock();
+      finish(reply.header, reply.payload, decode);
+      return;
+    }
+    if (failure_) {
+      awaited_.erase(request_id);
+      throw *failure_;
+    }
+    if (receiving_) {
+      replies_.wait(lock);
+      continue;
+    }
+    // This thread reads for everyone until its own reply arrives.
+    receiving_ = true;
+    Connection& conn = *connection_;
+    lock.unlock();
+    Frame frame;
+    try {
+      const ByteView message = config_.reply_timeout_ms > 0
+                                   ? conn.recv(std::chrono::milliseconds(config_.reply_timeout_ms))
+                                   : conn.recv();
+      frame = decode_frame(message, config_.limits.max_frame_bytes);
+      if (!frame.header.is_reply()) {
+        raise(ErrorKind::kInvalidInput, "the backend sent a request frame");
+      }
+    } catch (const Error& e) {
+      lock.lock();
+      receiving_ = false;
+      awaited_.erase(request_id);
+      fail_locked(Error(e.kind(), std::string("lost the gvirtus backend: ") + e.what()));
+      throw *failure_;
+    }
+    if (frame.header.request_id == request_id) {
+      // Decode while this thread still owns the receive side: the payload lives in the
+      // connection's buffer until the next recv(), which no other thread may start before.
+      std::optional<Error> error;
+      try {
+        finish(frame.header, frame.payload, decode);
+      } catch (const Error& e) {
+        error = e;
+      }
+      lock.lock();
+      receiving_ = false;
+      awaited_.erase(request_id);
+      replies_.notify_all();
+      if (error) throw *error;
+      return;
+    }
+    lock.lock();
+    receiving_ = false;
+    route_locked(frame);
+    replies_.notify_all();
+  }
+}
+
+void Client::route_locked(const Frame& frame) {
+  const FrameHeader& h = frame.header;
+  if (awaited_.count(h.request_id) != 0) {
+    stash_[h.request_id] = Stashed{h, {frame.payload.begin(), frame.payload.end()}};
+    return;
+  }
+  if (h.is_error()) {
+    // An error for an asynchronous call: reported later, like CUDA's asynchronous errors.
+    const std::string message(reinterpret_cast<const char*>(frame.payload.data()),
+                              frame.payload.size());
+    GVIRTUS_LOG(kDebug) << "deferred error for " << describe(h) << ": " << message;
+    if (!async_error_) async_error_ = Error(static_cast<ErrorKind>(h.status), message);
+    return;
+  }
+  GVIRTUS_LOG(kWarning) << "ignoring an unexpected reply: " << describe(h);
+}
+
+std::optional<Error> Client::take_async_error() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(async_error_, std::nullopt);
+}
+
+void Client::finish(const FrameHeader& header, std::span<const std::byte> payload,
+                    const ReplyDecoder& decode) {
+  if (header.is_error()) {
+    raise(static_cast<ErrorKind>(header.status),
+          std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));
+  }
+  WireReader in(payload, "reply");
+  decode(in);
+}
+
+}  // namespace gvirtus

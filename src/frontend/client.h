@@ -1,0 +1,105 @@
+// The frontend core: the client side of one gvirtus session, used by the stub libraries.
+//
+// One Client per process (Client::instance()) connects lazily, on the first call, to the first
+// reachable endpoint of the configuration and performs the handshake. Then:
+//   call()       - sends a request and blocks until its reply; the reply payload is decoded by the
+//                  caller's function while it is still in the transport's buffer (no copy).
+//   send_async() - sends a request that wants no reply and returns at once. If it fails on the
+//                  backend, the error comes back later and take_async_error() reports it.
+// Any number of threads may call concurrently: sends are serialised, and whichever waiting thread
+// holds the receive side hands other threads' replies to them.
+//
+// Failure is bounded and sticky: an unreachable backend fails within connect_timeout_ms; once the
+// connection is lost every call, current and future, fails at once with kDisconnected (and the
+// same message), so an application never hangs on a dead backend. A child created by fork()
+// starts its own session on its first call.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "common/config.h"
+#include "common/frame.h"
+#include "common/wire.h"
+#include "communicators/communicator.h"
+#include "protocol/handshake.h"
+
+namespace gvirtus {
+
+class Client {
+ public:
+  // Decodes a reply payload; runs on the calling thread.
+  using ReplyDecoder = std::function<void(WireReader&)>;
+
+  // A client for a configuration; `plugins` are the call tables the caller will use (core is
+  // always included). Nothing connects until the first call.
+  Client(Config config, std::vector<PluginRef> plugins);
+  ~Client();
+
+  // The process-wide client: configuration from find_config(), plugins from add_plugin() calls
+  // made before the first use.
+  static Client& instance();
+  static void add_plugin(PluginRef plugin);
+
+  // Sends a synchronous call and waits for its reply. Throws Error: the backend's error reply
+  // (with its kind and message), kDisconnected, kTimedOut, or kInvalidInput for a malformed reply.
+  void call(uint32_t call_id, std::span<const ByteView> payload, const ReplyDecoder& decode);
+
+  // Sends an asynchronous call. Throws Error only if it cannot be sent.
+  void send_async(uint32_t call_id, std::span<const ByteView> payload);
+
+  // The first error reported for an asynchronous call since the last take, if any.
+  std::optional<Error> take_async_error();
+
+  // Connects now if not yet connected (normally the first call does it). Throws like call().
+  void connect();
+
+  // What the backend said in the handshake (connects if needed).
+  HelloReply backend();
+
+  // Identifies the calling thread in frames (small integers, stable per thread).
+  static uint32_t current_thread_id();
+
+ private:
+  struct Stashed {
+    FrameHeader header;
+    std::vector<std::byte> payload;
+  };
+
+  Connection& connection();  // connects if needed; throws the sticky failure if any
+  void connect_locked(std::unique_lock<std::mutex>& lock);
+  void send_frame(uint32_t call_id, uint16_t flags, uint64_t request_id,
+                  std::span<const ByteView> payload);
+  void wait_reply(uint64_t request_id, const ReplyDecoder& decode);
+  // Handles a frame that is not the one the receiving thread waits for. Called with mutex_ held.
+  void route_locked(const Frame& frame);
+  void fail_locked(const Error& error);
+  static void finish(const FrameHeader& header, std::span<const std::byte> payload,
+                     const ReplyDecoder& decode);
+
+  Config config_;
+  std::vector<PluginRef> plugins_;
+
+  std::mutex mutex_;  // guards everything below except the connection's own send/recv
+  std::condition_variable replies_;
+  std::unique_ptr<Connection> connection_;
+  std::optional<HelloReply> hello_;
+  std::optional<Error> failure_;       // sticky: set once the session is unusable
+  std::optional<Error> async_error_;   // first deferred error not yet taken
+  bool receiving_ = false;             // a thread is reading from the connection
+  std::set<uint64_t> awaited_;         // synchronous requests waiting for replies
+  std::map<uint64_t, Stashed> stash_;  // replies read by another thread
+  uint64_t next_request_id_ = 1;
+  std::mutex send_mutex_;              // serialises sends
+  uint64_t fork_generation_ = 0;
+};
+
+}  // namespace gvirtus

@@ -1,0 +1,26 @@
+// The core plugin: calls every session has, whatever else the backend serves.
+//   Hello - the connect handshake (must be the first frame of a session).
+//   Ping  - echoes its payload: liveness checks, tests and the call-rate benchmarks.
+//   Sink  - an asynchronous call that does nothing: the asynchronous throughput benchmark.
+#pragma once
+
+#include "common/frame.h"
+#include "protocol/call_table.h"
+
+#define GVIRTUS_CORE_CALLS(X)                                                   \
+  X(Hello, 0, sync, "u16 version, str program, u32 pid, u32 cuda, plugins[]") \
+  X(Ping, 1, sync, "raw payload -> same payload")                             \
+  X(Sink, 2, async, "raw payload")
+
+namespace gvirtus::core {
+
+inline constexpr uint16_t kPluginId = 0;
+
+enum class Fn : uint16_t { GVIRTUS_CORE_CALLS(GVIRTUS_CALL_ENUMERATOR) kCount };
+
+inline constexpr PluginIdentity kIdentity{
+    kPluginId, "core", fnv1a64(GVIRTUS_CORE_CALLS(GVIRTUS_CALL_SIGNATURE))};
+
+constexpr uint32_t call_id(Fn fn) { return make_call_id(kPluginId, static_cast<uint16_t>(fn)); }
+
+}  // namespace gvirtus::core

@@ -1,0 +1,47 @@
+// The connect handshake: the first frame of every session is a core Hello request.
+//
+// The client says which protocol it speaks, who it is, which CUDA runtime version its stub
+// emulates and which plugins (with their call-table hashes) it will call. The backend answers
+// with its identity and limits, or with an error reply naming the mismatch, and closes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/wire.h"
+#include "protocol/call_table.h"
+
+namespace gvirtus {
+
+struct PluginRef {
+  uint16_t id = 0;
+  std::string name;
+  uint64_t table_hash = 0;
+};
+
+struct HelloRequest {
+  uint16_t protocol_version = 0;
+  std::string program;
+  uint32_t pid = 0;
+  uint32_t cuda_runtime_version = 0;  // 0 when the client is not a CUDA stub
+  std::vector<PluginRef> plugins;
+};
+
+struct HelloReply {
+  std::string backend_version;
+  uint32_t worker_pid = 0;
+  uint64_t max_frame_bytes = 0;
+};
+
+inline constexpr size_t kMaxHelloPlugins = 64;
+inline constexpr size_t kMaxHelloString = 4096;
+
+void encode(const HelloRequest& hello, WireWriter& out);
+HelloRequest decode_hello_request(WireReader& in);
+void encode(const HelloReply& reply, WireWriter& out);
+HelloReply decode_hello_reply(WireReader& in);
+
+PluginRef to_ref(const PluginIdentity& identity);
+
+}  // namespace gvirtus
