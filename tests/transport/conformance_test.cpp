@@ -1,0 +1,245 @@
+// Transport conformance: every communicator must pass the same tests (DESIGN.md section 3).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "common/wire.h"
+#include "transport/transport_cases.h"
+
+namespace gvirtus::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr size_t kLimit = size_t{65} << 20;  // room for the 64 MiB message plus a header
+
+std::vector<std::byte> pattern(size_t bytes, uint32_t seed) {
+  std::vector<std::byte> data(bytes);
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : data) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<std::byte>(x);
+  }
+  return data;
+}
+
+void send_one(Connection& c, ByteView data) {
+  const ByteView pieces[] = {data};
+  c.send(pieces);
+}
+
+class ConformanceTest : public ::testing::TestWithParam<TransportCase> {
+ protected:
+  // Connects a client and accepts it; both ends ready.
+  void connect_pair(size_t max_message_bytes = kLimit) {
+    served_ = GetParam().serve(max_message_bytes);
+    std::thread accepter([&] { server_ = served_.listener->accept(); });
+    client_ = served_.client->connect(5s);
+    accepter.join();
+    ASSERT_TRUE(server_ && client_);
+  }
+
+  ServedEndpoint served_;
+  std::unique_ptr<Connection> server_;
+  std::unique_ptr<Connection> client_;
+};
+
+TEST_P(ConformanceTest, every_size_from_1_byte_to_64_MiB_arrives_intact_both_ways) {
+  connect_pair();
+  std::vector<size_t> sizes = {0, 1, 2, 3, 7, 63, 64, 65, 1000, 4095, 4096, 4097, 65535, 65536};
+  for (size_t s = 1 << 17; s <= size_t{64} << 20; s <<= 1) sizes.push_back(s);
+  sizes.push_back((size_t{64} << 20) - 1);
+  std::thread echo([&] {
+    for (size_t i = 0; i < sizes.size(); ++i) send_one(*server_, server_->recv());
+  });
+  for (size_t s : sizes) {
+    const auto data = pattern(s, static_cast<uint32_t>(s));
+    send_one(*client_, data);
+    const ByteView back = client_->recv();
+    ASSERT_EQ(back.size(), s);
+    ASSERT_TRUE(std::equal(back.begin(), back.end(), data.begin())) << "size " << s;
+  }
+  echo.join();
+}
+
+TEST_P(ConformanceTest, gather_send_delivers_the_pieces_as_one_message_in_order) {
+  connect_pair();
+  const auto a = pattern(32, 1), b = pattern(0, 2), c = pattern(100000, 3), d = pattern(1, 4);
+  const ByteView pieces[] = {a, b, c, d};
+  client_->send(pieces);
+  client_->send(std::span<const ByteView>());  // an empty message is still a message
+  const ByteView got = server_->recv();
+  std::vector<std::byte> expected;
+  for (const auto* v : {&a, &b, &c, &d}) expected.insert(expected.end(), v->begin(), v->end());
+  ASSERT_EQ(got.size(), expected.size());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), expected.begin()));
+  EXPECT_EQ(server_->recv().size(), 0u);
+}
+
+// Both sides send thousands of numbered, checksummed messages at once, while receiving.
+TEST_P(ConformanceTest, many_messages_in_flight_both_ways_arrive_in_order) {
+  connect_pair();
+  constexpr uint32_t kCount = 20000;
+  auto sender = [](Connection& c, uint32_t seed) {
+    std::vector<std::byte> buf;
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const size_t size = 8 + (i * 7919u + seed) % 3000;
+      buf = pattern(size, i ^ seed);
+      store_le<uint32_t>(buf.data(), i);
+      const uint32_t sum = std::accumulate(buf.begin() + 8, buf.end(), 0u,
+                                           [](uint32_t s, std::byte b) { return s * 31 + uint8_t(b); });
+      store_le<uint32_t>(buf.data() + 4, sum);
+      send_one(c, buf);
+    }
+  };
+  auto receiver = [](Connection& c, std::atomic<uint32_t>& good) {
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const ByteView m = c.recv();
+      if (m.size() < 8 || load_le<uint32_t>(m.data()) != i) return;
+      const uint32_t sum = std::accumulate(m.begin() + 8, m.end(), 0u,
+                                           [](uint32_t s, std::byte b) { return s * 31 + uint8_t(b); });
+      if (sum != load_le<uint32_t>(m.data() + 4)) return;
+      good.fetch_add(1);
+    }
+  };
+  std::atomic<uint32_t> client_good{0}, server_good{0};
+  std::thread t1(sender, std::ref(*client_), 11u), t2(sender, std::ref(*server_), 22u);
+  std::thread t3(receiver, std::ref(*server_), std::ref(server_good));
+  std::thread t4(receiver, std::ref(*client_), std::ref(client_good));
+  t1.join(), t2.join(), t3.join(), t4.join();
+  EXPECT_EQ(server_good.load(), kCount);
+  EXPECT_EQ(client_good.load(), kCount);
+}
+
+// A peer process dies after sending part of a large message: the receiver gets a
+// "disconnected" error that says so, instead of waiting forever.
+TEST_P(ConformanceTest, peer_killed_mid_message_fails_the_receiver_with_disconnected) {
+  served_ = GetParam().serve(kLimit);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      auto c = served_.client->connect(5s);
+      const auto data = pattern(size_t{64} << 20, 9);
+      send_one(*c, data);  // blocks once the transport's buffers are full
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  server_ = served_.listener->accept();
+  std::this_thread::sleep_for(300ms);  // let the child fill the transport's buffers
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  try {
+    server_->recv();
+    FAIL() << "a message from a killed peer cannot be complete";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mid-message"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(ConformanceTest, closed_peer_fails_recv_and_send_with_disconnected_not_a_signal) {
+  connect_pair();
+  server_.reset();
+  try {
+    client_->recv();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+  }
+  // Sending into a dead connection must fail (EPIPE), never raise SIGPIPE in the process.
+  const auto data = pattern(1 << 20, 5);
+  bool failed = false;
+  for (int i = 0; i < 64 && !failed; ++i) {
+    try {
+      send_one(*client_, data);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+      failed = true;
+    }
+  }
+  EXPECT_TRUE(failed);
+}
+
+TEST_P(ConformanceTest, connection_refused_fails_at_once_with_disconnected) {
+  auto communicator = GetParam().unreachable();
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    communicator->connect(5s);
+    FAIL() << "nothing listens there";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST_P(ConformanceTest, recv_with_timeout_gives_up_and_the_connection_still_works) {
+  connect_pair();
+  try {
+    server_->recv(50ms);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kTimedOut) << e.what();
+  }
+  const auto data = pattern(100, 1);
+  send_one(*client_, data);
+  EXPECT_EQ(server_->recv(1s).size(), 100u);
+}
+
+TEST_P(ConformanceTest, shutdown_wakes_a_blocked_receiver) {
+  connect_pair();
+  std::atomic<int> kind{0};
+  std::thread blocked([&] {
+    try {
+      client_->recv();
+    } catch (const Error& e) {
+      kind = static_cast<int>(e.kind());
+    }
+  });
+  std::this_thread::sleep_for(50ms);
+  client_->shutdown();
+  blocked.join();
+  EXPECT_EQ(kind.load(), static_cast<int>(ErrorKind::kDisconnected));
+  EXPECT_THROW(server_->recv(), Error);  // the peer sees the end too
+}
+
+TEST_P(ConformanceTest, message_over_the_receivers_limit_is_rejected_as_invalid_input) {
+  connect_pair(4096);
+  const auto big = pattern(5000, 1);
+  send_one(*client_, big);
+  try {
+    server_->recv();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+  }
+}
+
+TEST_P(ConformanceTest, a_listener_serves_many_clients_one_after_another) {
+  served_ = GetParam().serve(kLimit);
+  for (int i = 0; i < 20; ++i) {
+    std::unique_ptr<Connection> server;
+    std::thread accepter([&] { server = served_.listener->accept(); });
+    auto client = served_.client->connect(5s);
+    accepter.join();
+    const auto data = pattern(10 + i, i);
+    send_one(*client, data);
+    EXPECT_EQ(server->recv().size(), data.size());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTransports, ConformanceTest, ::testing::ValuesIn(transport_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace gvirtus::testing

@@ -1,0 +1,30 @@
+// The communicators the conformance suite runs against. Each case knows how to make a listening
+// endpoint and a client for it, and an endpoint nobody listens on. Adding a transport to the
+// suite means adding one case here; the tests themselves never ask which transport they hold.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "communicators/communicator.h"
+
+namespace gvirtus::testing {
+
+struct ServedEndpoint {
+  std::unique_ptr<Listener> listener;
+  std::unique_ptr<Communicator> client;  // connects to `listener`
+};
+
+struct TransportCase {
+  std::string name;
+  // A listener plus a client for it; `max_message_bytes` bounds what either side accepts.
+  std::function<ServedEndpoint(size_t max_message_bytes)> serve;
+  // A client for an endpoint where nothing listens (connection refused).
+  std::function<std::unique_ptr<Communicator>()> unreachable;
+};
+
+std::vector<TransportCase> transport_cases();
+
+}  // namespace gvirtus::testing
