@@ -1,0 +1,338 @@
+#include "common/config.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <memory>
+#include <system_error>
+#include <utility>
+
+#include "common/error.h"
+
+#ifndef GVIRTUS_INSTALL_SYSCONFDIR
+#define GVIRTUS_INSTALL_SYSCONFDIR "/usr/local/etc/gvirtus"
+#endif
+
+namespace gvirtus {
+
+namespace {
+
+// A configuration file is a few hundred bytes; anything this big is the wrong file (or /dev/zero).
+constexpr size_t kMaxConfigBytes = size_t{16} << 20;
+constexpr uint64_t kMinFrameBytes = 4096;
+constexpr uint64_t kMaxFrameBytes = (uint64_t{4} << 30) - 1;
+constexpr uint64_t kMaxUint32 = std::numeric_limits<uint32_t>::max();
+
+constexpr std::string_view kPortExpected = "a port number (0-65535) as a string or an integer";
+constexpr std::string_view kUintExpected = "a non-negative integer (a number or a decimal string)";
+
+[[noreturn]] void fail_expected(const std::string& source, const std::string& path,
+                                std::string_view expected, const JsonValue& got) {
+  raise(ErrorKind::kInvalidInput,
+        source + ": " + path + ": expected " + std::string(expected) + ", got " + got.describe());
+}
+
+[[noreturn]] void fail_missing(const std::string& where, std::string_view key,
+                               std::string_view expected) {
+  raise(ErrorKind::kInvalidInput, where + ": missing required field \"" + std::string(key) +
+                                      "\" (expected " + std::string(expected) + ")");
+}
+
+// A non-negative integer written as a JSON integer or, as GVirtuS does for ports, as a string of
+// decimal digits. Fractions, exponents, signs and empty strings are not integers here.
+std::optional<uint64_t> to_uint(const JsonValue& v) {
+  if (v.is_number()) return v.as_uint64();
+  if (!v.is_string()) return std::nullopt;
+  const std::string& s = v.as_string();
+  uint64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || s[0] == '+' || ec != std::errc() || ptr != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+uint64_t require_uint_in(const JsonValue& v, const std::string& source, const std::string& path,
+                         uint64_t min, uint64_t max) {
+  const std::optional<uint64_t> value = to_uint(v);
+  if (!value || *value < min || *value > max) {
+    fail_expected(source, path,
+                  "an integer from " + std::to_string(min) + " to " + std::to_string(max), v);
+  }
+  return *value;
+}
+
+// Keys starting with "_" or "comment" let users annotate a file that JSON gives no comments to.
+bool is_comment_key(std::string_view key) {
+  return key.starts_with("_") || key.starts_with("comment");
+}
+
+// Unknown keys are typos until proven otherwise: a misspelt "secure_aplication" must not silently
+// leave security off.
+void reject_unknown_keys(const JsonValue& object, const std::string& source,
+                         const std::string& prefix, std::initializer_list<std::string_view> known) {
+  for (size_t i = 0; i < object.size(); ++i) {
+    const std::string& key = object.key(i);
+    bool ok = is_comment_key(key);
+    for (std::string_view k : known) ok = ok || key == k;
+    if (ok) continue;
+    std::string list;
+    for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    raise(ErrorKind::kInvalidInput, source + ": " + prefix + key +
+                                        ": unknown field (expected one of " + list +
+                                        "; keys starting with \"_\" or \"comment\" are comments)");
+  }
+}
+
+std::vector<std::string> parse_plugins(const JsonValue* plugins, const std::string& source,
+                                       const std::string& path) {
+  std::vector<std::string> names;
+  if (plugins == nullptr) return names;
+  if (!plugins->is_array()) fail_expected(source, path, "an array of plugin names", *plugins);
+  for (size_t i = 0; i < plugins->size(); ++i) {
+    const JsonValue& name = plugins->at(i);
+    if (!name.is_string() || name.as_string().empty()) {
+      fail_expected(source, path + "[" + std::to_string(i) + "]",
+                    "a plugin name (a non-empty string)", name);
+    }
+    names.push_back(name.as_string());
+  }
+  return names;
+}
+
+void parse_limits(const JsonValue& limits, const std::string& source, Limits& out) {
+  if (!limits.is_object()) fail_expected(source, "limits", "an object", limits);
+  reject_unknown_keys(limits, source, "limits.",
+                      {"max_sessions", "max_frame_bytes", "max_inflight_bytes", "idle_timeout_s"});
+  if (const JsonValue* v = limits.find("max_sessions")) {
+    out.max_sessions =
+        static_cast<uint32_t>(require_uint_in(*v, source, "limits.max_sessions", 1, kMaxUint32));
+  }
+  if (const JsonValue* v = limits.find("max_frame_bytes")) {
+    out.max_frame_bytes =
+        require_uint_in(*v, source, "limits.max_frame_bytes", kMinFrameBytes, kMaxFrameBytes);
+  }
+  if (const JsonValue* v = limits.find("max_inflight_bytes")) {
+    // Below one minimal frame a session could never send anything.
+    out.max_inflight_bytes = require_uint_in(*v, source, "limits.max_inflight_bytes",
+                                             kMinFrameBytes, std::numeric_limits<uint64_t>::max());
+  }
+  if (const JsonValue* v = limits.find("idle_timeout_s")) {
+    out.idle_timeout_s =
+        static_cast<uint32_t>(require_uint_in(*v, source, "limits.idle_timeout_s", 0, kMaxUint32));
+  }
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+[[noreturn]] void fail_unreadable(const std::string& name, int err) {
+  raise(ErrorKind::kInvalidInput, name + ": cannot read configuration file: " + std::strerror(err));
+}
+
+bool env_set(const char* name, std::string& value) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return false;
+  value = v;
+  return true;
+}
+
+bool file_exists(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::exists(p, ec);
+}
+
+}  // namespace
+
+EndpointConfig::EndpointConfig(std::string source, std::string field_path, JsonValue endpoint,
+                               std::vector<std::string> plugins)
+    : source_(std::move(source)),
+      field_path_(std::move(field_path)),
+      endpoint_(std::move(endpoint)),
+      plugins_(std::move(plugins)) {
+  if (!endpoint_.is_object()) fail_expected(source_, field_path_, "an object", endpoint_);
+  suite_ = require_string("suite");
+  protocol_ = require_string("protocol");
+}
+
+std::string EndpointConfig::require_string(std::string_view key) const {
+  const JsonValue* v = endpoint_.find(key);
+  if (v == nullptr) fail_missing(where(), key, "a string");
+  if (!v->is_string() || v->as_string().empty()) {
+    fail_expected(source_, field_path_ + "." + std::string(key), "a non-empty string", *v);
+  }
+  return v->as_string();
+}
+
+std::string EndpointConfig::string_or(std::string_view key, std::string_view fallback) const {
+  const JsonValue* v = endpoint_.find(key);
+  if (v == nullptr) return std::string(fallback);
+  if (!v->is_string()) fail_expected(source_, field_path_ + "." + std::string(key), "a string", *v);
+  return v->as_string();
+}
+
+uint16_t EndpointConfig::require_port(std::string_view key) const {
+  const JsonValue* v = endpoint_.find(key);
+  if (v == nullptr) fail_missing(where(), key, kPortExpected);
+  const std::optional<uint64_t> port = to_uint(*v);
+  if (!port || *port > 65535) {
+    fail_expected(source_, field_path_ + "." + std::string(key), kPortExpected, *v);
+  }
+  return static_cast<uint16_t>(*port);
+}
+
+uint64_t EndpointConfig::uint_or(std::string_view key, uint64_t fallback) const {
+  const JsonValue* v = endpoint_.find(key);
+  if (v == nullptr) return fallback;
+  const std::optional<uint64_t> value = to_uint(*v);
+  if (!value) fail_expected(source_, field_path_ + "." + std::string(key), kUintExpected, *v);
+  return *value;
+}
+
+bool EndpointConfig::bool_or(std::string_view key, bool fallback) const {
+  const JsonValue* v = endpoint_.find(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_bool()) {
+    fail_expected(source_, field_path_ + "." + std::string(key), "true or false", *v);
+  }
+  return v->as_bool();
+}
+
+std::string EndpointConfig::where() const {
+  return source_ + ": " + field_path_;
+}
+
+void EndpointConfig::fail(std::string_view key, std::string_view what) const {
+  raise(ErrorKind::kInvalidInput, where() + "." + std::string(key) + ": " + std::string(what));
+}
+
+Config parse_config(std::string_view text, const std::string& source) {
+  const JsonValue doc = parse_json(text, source);
+  if (!doc.is_object()) fail_expected(source, "top level", "an object", doc);
+  reject_unknown_keys(doc, source, "",
+                      {"communicator", "secure_application", "secret_file", "connect_timeout_ms",
+                       "reply_timeout_ms", "limits"});
+  Config config;
+  config.source = source;
+
+  const JsonValue* comms = doc.find("communicator");
+  constexpr std::string_view kCommsExpected = "a non-empty array of communicator objects";
+  if (comms == nullptr) fail_missing(source, "communicator", kCommsExpected);
+  if (!comms->is_array() || comms->size() == 0) {
+    fail_expected(source, "communicator", kCommsExpected, *comms);
+  }
+  for (size_t i = 0; i < comms->size(); ++i) {
+    const JsonValue& entry = comms->at(i);
+    const std::string path = "communicator[" + std::to_string(i) + "]";
+    if (!entry.is_object()) {
+      fail_expected(source, path, "an object with \"endpoint\" and \"plugins\"", entry);
+    }
+    reject_unknown_keys(entry, source, path + ".", {"endpoint", "plugins"});
+    const JsonValue* endpoint = entry.find("endpoint");
+    if (endpoint == nullptr) {
+      fail_missing(source + ": " + path, "endpoint", "an object with \"suite\" and \"protocol\"");
+    }
+    std::vector<std::string> plugins =
+        parse_plugins(entry.find("plugins"), source, path + ".plugins");
+    config.endpoints.emplace_back(source, path + ".endpoint", *endpoint, std::move(plugins));
+  }
+
+  if (const JsonValue* v = doc.find("secure_application")) {
+    if (!v->is_bool()) fail_expected(source, "secure_application", "true or false", *v);
+    config.secure_application = v->as_bool();
+  }
+  if (const JsonValue* v = doc.find("secret_file")) {
+    if (!v->is_string() || v->as_string().empty()) {
+      fail_expected(source, "secret_file", "a file path (a non-empty string)", *v);
+    }
+    // Relative to the configuration file, so a file and its secret can move together.
+    const std::filesystem::path secret(v->as_string());
+    config.secret_file = secret.is_absolute()
+                             ? secret.string()
+                             : (std::filesystem::path(source).parent_path() / secret).string();
+  }
+  if (const JsonValue* v = doc.find("connect_timeout_ms")) {
+    config.connect_timeout_ms =
+        static_cast<uint32_t>(require_uint_in(*v, source, "connect_timeout_ms", 0, kMaxUint32));
+  }
+  if (const JsonValue* v = doc.find("reply_timeout_ms")) {
+    config.reply_timeout_ms =
+        static_cast<uint32_t>(require_uint_in(*v, source, "reply_timeout_ms", 0, kMaxUint32));
+  }
+  if (const JsonValue* v = doc.find("limits")) parse_limits(*v, source, config.limits);
+  return config;
+}
+
+Config load_config(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(name.c_str(), "rb"));
+  if (!file) fail_unreadable(name, errno);
+  std::string text;
+  char buf[8192];
+  while (true) {
+    const size_t n = std::fread(buf, 1, sizeof buf, file.get());
+    text.append(buf, n);
+    if (text.size() > kMaxConfigBytes) {
+      raise(ErrorKind::kInvalidInput, name + ": larger than " + std::to_string(kMaxConfigBytes) +
+                                          " bytes; not a configuration file");
+    }
+    if (n < sizeof buf) break;
+  }
+  if (std::ferror(file.get())) fail_unreadable(name, errno);  // e.g. EISDIR for a directory
+  return parse_config(text, name);
+}
+
+std::filesystem::path find_config() {
+  std::string value;
+  if (env_set("GVIRTUS_CONFIG", value)) {
+    if (!file_exists(value)) {
+      raise(ErrorKind::kInvalidInput,
+            "GVIRTUS_CONFIG is set to \"" + value + "\", but that file does not exist");
+    }
+    return value;
+  }
+  if (env_set("GVIRTUS_HOME", value)) {
+    const std::filesystem::path p = std::filesystem::path(value) / "etc" / "properties.json";
+    if (!file_exists(p)) {
+      raise(ErrorKind::kInvalidInput,
+            "GVIRTUS_HOME is set to \"" + value + "\", but " + p.string() + " does not exist");
+    }
+    return p;
+  }
+  // Relative to the executable first, so that an unpacked install tree and the build tree
+  // (build/bin/../../etc = the source etc/) work without installing anything.
+  std::vector<std::filesystem::path> candidates;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path dir = exe.parent_path();
+    for (const char* rel : {"../etc/gvirtus/properties.json", "../etc/properties.json",
+                            "../../etc/properties.json"}) {
+      candidates.push_back((dir / rel).lexically_normal());
+    }
+  }
+  candidates.push_back(std::filesystem::path(GVIRTUS_INSTALL_SYSCONFDIR) / "properties.json");
+  std::string looked;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const std::filesystem::path& p = candidates[i];
+    if (file_exists(p)) return p;
+    // Near "/" several relative candidates collapse into one; list each place once.
+    if (std::find(candidates.begin(), candidates.begin() + i, p) != candidates.begin() + i)
+      continue;
+    looked += (looked.empty() ? "" : ", ") + p.string();
+  }
+  raise(ErrorKind::kInvalidInput,
+        "no configuration file found: GVIRTUS_CONFIG and GVIRTUS_HOME are not set and none of "
+        "these exists: " +
+            looked);
+}
+
+}  // namespace gvirtus

@@ -1,0 +1,114 @@
+#include "support/backend_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace gvirtus::testing {
+
+BackendProcess::BackendProcess(const std::string& extra_json) {
+  char tmpl[] = "/tmp/gvirtus-test-XXXXXX";
+  dir_ = ::mkdtemp(tmpl);
+  const std::string config = dir_ + "/properties.json";
+  std::ofstream(config) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
+                        << R"("server_address":"127.0.0.1","port":"0"},"plugins":[]}])"
+                        << (extra_json.empty() ? "" : "," + extra_json) << "}";
+  const std::string log_path = dir_ + "/backend.log";
+  log_fd_ = ::open(log_path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(log_fd_, STDERR_FILENO);
+    ::setenv("GVIRTUS_LOGLEVEL", "info", 1);
+    const std::string binary = std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-backend";
+    ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), nullptr);
+    ::_exit(127);
+  }
+  const bool listening = eventually(10000, [&] {
+    const std::string text = log();
+    const auto at = text.find("listening on tcp://127.0.0.1:");
+    if (at == std::string::npos) return false;
+    port_ = static_cast<uint16_t>(std::atoi(text.c_str() + at + 29));
+    return true;
+  });
+  if (!listening) throw std::runtime_error("gvirtus-backend did not start: " + log());
+}
+
+BackendProcess::~BackendProcess() {
+  if (pid_ > 0 && ::waitpid(pid_, nullptr, WNOHANG) == 0) stop(SIGKILL);
+  ::close(log_fd_);
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+Config BackendProcess::client_config(uint32_t connect_timeout_ms) const {
+  return parse_config(
+      R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
+      R"("server_address":"127.0.0.1","port":")" +
+          std::to_string(port_) + R"("},"plugins":[]}],"connect_timeout_ms":)" +
+          std::to_string(connect_timeout_ms) + "}",
+      "<test client>");
+}
+
+int BackendProcess::stop(int signal) {
+  ::kill(pid_, signal);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return status;
+}
+
+std::vector<pid_t> BackendProcess::workers() const { return children_of(pid_); }
+
+std::string BackendProcess::log() const {
+  std::ifstream in(dir_ + "/backend.log");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<pid_t> children_of(pid_t pid) {
+  // /proc/<pid>/task/*/children needs CONFIG_PROC_CHILDREN, which not every kernel has; the
+  // parent pid in every /proc/<n>/stat works everywhere.
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');  // the command name may contain spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == pid && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+bool process_exists(pid_t pid) {
+  // A zombie still "exists" to kill(); a reaped process does not.
+  return ::kill(pid, 0) == 0;
+}
+
+bool eventually(int ms, const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+}  // namespace gvirtus::testing

@@ -1,0 +1,48 @@
+// A gvirtus-backend daemon started for a test: runs the real binary with a generated
+// properties.json, learns the port it listens on from its log, and stops it (SIGKILL if it must)
+// when the test ends.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+
+namespace gvirtus::testing {
+
+class BackendProcess {
+ public:
+  // `extra_json` is spliced into the top-level object (e.g. R"("limits":{"max_sessions":1})").
+  explicit BackendProcess(const std::string& extra_json = "");
+  ~BackendProcess();
+  BackendProcess(const BackendProcess&) = delete;
+  BackendProcess& operator=(const BackendProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+  uint16_t port() const { return port_; }
+  // A client configuration pointing at this backend.
+  Config client_config(uint32_t connect_timeout_ms = 2000) const;
+  // Sends `signal` and waits for the daemon to exit; returns its wait status.
+  int stop(int signal);
+  // Worker processes of the daemon (its children), from /proc.
+  std::vector<pid_t> workers() const;
+  // Everything the daemon logged so far.
+  std::string log() const;
+
+ private:
+  pid_t pid_ = -1;
+  uint16_t port_ = 0;
+  std::string dir_;
+  int log_fd_ = -1;
+};
+
+// The living (non-zombie) children of a process, from /proc.
+std::vector<pid_t> children_of(pid_t pid);
+bool process_exists(pid_t pid);
+// Polls `done` every 10 ms until it holds or `ms` pass; returns whether it held.
+bool eventually(int ms, const std::function<bool()>& done);
+
+}  // namespace gvirtus::testing

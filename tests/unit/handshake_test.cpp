@@ -1,0 +1,52 @@
+// The handshake messages: round trip, and hostile counts and strings are bounded.
+#include <gtest/gtest.h>
+
+#include "protocol/core_calls.h"
+#include "protocol/handshake.h"
+
+namespace gvirtus {
+namespace {
+
+TEST(Handshake, hello_round_trips) {
+  HelloRequest hello{kProtocolVersion, "saxpy", 42, 13000, {to_ref(core::kIdentity)}};
+  WireWriter w;
+  encode(hello, w);
+  WireReader r(w.view(), "hello");
+  const HelloRequest back = decode_hello_request(r);
+  EXPECT_EQ(back.program, "saxpy");
+  EXPECT_EQ(back.pid, 42u);
+  EXPECT_EQ(back.cuda_runtime_version, 13000u);
+  ASSERT_EQ(back.plugins.size(), 1u);
+  EXPECT_EQ(back.plugins[0].name, "core");
+  EXPECT_EQ(back.plugins[0].table_hash, core::kIdentity.table_hash);
+}
+
+TEST(Handshake, a_huge_plugin_count_is_rejected_before_allocating) {
+  WireWriter w;
+  w.put<uint16_t>(kProtocolVersion);
+  w.put_string("x");
+  w.put<uint32_t>(1);
+  w.put<uint32_t>(0);
+  w.put<uint32_t>(0xffffffff);
+  WireReader r(w.view(), "hello");
+  EXPECT_THROW(decode_hello_request(r), Error);
+}
+
+TEST(Handshake, every_truncation_of_a_hello_is_rejected) {
+  HelloRequest hello{kProtocolVersion, "app", 1, 0, {to_ref(core::kIdentity)}};
+  WireWriter w;
+  encode(hello, w);
+  for (size_t n = 0; n < w.size(); ++n) {
+    WireReader r(w.view().first(n), "hello");
+    EXPECT_THROW(decode_hello_request(r), Error) << n;
+  }
+}
+
+TEST(CallTable, the_hash_depends_on_the_table_text) {
+  EXPECT_NE(fnv1a64("Ping:1:sync"), fnv1a64("Ping:1:async"));
+  static_assert(core::kIdentity.table_hash != 0);
+  static_assert(core::call_id(core::Fn::kPing) == make_call_id(0, 1));
+}
+
+}  // namespace
+}  // namespace gvirtus
