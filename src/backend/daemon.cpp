@@ -54,6 +54,12 @@ void refuse_overloaded(Connection& connection, uint32_t max_sessions) {
 class Daemon {
  public:
   explicit Daemon(const Config& config) : config_(config) {
+    if (config.secure_application) {
+      // Refuse rather than serve unauthenticated clients when the operator asked for security.
+      raise(ErrorKind::kInvalidInput,
+            config.source + ": secure_application: true needs shared-secret authentication, "
+                            "which this build of gvirtus does not implement yet");
+    }
     for (const EndpointConfig& endpoint : config.endpoints) {
       for (const std::string& name : endpoint.plugins()) plugins_.load(name);
     }
