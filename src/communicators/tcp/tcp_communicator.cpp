@@ -49,9 +49,22 @@ void set_int_option(int fd, int level, int name, int value) {
   (void)::setsockopt(fd, level, name, &value, sizeof value);
 }
 
+// Dead-peer detection that does not limit how long a call may run: keepalive probes are answered
+// by the peer's kernel even while its process is busy in a long CUDA call, so only a vanished
+// host or a cut network ends the connection - after about kKeepIdleS + kKeepIntervalS *
+// kKeepCount seconds when idle, or kUserTimeoutMs when sent data stays unacknowledged.
+constexpr int kKeepIdleS = 10;
+constexpr int kKeepIntervalS = 5;
+constexpr int kKeepCount = 3;
+constexpr int kUserTimeoutMs = 30000;
+
 void tune_connected(int fd) {
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1);
   set_int_option(fd, SOL_SOCKET, SO_KEEPALIVE, 1);
+  set_int_option(fd, IPPROTO_TCP, TCP_KEEPIDLE, kKeepIdleS);
+  set_int_option(fd, IPPROTO_TCP, TCP_KEEPINTVL, kKeepIntervalS);
+  set_int_option(fd, IPPROTO_TCP, TCP_KEEPCNT, kKeepCount);
+  set_int_option(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, kUserTimeoutMs);
 }
 
 uint16_t local_port(int fd) {
