@@ -125,20 +125,27 @@ TEST_P(ConformanceTest, many_messages_in_flight_both_ways_arrive_in_order) {
 // "disconnected" error that says so, instead of waiting forever.
 TEST_P(ConformanceTest, peer_killed_mid_message_fails_the_receiver_with_disconnected) {
   served_ = GetParam().serve(kLimit);
+  const auto data = pattern(size_t{64} << 20, 9);
+  int started[2];
+  ASSERT_EQ(::pipe(started), 0);
   const pid_t child = ::fork();
   if (child == 0) {
     try {
       auto c = served_.client->connect(5s);
-      const auto data = pattern(size_t{64} << 20, 9);
+      (void)!::write(started[1], "s", 1);
       send_one(*c, data);  // blocks once the transport's buffers are full
     } catch (...) {
     }
     ::_exit(0);
   }
   server_ = served_.listener->accept();
-  std::this_thread::sleep_for(300ms);  // let the child fill the transport's buffers
+  char byte;
+  ASSERT_EQ(::read(started[0], &byte, 1), 1);  // the child is inside send()
+  std::this_thread::sleep_for(200ms);           // let it fill the transport's buffers
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
+  ::close(started[0]);
+  ::close(started[1]);
   try {
     server_->recv();
     FAIL() << "a message from a killed peer cannot be complete";

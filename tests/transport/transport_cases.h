@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,8 @@ struct TransportCase {
 };
 
 std::vector<TransportCase> transport_cases();
+
+// Shows the case's name in test output instead of its bytes.
+inline void PrintTo(const TransportCase& c, std::ostream* out) { *out << c.name; }
 
 }  // namespace gvirtus::testing
