@@ -55,6 +55,10 @@ class WireWriter {
  public:
   // Empties the buffer but keeps its capacity.
   void clear() { buffer_.clear(); }
+  // Drops everything after the first `bytes` bytes (undoes speculative puts).
+  void truncate(size_t bytes) {
+    if (bytes < buffer_.size()) buffer_.resize(bytes);
+  }
 
   template <typename T>
   void put(T value) {
@@ -80,6 +84,15 @@ class WireWriter {
     put_raw(data, bytes);
   }
   void put_string(std::string_view text) { put_blob(text.data(), text.size()); }
+
+  // Appends `bytes` uninitialised bytes and returns where they are, for data written in place
+  // (a device-to-host copy lands directly in the reply). Valid until the next put.
+  std::byte* put_space(size_t bytes) { return buffer_.data() + grow(bytes); }
+  // Overwrites an integer written earlier at byte `offset` (a result known only at the end).
+  template <typename T>
+  void store_at(size_t offset, T value) {
+    store_le(buffer_.data() + offset, value);
+  }
 
   std::span<const std::byte> view() const { return buffer_; }
   size_t size() const { return buffer_.size(); }

@@ -123,8 +123,8 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {
       connection->send(pieces);
       const Frame reply = decode_frame(connection->recv(timeout), config_.limits.max_frame_bytes);
       HelloReply hello_reply;
-      finish(reply.header, reply.payload,
-             [&](WireReader& in) { hello_reply = decode_hello_reply(in); });
+      auto decode_hello = [&](WireReader& in) { hello_reply = decode_hello_reply(in); };
+      finish(reply.header, reply.payload, decode_hello);
       GVIRTUS_LOG(kInfo) << "connected to " << connection->peer_name() << " ("
                          << hello_reply.backend_version << ", worker " << hello_reply.worker_pid
                          << ")";
@@ -188,8 +188,7 @@ void Client::send_frame(uint32_t call_id, uint16_t flags, uint64_t request_id,
   }
 }
 
-void Client::call(uint32_t call_id, std::span<const ByteView> payload,
-                  const ReplyDecoder& decode) {
+void Client::call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode) {
   uint64_t id;
   {
     std::lock_guard lock(mutex_);
@@ -215,7 +214,7 @@ void Client::send_async(uint32_t call_id, std::span<const ByteView> payload) {
   send_frame(call_id, kFlagRequest | kFlagAsync, id, payload);
 }
 
-void Client::wait_reply(uint64_t request_id, const ReplyDecoder& decode) {
+void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
   std::unique_lock lock(mutex_);
   for (;;) {
     if (auto it = stash_.find(request_id); it != stash_.end()) {
@@ -300,7 +299,7 @@ std::optional<Error> Client::take_async_error() {
 }
 
 void Client::finish(const FrameHeader& header, std::span<const std::byte> payload,
-                    const ReplyDecoder& decode) {
+                    ReplyDecoder decode) {
   if (header.is_error()) {
     raise(static_cast<ErrorKind>(header.status),
           std::string(reinterpret_cast<const char*>(payload.data()), payload.size()));

@@ -28,6 +28,7 @@
 
 #include "common/config.h"
 #include "common/frame.h"
+#include "common/function_ref.h"
 #include "common/wire.h"
 #include "communicators/communicator.h"
 #include "protocol/handshake.h"
@@ -37,7 +38,7 @@ namespace gvirtus {
 class Client {
  public:
   // Decodes a reply payload; runs on the calling thread.
-  using ReplyDecoder = std::function<void(WireReader&)>;
+  using ReplyDecoder = FunctionRef<void(WireReader&)>;
 
   // A client for a configuration; `plugins` are the call tables the caller will use (core is
   // always included). Nothing connects until the first call.
@@ -51,7 +52,7 @@ class Client {
 
   // Sends a synchronous call and waits for its reply. Throws Error: the backend's error reply
   // (with its kind and message), kDisconnected, kTimedOut, or kInvalidInput for a malformed reply.
-  void call(uint32_t call_id, std::span<const ByteView> payload, const ReplyDecoder& decode);
+  void call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode);
 
   // Sends an asynchronous call. Throws Error only if it cannot be sent.
   void send_async(uint32_t call_id, std::span<const ByteView> payload);
@@ -78,12 +79,12 @@ class Client {
   void connect_locked(std::unique_lock<std::mutex>& lock);
   void send_frame(uint32_t call_id, uint16_t flags, uint64_t request_id,
                   std::span<const ByteView> payload);
-  void wait_reply(uint64_t request_id, const ReplyDecoder& decode);
+  void wait_reply(uint64_t request_id, ReplyDecoder decode);
   // Handles a frame that is not the one the receiving thread waits for. Called with mutex_ held.
   void route_locked(const Frame& frame);
   void fail_locked(const Error& error);
   static void finish(const FrameHeader& header, std::span<const std::byte> payload,
-                     const ReplyDecoder& decode);
+                     ReplyDecoder decode);
 
   Config config_;
   std::vector<PluginRef> plugins_;

@@ -1,0 +1,21 @@
+// The backend's cudart handlers: generated ones (cudart_handlers.cpp, from cudart_calls.txt) and
+// the custom ones written by hand. Each decodes its request, calls NVIDIA's real runtime and
+// writes the reply: i32 result, then outputs. Malformed requests throw Error{kInvalidInput},
+// which ends the session.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "common/wire.h"
+#include "plugins/cudart/common/marshal.h"
+#include "plugins/cudart/cudart_calls.h"
+
+namespace gvirtus::cudart {
+
+// Runs a generated call; false if `fn` is not one.
+bool run_generated(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
+// Runs a custom call; false if `fn` is not one.
+bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
+}  // namespace gvirtus::cudart

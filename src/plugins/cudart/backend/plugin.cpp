@@ -1,0 +1,43 @@
+// libgvirtus-plugin-cudart.so: executes remoted CUDA runtime calls on NVIDIA's real runtime.
+//
+// Loaded by the daemon (which never calls into CUDA); each session's calls run in its worker
+// process after fork(), where the runtime initialises lazily on the first call. Without a driver
+// or a device the runtime's own errors (cudaErrorInsufficientDriver, cudaErrorNoDevice) go back to
+// the application unchanged, exactly as a native run would see them.
+#include "backend/plugin.h"
+#include "plugins/cudart/backend/handlers.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+class CudartSession final : public PluginSession {
+ public:
+  void handle(Call& call) override {
+    const auto fn = static_cast<Fn>(call_function(call.header.call_id));
+    cudaError_t result = cudaSuccess;
+    if (!run_generated(fn, call.args, call.reply, result) &&
+        !run_custom(fn, call.args, call.reply, result)) {
+      raise(ErrorKind::kUnimplemented, "cudart call " +
+                                           std::to_string(call_function(call.header.call_id)) +
+                                           " is not served by this backend");
+    }
+    // An asynchronous call's failure needs no reply: the real runtime has recorded it, and the
+    // application's next cudaGetLastError or synchronising call reports it, as natively.
+  }
+};
+
+class CudartPlugin final : public BackendPlugin {
+ public:
+  PluginIdentity identity() const override { return kIdentity; }
+  std::unique_ptr<PluginSession> open_session(const SessionInfo&) override {
+    return std::make_unique<CudartSession>();
+  }
+};
+
+}  // namespace
+}  // namespace gvirtus::cudart
+
+extern "C" __attribute__((visibility("default"))) gvirtus::BackendPlugin* gvirtus_backend_plugin() {
+  static gvirtus::cudart::CudartPlugin plugin;
+  return &plugin;
+}

@@ -1,0 +1,53 @@
+// cudaMemcpy: host data travels in the request (to the device) or in the reply (from it).
+#include <cstring>
+
+#include "plugins/cudart/common/memcpy_wire.h"
+#include "plugins/cudart/frontend/stub_call.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+bool sends_host_data(cudaMemcpyKind kind) {
+  return kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost;
+}
+bool receives_host_data(cudaMemcpyKind kind) {
+  return kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
+}
+
+cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind kind) {
+  return remote_sync(
+      Fn::cudaMemcpy,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(reinterpret_cast<uintptr_t>(dst));
+        w.put<uint64_t>(reinterpret_cast<uintptr_t>(src));
+        w.put<uint64_t>(count);
+        w.put<int32_t>(kind);
+        if (sends_host_data(kind)) w.put_raw(src, count);
+      },
+      [&](WireReader& r) {
+        if (!receives_host_data(kind) || r.remaining() == 0) return;  // no data after a failure
+        const auto data = r.get_blob(count);
+        if (data.size() != count) raise(ErrorKind::kInvalidInput, "short cudaMemcpy reply");
+        std::memcpy(dst, data.data(), count);
+      });
+}
+
+}  // namespace
+}  // namespace gvirtus::cudart
+
+extern "C" cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  using namespace gvirtus::cudart;
+  if (kind == cudaMemcpyDefault) {
+    // TODO(feature): needs the stub's host-allocation tracking to tell host from device pointers.
+    const cudaError_t failed = known_init_failure();
+    return failed != cudaSuccess ? failed : cudaErrorNotSupported;
+  }
+  if (count == 0) return copy_chunk(static_cast<char*>(dst), static_cast<const char*>(src), 0, kind);
+  for (size_t done = 0; done < count; done += kMemcpyChunkBytes) {
+    const size_t n = std::min(kMemcpyChunkBytes, count - done);
+    const cudaError_t rc =
+        copy_chunk(static_cast<char*>(dst) + done, static_cast<const char*>(src) + done, n, kind);
+    if (rc != cudaSuccess) return rc;
+  }
+  return cudaSuccess;
+}

@@ -1,0 +1,91 @@
+#include "plugins/cudart/frontend/stub_call.h"
+
+#include <atomic>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "frontend/client.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+// The stub announces its call table before the first connection.
+const bool registered = [] {
+  Client::add_plugin(to_ref(kIdentity));
+  return true;
+}();
+
+// Initialisation failures are permanent for a process in the real runtime: every later call that
+// needs a device fails the same way. Remembering them lets asynchronous calls return exactly what
+// the real runtime would, without a round trip.
+std::atomic<int> g_init_failure{cudaSuccess};
+
+bool is_init_failure(cudaError_t e) {
+  return e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice ||
+         e == cudaErrorInitializationError || e == cudaErrorSystemDriverMismatch ||
+         e == cudaErrorCompatNotSupportedOnDevice;
+}
+
+cudaError_t to_cuda_error(const Error& e, Fn fn) {
+  GVIRTUS_LOG(kDebug) << name_of(fn) << ": " << e.what();
+  switch (e.kind()) {
+    case ErrorKind::kUnimplemented: return cudaErrorNotSupported;
+    case ErrorKind::kDisconnected:
+    case ErrorKind::kTimedOut:
+    case ErrorKind::kOverloaded: return cudaErrorDevicesUnavailable;
+    default: return cudaErrorUnknown;
+  }
+}
+
+// One reusable encode buffer per thread: no allocation per call once warm.
+WireWriter& encoder() {
+  thread_local WireWriter writer;
+  writer.clear();
+  return writer;
+}
+
+}  // namespace
+
+cudaError_t known_init_failure() {
+  return static_cast<cudaError_t>(g_init_failure.load(std::memory_order_relaxed));
+}
+
+cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
+  (void)registered;
+  try {
+    WireWriter& args = encoder();
+    encode(args);
+    const ByteView pieces[] = {args.view()};
+    cudaError_t result = cudaErrorUnknown;
+    auto read_reply = [&](WireReader& in) {
+      result = static_cast<cudaError_t>(in.get<int32_t>());
+      decode(in);
+      in.expect_end();
+    };
+    Client::instance().call(call_id(fn), pieces, read_reply);
+    if (is_init_failure(result)) g_init_failure.store(result, std::memory_order_relaxed);
+    return result;
+  } catch (const Error& e) {
+    return to_cuda_error(e, fn);
+  } catch (...) {
+    return cudaErrorUnknown;  // e.g. bad_alloc: never let an exception cross the C ABI
+  }
+}
+
+cudaError_t remote_async(Fn fn, Encoder encode) {
+  (void)registered;
+  if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
+  try {
+    WireWriter& args = encoder();
+    encode(args);
+    const ByteView pieces[] = {args.view()};
+    Client::instance().send_async(call_id(fn), pieces);
+    return cudaSuccess;
+  } catch (const Error& e) {
+    return to_cuda_error(e, fn);
+  } catch (...) {
+    return cudaErrorUnknown;
+  }
+}
+
+}  // namespace gvirtus::cudart

@@ -1,0 +1,35 @@
+// How the stub's CUDA runtime functions reach the backend.
+//
+// remote_sync() sends one call and waits; remote_async() sends one call without waiting. Both
+// convert every gvirtus failure into a cudaError_t here, once, so no exception ever crosses the
+// stub's C ABI: an unreachable or lost backend is cudaErrorDevicesUnavailable, a call the backend
+// does not know is cudaErrorNotSupported.
+//
+// Reply payload of every cudart call: i32 cudaError_t result, then the call's outputs.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "common/function_ref.h"
+#include "common/wire.h"
+#include "plugins/cudart/common/marshal.h"
+#include "plugins/cudart/cudart_calls.h"
+
+namespace gvirtus::cudart {
+
+using Encoder = FunctionRef<void(WireWriter&)>;
+using Decoder = FunctionRef<void(WireReader&)>;
+
+// Sends `fn` with the arguments `encode` writes and waits for its result; `decode` reads the
+// outputs that follow the result. Returns the backend's result, or the error that prevented it.
+cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode);
+
+// Sends `fn` without waiting. Returns cudaSuccess once sent; a failure on the backend is recorded
+// there and reported by later calls, as CUDA reports asynchronous errors.
+cudaError_t remote_async(Fn fn, Encoder encode);
+
+// The result the real runtime would give every call that needs a device, once the backend has
+// shown that its runtime cannot initialise (no driver, no device); cudaSuccess otherwise.
+cudaError_t known_init_failure();
+
+}  // namespace gvirtus::cudart
