@@ -132,7 +132,7 @@ def stub(calls):
             for p in c.params)
         decode = "".join(f" cr::get_output(r, {p.name});" for p in c.params if p.direction == "out")
         captures = "&" if c.params else ""
-        out.append(f'extern "C" cudaError_t {c.name}({sig}) {{')
+        out.append(f'GVIRTUS_CUDART_EXPORT cudaError_t {c.name}({sig}) {{')
         if c.kind == "async":
             out.append(f"  return cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{encode} }});")
         else:

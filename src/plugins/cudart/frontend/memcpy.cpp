@@ -35,7 +35,7 @@ cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind 
 }  // namespace
 }  // namespace gvirtus::cudart
 
-extern "C" cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
   using namespace gvirtus::cudart;
   if (kind == cudaMemcpyDefault) {
     // TODO(feature): needs the stub's host-allocation tracking to tell host from device pointers.

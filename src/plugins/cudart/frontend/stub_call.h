@@ -15,6 +15,11 @@
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/cudart_calls.h"
 
+// Marks a CUDA runtime function the stub exports. The library is built with hidden visibility
+// (nothing of gvirtus's own C++ leaks into the application) and a version script that puts every
+// export under the node libcudart.so.13, as NVIDIA's library does.
+#define GVIRTUS_CUDART_EXPORT extern "C" __attribute__((visibility("default")))
+
 namespace gvirtus::cudart {
 
 using Encoder = FunctionRef<void(WireWriter&)>;
