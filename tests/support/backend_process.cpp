@@ -15,12 +15,12 @@
 
 namespace gvirtus::testing {
 
-BackendProcess::BackendProcess(const std::string& extra_json) {
+BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins) {
   char tmpl[] = "/tmp/gvirtus-test-XXXXXX";
   dir_ = ::mkdtemp(tmpl);
   const std::string config = dir_ + "/properties.json";
   std::ofstream(config) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
-                        << R"("server_address":"127.0.0.1","port":"0"},"plugins":[]}])"
+                        << R"("server_address":"127.0.0.1","port":"0"},"plugins":)" << plugins << "}]"
                         << (extra_json.empty() ? "" : "," + extra_json) << "}";
   const std::string log_path = dir_ + "/backend.log";
   log_fd_ = ::open(log_path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
@@ -56,6 +56,14 @@ Config BackendProcess::client_config(uint32_t connect_timeout_ms) const {
           std::to_string(port_) + R"("},"plugins":[]}],"connect_timeout_ms":)" +
           std::to_string(connect_timeout_ms) + "}",
       "<test client>");
+}
+
+std::string BackendProcess::client_config_file() const {
+  const std::string path = dir_ + "/client.json";
+  std::ofstream(path) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
+                      << R"("server_address":"127.0.0.1","port":")" << port_
+                      << R"("},"plugins":[]}],"connect_timeout_ms":2000})";
+  return path;
 }
 
 int BackendProcess::stop(int signal) {

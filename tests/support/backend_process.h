@@ -15,8 +15,9 @@ namespace gvirtus::testing {
 
 class BackendProcess {
  public:
-  // `extra_json` is spliced into the top-level object (e.g. R"("limits":{"max_sessions":1})").
-  explicit BackendProcess(const std::string& extra_json = "");
+  // `extra_json` is spliced into the top-level object (e.g. R"("limits":{"max_sessions":1})");
+  // `plugins` is the endpoint's plugin list as JSON (e.g. R"(["cudart"])").
+  explicit BackendProcess(const std::string& extra_json = "", const std::string& plugins = "[]");
   ~BackendProcess();
   BackendProcess(const BackendProcess&) = delete;
   BackendProcess& operator=(const BackendProcess&) = delete;
@@ -25,6 +26,8 @@ class BackendProcess {
   uint16_t port() const { return port_; }
   // A client configuration pointing at this backend.
   Config client_config(uint32_t connect_timeout_ms = 2000) const;
+  // The same as a file (kept until the backend goes), for programs run through gvirtus-run.
+  std::string client_config_file() const;
   // Sends `signal` and waits for the daemon to exit; returns its wait status.
   int stop(int signal);
   // Worker processes of the daemon (its children), from /proc.

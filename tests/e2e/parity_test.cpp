@@ -1,0 +1,61 @@
+// Each program runs natively and through gvirtus (gvirtus-run against a real backend with the
+// cudart plugin): same standard output, same exit status.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/backend_process.h"
+
+namespace gvirtus::testing {
+namespace {
+
+struct RunResult {
+  std::string output;
+  int status = -1;
+};
+
+RunResult run(const std::string& command) {
+  RunResult result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  result.status = ::pclose(pipe);
+  return result;
+}
+
+std::vector<std::string> programs() {
+  std::vector<std::string> out;
+  std::stringstream list(GVIRTUS_E2E_PROGRAMS);
+  for (std::string name; std::getline(list, name, ',');) out.push_back(name);
+  return out;
+}
+
+class Parity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
+  const std::string program = std::string(GVIRTUS_E2E_BIN) + "/" + GetParam();
+  const RunResult native = run("env -u LD_LIBRARY_PATH " + program + " 2>/dev/null");
+  ASSERT_FALSE(native.output.empty()) << "the native run printed nothing";
+
+  BackendProcess backend("", R"(["cudart"])");
+  const std::string config = backend.client_config_file();
+  const RunResult remote = run(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " + config +
+                               " -- " + program + " 2>/dev/null");
+  EXPECT_EQ(remote.output, native.output) << "backend log:\n" << backend.log();
+  // The remoted run really went through the backend (and not NVIDIA's library).
+  EXPECT_NE(backend.log().find("session with " + GetParam()), std::string::npos) << backend.log();
+  EXPECT_EQ(remote.status, native.status);
+  EXPECT_EQ(native.output.find("FAILED"), std::string::npos) << native.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, Parity, ::testing::ValuesIn(programs()),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace gvirtus::testing

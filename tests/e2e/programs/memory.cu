@@ -1,0 +1,57 @@
+// Device memory: allocation, set, copies every way (chunked above 16 MiB), pitched allocations.
+#include <cstring>
+#include <vector>
+
+#include "check.h"
+
+int main() {
+  const size_t n = 1 << 20;
+  std::vector<unsigned char> host(n), back(n, 0xee);
+  for (size_t i = 0; i < n; ++i) host[i] = (unsigned char)(i * 7 + 3);
+  void* dev = nullptr;
+  if (OK(cudaMalloc(&dev, n))) {
+    if (OK(cudaMemcpy(dev, host.data(), n, cudaMemcpyHostToDevice)) &&
+        OK(cudaMemcpy(back.data(), dev, n, cudaMemcpyDeviceToHost))) {
+      EXPECT(std::memcmp(host.data(), back.data(), n) == 0);
+    }
+    if (OK(cudaMemset(dev, 0x5a, n)) && OK(cudaMemcpy(back.data(), dev, n, cudaMemcpyDeviceToHost))) {
+      EXPECT(back[0] == 0x5a && back[n - 1] == 0x5a);
+    }
+    void* dev2 = nullptr;
+    if (OK(cudaMalloc(&dev2, n))) {
+      SHOW(cudaMemcpy(dev2, dev, n, cudaMemcpyDeviceToDevice));
+      SHOW(cudaFree(dev2));
+    }
+    SHOW(cudaFree(dev));
+  } else {
+    // Failed calls leave outputs and buffers untouched, natively and remotely alike.
+    EXPECT(dev == nullptr);
+    SHOW(cudaMemcpy(back.data(), (void*)0x1000, 64, cudaMemcpyDeviceToHost));
+    EXPECT(back[0] == 0xee);
+  }
+  // A copy much larger than one chunk.
+  const size_t big = (size_t{40} << 20) + 123;
+  std::vector<unsigned char> large(big), large_back(big);
+  for (size_t i = 0; i < big; ++i) large[i] = (unsigned char)(i ^ (i >> 11));
+  void* dev_big = nullptr;
+  if (OK(cudaMalloc(&dev_big, big))) {
+    if (OK(cudaMemcpy(dev_big, large.data(), big, cudaMemcpyHostToDevice)) &&
+        OK(cudaMemcpy(large_back.data(), dev_big, big, cudaMemcpyDeviceToHost))) {
+      EXPECT(large == large_back);
+    }
+    SHOW(cudaFree(dev_big));
+  }
+  std::vector<unsigned char> h2h(4096, 0);
+  if (OK(cudaMemcpy(h2h.data(), host.data(), 4096, cudaMemcpyHostToHost))) {
+    EXPECT(std::memcmp(h2h.data(), host.data(), 4096) == 0);
+  }
+  void* pitched = nullptr;
+  size_t pitch = 0;
+  if (OK(cudaMallocPitch(&pitched, &pitch, 1000, 10))) {
+    EXPECT(pitch >= 1000);
+    SHOW(cudaFree(pitched));
+  }
+  SHOW(cudaFree(nullptr));
+  SHOW(cudaGetLastError());
+  return 0;
+}
