@@ -57,8 +57,9 @@ class Daemon {
     if (config.secure_application) {
       // Refuse rather than serve unauthenticated clients when the operator asked for security.
       raise(ErrorKind::kInvalidInput,
-            config.source + ": secure_application: true needs shared-secret authentication, "
-                            "which this build of gvirtus does not implement yet");
+            config.source +
+                ": secure_application: true needs shared-secret authentication, "
+                "which this build of gvirtus does not implement yet");
     }
     for (const EndpointConfig& endpoint : config.endpoints) {
       for (const std::string& name : endpoint.plugins()) plugins_.load(name);
@@ -67,7 +68,7 @@ class Daemon {
       auto communicator = make_communicator(endpoint, config.limits.max_frame_bytes);
       listeners_.push_back(communicator->serve());
       GVIRTUS_LOG(kNotice) << "listening on " << listeners_.back()->local_name()
-                            << " (plugins: " << plugins_.names() << ")";
+                           << " (plugins: " << plugins_.names() << ")";
     }
     const sigset_t set = handled_signals();
     sigprocmask(SIG_BLOCK, &set, &saved_mask_);
@@ -132,8 +133,8 @@ class Daemon {
       return;
     }
     if (workers_.size() >= config_.limits.max_sessions) {
-      GVIRTUS_LOG(kWarning) << "refusing " << connection->peer_name() << ": "
-                            << workers_.size() << " sessions already";
+      GVIRTUS_LOG(kWarning) << "refusing " << connection->peer_name() << ": " << workers_.size()
+                            << " sessions already";
       refuse_overloaded(*connection, config_.limits.max_sessions);
       return;
     }

@@ -14,10 +14,9 @@ namespace gvirtus {
 namespace {
 
 bool is_plain_name(const std::string& name) {
-  return !name.empty() && name.size() <= 64 &&
-         std::all_of(name.begin(), name.end(), [](char c) {
-           return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-         });
+  return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
 }
 
 std::vector<std::filesystem::path> plugin_dirs() {
@@ -27,7 +26,9 @@ std::vector<std::filesystem::path> plugin_dirs() {
 
 }  // namespace
 
-PluginRegistry::PluginRegistry() { add(core_plugin()); }
+PluginRegistry::PluginRegistry() {
+  add(core_plugin());
+}
 
 void PluginRegistry::add(BackendPlugin* plugin) {
   const uint16_t id = plugin->identity().id;
@@ -60,8 +61,8 @@ void PluginRegistry::load(const std::string& name) {
     }
     auto* entry = reinterpret_cast<BackendPluginEntry*>(::dlsym(handle, kBackendPluginEntry));
     if (entry == nullptr) {
-      raise(ErrorKind::kFailed, path.string() + " is not a gvirtus plugin (no " +
-                                    kBackendPluginEntry + ")");
+      raise(ErrorKind::kFailed,
+            path.string() + " is not a gvirtus plugin (no " + kBackendPluginEntry + ")");
     }
     add(entry());
     GVIRTUS_LOG(kInfo) << "loaded plugin " << name << " from " << path.string();
@@ -79,7 +80,8 @@ BackendPlugin* PluginRegistry::find(uint16_t id) const {
 
 std::string PluginRegistry::names() const {
   std::string out;
-  for (BackendPlugin* p : plugins_) out += (out.empty() ? "" : ", ") + std::string(p->identity().name);
+  for (BackendPlugin* p : plugins_)
+    out += (out.empty() ? "" : ", ") + std::string(p->identity().name);
   return out;
 }
 

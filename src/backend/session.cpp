@@ -26,8 +26,8 @@ class Session {
     handshake();
     const auto idle = std::chrono::seconds(limits_.idle_timeout_s);
     for (;;) {
-      const ByteView message = limits_.idle_timeout_s > 0 ? connection_.recv(idle)
-                                                          : connection_.recv();
+      const ByteView message =
+          limits_.idle_timeout_s > 0 ? connection_.recv(idle) : connection_.recv();
       dispatch(decode_frame(message, limits_.max_frame_bytes));
     }
   }
@@ -36,8 +36,8 @@ class Session {
   void handshake() {
     const Frame frame = decode_frame(connection_.recv(kHandshakeTimeout), limits_.max_frame_bytes);
     if (!frame.header.is_request() || frame.header.call_id != core::call_id(core::Fn::kHello)) {
-      raise(ErrorKind::kInvalidInput, "the first frame must be a hello request, got " +
-                                          describe(frame.header));
+      raise(ErrorKind::kInvalidInput,
+            "the first frame must be a hello request, got " + describe(frame.header));
     }
     WireReader in(frame.payload, "hello");
     const HelloRequest hello = decode_hello_request(in);
@@ -53,8 +53,8 @@ class Session {
       BackendPlugin* plugin = plugins_.find(ref.id);
       if (plugin == nullptr || plugin->identity().name != ref.name) {
         refuse(frame.header, ErrorKind::kUnimplemented,
-               "this backend does not serve plugin \"" + ref.name + "\" (it serves: " +
-                   plugins_.names() + ")");
+               "this backend does not serve plugin \"" + ref.name +
+                   "\" (it serves: " + plugins_.names() + ")");
       }
       if (plugin->identity().table_hash != ref.table_hash) {
         refuse(frame.header, ErrorKind::kInvalidInput,

@@ -71,11 +71,11 @@ struct Limits {
 struct Config {
   std::string source;  // the file it came from, or "<string>"
   std::vector<EndpointConfig> endpoints;
-  bool secure_application = false;          // "secure_application"
-  std::optional<std::string> secret_file;   // "secret_file", relative to the config's directory
-  uint32_t connect_timeout_ms = 5000;       // "connect_timeout_ms": bound on a client's connect
-  uint32_t reply_timeout_ms = 0;            // "reply_timeout_ms": bound on a sync reply; 0 = none
-  Limits limits;                            // "limits": { ... }
+  bool secure_application = false;         // "secure_application"
+  std::optional<std::string> secret_file;  // "secret_file", relative to the config's directory
+  uint32_t connect_timeout_ms = 5000;      // "connect_timeout_ms": bound on a client's connect
+  uint32_t reply_timeout_ms = 0;           // "reply_timeout_ms": bound on a sync reply; 0 = none
+  Limits limits;                           // "limits": { ... }
 };
 
 // Parses a whole properties.json text; `source` names it in messages.

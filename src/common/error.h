@@ -8,8 +8,8 @@
 //   kUnimplemented  - the peer does not know this call; old and new peers can still talk.
 //   kInvalidInput   - bad input from a caller, a peer or a file: who is at fault is in the message.
 //   kTimedOut       - a bounded wait ran out (connect, handshake, reply).
-// Errors are converted to cudaError_t exactly once, at the extern "C" boundary of the stub, and to a
-// logged session end in the backend; an Error never escapes either.
+// Errors are converted to cudaError_t exactly once, at the extern "C" boundary of the stub, and to
+// a logged session end in the backend; an Error never escapes either.
 #pragma once
 
 #include <cstdint>

@@ -41,8 +41,12 @@ inline constexpr uint16_t kKnownFrameFlags = kFlagRequest | kFlagReply | kFlagAs
 constexpr uint32_t make_call_id(uint16_t plugin, uint16_t function) {
   return (uint32_t{plugin} << 16) | function;
 }
-constexpr uint16_t call_plugin(uint32_t call_id) { return static_cast<uint16_t>(call_id >> 16); }
-constexpr uint16_t call_function(uint32_t call_id) { return static_cast<uint16_t>(call_id); }
+constexpr uint16_t call_plugin(uint32_t call_id) {
+  return static_cast<uint16_t>(call_id >> 16);
+}
+constexpr uint16_t call_function(uint32_t call_id) {
+  return static_cast<uint16_t>(call_id);
+}
 
 struct FrameHeader {
   uint16_t version = kProtocolVersion;

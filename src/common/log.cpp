@@ -37,23 +37,35 @@ std::string& program_slot() {
 
 const char* level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::kError: return "error";
-    case LogLevel::kWarning: return "warning";
-    case LogLevel::kNotice: return "notice";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kTrace: return "trace";
+    case LogLevel::kError:
+      return "error";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kNotice:
+      return "notice";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kTrace:
+      return "trace";
   }
   return "?";
 }
 
 }  // namespace
 
-LogLevel log_level() { return static_cast<LogLevel>(level_slot().load(std::memory_order_relaxed)); }
+LogLevel log_level() {
+  return static_cast<LogLevel>(level_slot().load(std::memory_order_relaxed));
+}
 
-void set_log_level(LogLevel level) { level_slot().store(static_cast<int>(level)); }
+void set_log_level(LogLevel level) {
+  level_slot().store(static_cast<int>(level));
+}
 
-void set_log_program(std::string_view name) { program_slot() = std::string(name); }
+void set_log_program(std::string_view name) {
+  program_slot() = std::string(name);
+}
 
 LogLine::~LogLine() {
   std::string line = program_slot() + "[" + std::to_string(getpid()) + "] " + level_name(level_) +

@@ -18,7 +18,9 @@ enum class LogLevel { kError = 0, kWarning = 1, kNotice = 2, kInfo = 3, kDebug =
 
 // The active level, read from GVIRTUS_LOGLEVEL once.
 LogLevel log_level();
-inline bool log_enabled(LogLevel level) { return level <= log_level(); }
+inline bool log_enabled(LogLevel level) {
+  return level <= log_level();
+}
 
 // Overrides the level (tests, --verbose flags).
 void set_log_level(LogLevel level);
@@ -41,7 +43,7 @@ class LogLine {
 
 }  // namespace gvirtus
 
-#define GVIRTUS_LOG(level)                                        \
-  if (!::gvirtus::log_enabled(::gvirtus::LogLevel::level)) {      \
-  } else                                                          \
+#define GVIRTUS_LOG(level)                                   \
+  if (!::gvirtus::log_enabled(::gvirtus::LogLevel::level)) { \
+  } else                                                     \
     ::gvirtus::LogLine(::gvirtus::LogLevel::level).stream()

@@ -128,9 +128,7 @@ class WireReader {
   }
   double get_double() { return std::bit_cast<double>(get<uint64_t>()); }
   // A view of the next `bytes` bytes (no copy).
-  std::span<const std::byte> get_raw(size_t bytes) {
-    return {take(bytes, "raw bytes"), bytes};
-  }
+  std::span<const std::byte> get_raw(size_t bytes) { return {take(bytes, "raw bytes"), bytes}; }
   // A u64-length-prefixed blob, at most `max_bytes` long.
   std::span<const std::byte> get_blob(size_t max_bytes = SIZE_MAX) {
     const uint64_t bytes = get<uint64_t>();
@@ -146,8 +144,8 @@ class WireReader {
   // Requires that everything was consumed: trailing bytes mean the peer and we disagree.
   void expect_end() const {
     if (remaining() != 0) {
-      raise(ErrorKind::kInvalidInput, std::string(what_) + ": " + std::to_string(remaining()) +
-                                          " unexpected trailing bytes");
+      raise(ErrorKind::kInvalidInput,
+            std::string(what_) + ": " + std::to_string(remaining()) + " unexpected trailing bytes");
     }
   }
 
@@ -159,10 +157,10 @@ class WireReader {
     return at;
   }
   [[noreturn]] void fail(const char* kind, uint64_t bytes) const {
-    raise(ErrorKind::kInvalidInput,
-          std::string(what_) + ": truncated or malformed while reading " + kind + " (" +
-              std::to_string(bytes) + " bytes wanted at offset " + std::to_string(offset_) +
-              ", " + std::to_string(remaining()) + " left)");
+    raise(ErrorKind::kInvalidInput, std::string(what_) + ": truncated or malformed while reading " +
+                                        kind + " (" + std::to_string(bytes) +
+                                        " bytes wanted at offset " + std::to_string(offset_) +
+                                        ", " + std::to_string(remaining()) + " left)");
   }
 
   std::span<const std::byte> data_;

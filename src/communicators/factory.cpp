@@ -74,8 +74,8 @@ void load_plugin(const PluginTransport& transport, const EndpointConfig& endpoin
       raise(ErrorKind::kFailed, endpoint.where() + ": cannot load the " + transport.plugin +
                                     " communicator plugin " + path.string() + ": " + ::dlerror());
     }
-    auto* entry = reinterpret_cast<CommunicatorPluginEntry*>(
-        ::dlsym(handle, kCommunicatorPluginEntry));
+    auto* entry =
+        reinterpret_cast<CommunicatorPluginEntry*>(::dlsym(handle, kCommunicatorPluginEntry));
     if (entry == nullptr) {
       raise(ErrorKind::kFailed, path.string() + " has no " + kCommunicatorPluginEntry);
     }

@@ -22,8 +22,8 @@ using CommunicatorMaker =
     std::function<std::unique_ptr<Communicator>(const EndpointConfig&, size_t max_message_bytes)>;
 
 struct TransportInfo {
-  std::string name;                  // "tcp": the key used in logs, benchmarks, plugin names
-  std::vector<std::string> suites;   // accepted "suite" values: "tcp/ip", "tcp"
+  std::string name;                    // "tcp": the key used in logs, benchmarks, plugin names
+  std::vector<std::string> suites;     // accepted "suite" values: "tcp/ip", "tcp"
   std::vector<std::string> protocols;  // accepted "protocol" values: "tcp"
   CommunicatorMaker make;
 };

@@ -27,7 +27,9 @@ std::vector<PluginRef>& registered_plugins() {
 
 // A forked child must not share its parent's session: it forgets the parent's client (leaking
 // it, since its locks may be held by threads that do not exist in the child) and connects anew.
-void forget_client_in_child() { g_instance = nullptr; }
+void forget_client_in_child() {
+  g_instance = nullptr;
+}
 
 std::string program_name() {
   const char* name = program_invocation_short_name;
@@ -78,7 +80,9 @@ uint32_t Client::current_thread_id() {
   return id;
 }
 
-void Client::connect() { (void)connection(); }
+void Client::connect() {
+  (void)connection();
+}
 
 HelloReply Client::backend() {
   connection();

@@ -99,7 +99,7 @@ class Client {
   std::set<uint64_t> awaited_;         // synchronous requests waiting for replies
   std::map<uint64_t, Stashed> stash_;  // replies read by another thread
   uint64_t next_request_id_ = 1;
-  std::mutex send_mutex_;              // serialises sends
+  std::mutex send_mutex_;  // serialises sends
   uint64_t fork_generation_ = 0;
 };
 

@@ -7,7 +7,7 @@
 #include "common/frame.h"
 #include "protocol/call_table.h"
 
-#define GVIRTUS_CORE_CALLS(X)                                                   \
+#define GVIRTUS_CORE_CALLS(X)                                                 \
   X(Hello, 0, sync, "u16 version, str program, u32 pid, u32 cuda, plugins[]") \
   X(Ping, 1, sync, "raw payload -> same payload")                             \
   X(Sink, 2, async, "raw payload")
@@ -18,9 +18,11 @@ inline constexpr uint16_t kPluginId = 0;
 
 enum class Fn : uint16_t { GVIRTUS_CORE_CALLS(GVIRTUS_CALL_ENUMERATOR) kCount };
 
-inline constexpr PluginIdentity kIdentity{
-    kPluginId, "core", fnv1a64(GVIRTUS_CORE_CALLS(GVIRTUS_CALL_SIGNATURE))};
+inline constexpr PluginIdentity kIdentity{kPluginId, "core",
+                                          fnv1a64(GVIRTUS_CORE_CALLS(GVIRTUS_CALL_SIGNATURE))};
 
-constexpr uint32_t call_id(Fn fn) { return make_call_id(kPluginId, static_cast<uint16_t>(fn)); }
+constexpr uint32_t call_id(Fn fn) {
+  return make_call_id(kPluginId, static_cast<uint16_t>(fn));
+}
 
 }  // namespace gvirtus::core

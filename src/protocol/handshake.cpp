@@ -23,9 +23,9 @@ HelloRequest decode_hello_request(WireReader& in) {
   hello.cuda_runtime_version = in.get<uint32_t>();
   const uint32_t count = in.get<uint32_t>();
   if (count > kMaxHelloPlugins) {
-    raise(ErrorKind::kInvalidInput,
-          "hello: " + std::to_string(count) + " plugins exceed the limit of " +
-              std::to_string(kMaxHelloPlugins));
+    raise(ErrorKind::kInvalidInput, "hello: " + std::to_string(count) +
+                                        " plugins exceed the limit of " +
+                                        std::to_string(kMaxHelloPlugins));
   }
   for (uint32_t i = 0; i < count; ++i) {
     PluginRef p;

@@ -139,10 +139,10 @@ TEST(Backend, unreachable_backend_fails_within_the_connect_bound_and_stays_faile
     BackendProcess backend;
     port = backend.port();
   }  // nothing listens there any more
-  Config config = parse_config(
-      R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp","port":")" +
-          std::to_string(port) + R"("},"plugins":[]}],"connect_timeout_ms":1000})",
-      "<test>");
+  Config config =
+      parse_config(R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp","port":")" +
+                       std::to_string(port) + R"("},"plugins":[]}],"connect_timeout_ms":1000})",
+                   "<test>");
   Client client(std::move(config), {});
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -166,8 +166,9 @@ TEST(Backend, garbage_from_one_client_ends_only_its_session) {
   const ByteView piece(reinterpret_cast<const std::byte*>(junk.data()), junk.size());
   raw->send(std::span(&piece, 1));
   EXPECT_EQ(error_of([&] { raw->recv(2s); }), ErrorKind::kDisconnected);  // the worker hung up
-  EXPECT_TRUE(eventually(2000, [&] { return backend.log().find("wrong magic") != std::string::npos; }))
-      << backend.log();
+  EXPECT_TRUE(eventually(2000, [&] {
+    return backend.log().find("wrong magic") != std::string::npos;
+  })) << backend.log();
   EXPECT_TRUE(ping(good));
   Client fresh(backend.client_config(), {});
   EXPECT_TRUE(ping(fresh));
@@ -277,7 +278,8 @@ TEST(BackendCli, help_and_bad_arguments_and_a_bad_config_are_clear) {
   ASSERT_NE(::mkdtemp(dir), nullptr);
   const std::string bad = std::string(dir) + "/bad.json";
   const std::string out = std::string(dir) + "/out.txt";
-  std::ofstream(bad) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp","port":true}}]})";
+  std::ofstream(bad)
+      << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp","port":true}}]})";
   const int rc = std::system((bin + " --config " + bad + " 2> " + out).c_str());
   EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
   std::ifstream in(out);

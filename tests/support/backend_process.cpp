@@ -20,8 +20,8 @@ BackendProcess::BackendProcess(const std::string& extra_json, const std::string&
   dir_ = ::mkdtemp(tmpl);
   const std::string config = dir_ + "/properties.json";
   std::ofstream(config) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
-                        << R"("server_address":"127.0.0.1","port":"0"},"plugins":)" << plugins << "}]"
-                        << (extra_json.empty() ? "" : "," + extra_json) << "}";
+                        << R"("server_address":"127.0.0.1","port":"0"},"plugins":)" << plugins
+                        << "}]" << (extra_json.empty() ? "" : "," + extra_json) << "}";
   const std::string log_path = dir_ + "/backend.log";
   log_fd_ = ::open(log_path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
   pid_ = ::fork();
@@ -50,12 +50,11 @@ BackendProcess::~BackendProcess() {
 }
 
 Config BackendProcess::client_config(uint32_t connect_timeout_ms) const {
-  return parse_config(
-      R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
-      R"("server_address":"127.0.0.1","port":")" +
-          std::to_string(port_) + R"("},"plugins":[]}],"connect_timeout_ms":)" +
-          std::to_string(connect_timeout_ms) + "}",
-      "<test client>");
+  return parse_config(R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
+                      R"("server_address":"127.0.0.1","port":")" +
+                          std::to_string(port_) + R"("},"plugins":[]}],"connect_timeout_ms":)" +
+                          std::to_string(connect_timeout_ms) + "}",
+                      "<test client>");
 }
 
 std::string BackendProcess::client_config_file() const {
@@ -74,7 +73,9 @@ int BackendProcess::stop(int signal) {
   return status;
 }
 
-std::vector<pid_t> BackendProcess::workers() const { return children_of(pid_); }
+std::vector<pid_t> BackendProcess::workers() const {
+  return children_of(pid_);
+}
 
 std::string BackendProcess::log() const {
   std::ifstream in(dir_ + "/backend.log");

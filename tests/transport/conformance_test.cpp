@@ -96,8 +96,9 @@ TEST_P(ConformanceTest, many_messages_in_flight_both_ways_arrive_in_order) {
       const size_t size = 8 + (i * 7919u + seed) % 3000;
       buf = pattern(size, i ^ seed);
       store_le<uint32_t>(buf.data(), i);
-      const uint32_t sum = std::accumulate(buf.begin() + 8, buf.end(), 0u,
-                                           [](uint32_t s, std::byte b) { return s * 31 + uint8_t(b); });
+      const uint32_t sum =
+          std::accumulate(buf.begin() + 8, buf.end(), 0u,
+                          [](uint32_t s, std::byte b) { return s * 31 + uint8_t(b); });
       store_le<uint32_t>(buf.data() + 4, sum);
       send_one(c, buf);
     }
@@ -106,8 +107,8 @@ TEST_P(ConformanceTest, many_messages_in_flight_both_ways_arrive_in_order) {
     for (uint32_t i = 0; i < kCount; ++i) {
       const ByteView m = c.recv();
       if (m.size() < 8 || load_le<uint32_t>(m.data()) != i) return;
-      const uint32_t sum = std::accumulate(m.begin() + 8, m.end(), 0u,
-                                           [](uint32_t s, std::byte b) { return s * 31 + uint8_t(b); });
+      const uint32_t sum = std::accumulate(
+          m.begin() + 8, m.end(), 0u, [](uint32_t s, std::byte b) { return s * 31 + uint8_t(b); });
       if (sum != load_le<uint32_t>(m.data() + 4)) return;
       good.fetch_add(1);
     }
@@ -141,7 +142,7 @@ TEST_P(ConformanceTest, peer_killed_mid_message_fails_the_receiver_with_disconne
   server_ = served_.listener->accept();
   char byte;
   ASSERT_EQ(::read(started[0], &byte, 1), 1);  // the child is inside send()
-  std::this_thread::sleep_for(200ms);           // let it fill the transport's buffers
+  std::this_thread::sleep_for(200ms);          // let it fill the transport's buffers
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   ::close(started[0]);

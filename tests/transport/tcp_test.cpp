@@ -41,7 +41,9 @@ bool ipv6_loopback_available() {
   return ::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
 }
 
-TEST(Tcp, ipv4_loopback) { expect_round_trip("127.0.0.1", "127.0.0.1"); }
+TEST(Tcp, ipv4_loopback) {
+  expect_round_trip("127.0.0.1", "127.0.0.1");
+}
 
 TEST(Tcp, ipv6_loopback_with_and_without_brackets) {
   if (!ipv6_loopback_available()) GTEST_SKIP() << "this machine has no IPv6 loopback (::1)";
@@ -49,7 +51,9 @@ TEST(Tcp, ipv6_loopback_with_and_without_brackets) {
   expect_round_trip("[::1]", "[::1]");
 }
 
-TEST(Tcp, host_names_are_resolved) { expect_round_trip("127.0.0.1", "localhost"); }
+TEST(Tcp, host_names_are_resolved) {
+  expect_round_trip("127.0.0.1", "localhost");
+}
 
 TEST(Tcp, listener_reports_the_port_it_got) {
   auto listener = make_tcp_communicator({"127.0.0.1", 0})->serve();

@@ -12,12 +12,14 @@ namespace {
 
 // Endpoints are built from properties.json text, as users write them, through the factory.
 std::unique_ptr<Communicator> from_config(const std::string& endpoint, size_t max_message_bytes) {
-  const Config config = parse_config(
-      R"({"communicator":[{"endpoint":)" + endpoint + R"(,"plugins":[]}]})", "<test>");
+  const Config config =
+      parse_config(R"({"communicator":[{"endpoint":)" + endpoint + R"(,"plugins":[]}]})", "<test>");
   return make_communicator(config.endpoints.at(0), max_message_bytes);
 }
 
-std::string port_of(const std::string& url) { return url.substr(url.rfind(':') + 1); }
+std::string port_of(const std::string& url) {
+  return url.substr(url.rfind(':') + 1);
+}
 
 std::string tcp_endpoint(const std::string& host, const std::string& port) {
   return R"({"suite":"tcp/ip","protocol":"tcp","server_address":")" + host + R"(","port":")" +

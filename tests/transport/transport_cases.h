@@ -29,6 +29,8 @@ struct TransportCase {
 std::vector<TransportCase> transport_cases();
 
 // Shows the case's name in test output instead of its bytes.
-inline void PrintTo(const TransportCase& c, std::ostream* out) { *out << c.name; }
+inline void PrintTo(const TransportCase& c, std::ostream* out) {
+  *out << c.name;
+}
 
 }  // namespace gvirtus::testing

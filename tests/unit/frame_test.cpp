@@ -95,13 +95,13 @@ TEST(Frame, wrong_version_is_rejected_naming_both_versions) {
 
 TEST(Frame, inconsistent_flags_and_status_are_rejected) {
   const std::vector<std::pair<uint16_t, uint32_t>> bad = {
-      {0, 0},                                   // neither request nor reply
-      {kFlagRequest | kFlagReply, 0},           // both
-      {kFlagRequest | kFlagError, 1},           // requests carry no errors
-      {kFlagReply | kFlagAsync, 0},             // replies are never async
-      {kFlagReply | kFlagError, 0},             // an error needs a kind
-      {kFlagReply | kFlagError, 999},           // ... a known one
-      {kFlagReply, 5},                          // a success has status 0
+      {0, 0},                                            // neither request nor reply
+      {kFlagRequest | kFlagReply, 0},                    // both
+      {kFlagRequest | kFlagError, 1},                    // requests carry no errors
+      {kFlagReply | kFlagAsync, 0},                      // replies are never async
+      {kFlagReply | kFlagError, 0},                      // an error needs a kind
+      {kFlagReply | kFlagError, 999},                    // ... a known one
+      {kFlagReply, 5},                                   // a success has status 0
       {static_cast<uint16_t>(kFlagRequest | 0x100), 0},  // unknown flag
   };
   for (const auto& [flags, status] : bad) {

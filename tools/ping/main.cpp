@@ -55,8 +55,8 @@ int main(int argc, char** argv) {
     gvirtus::Client client(gvirtus::load_config(path), {});
     client.connect();
     const gvirtus::HelloReply backend = client.backend();
-    std::cout << "connected to " << backend.backend_version << " (worker pid "
-              << backend.worker_pid << ") using " << path.string() << "\n";
+    std::cout << "connected to " << backend.backend_version << " (worker pid " << backend.worker_pid
+              << ") using " << path.string() << "\n";
 
     std::vector<std::byte> payload(static_cast<size_t>(bytes));
     for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 131 + 7);
@@ -71,9 +71,9 @@ int main(int argc, char** argv) {
                     same = echo.size() == payload.size() &&
                            std::memcmp(echo.data(), payload.data(), payload.size()) == 0;
                   });
-      const double us = std::chrono::duration<double, std::micro>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+      const double us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+              .count();
       if (!same) {
         std::cerr << "gvirtus-ping: reply " << n << " differs from what was sent\n";
         return 1;

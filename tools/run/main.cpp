@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
     ::setenv("GVIRTUS_CONFIG", absolute.c_str(), 1);
   }
   const char* old = std::getenv("LD_LIBRARY_PATH");
-  const std::string path = stub.string() + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
+  const std::string path =
+      stub.string() + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   ::execvp(argv[i], argv + i);
   std::cerr << "gvirtus-run: cannot run " << argv[i] << ": " << std::strerror(errno) << "\n";

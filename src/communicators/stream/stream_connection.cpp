@@ -20,6 +20,9 @@ namespace {
 
 constexpr size_t kLengthBytes = sizeof(uint64_t);
 constexpr size_t kInitialBuffer = 256 * 1024;
+// After a large message the buffer shrinks back, so a session does not keep its largest
+// message's worth of memory for life.
+constexpr size_t kShrinkAbove = size_t{4} << 20;
 constexpr size_t kMaxIovecs = 64;  // well below IOV_MAX; frames have a handful of pieces
 
 }  // namespace
@@ -30,7 +33,8 @@ StreamConnection::StreamConnection(UniqueFd fd, std::string transport, std::stri
       transport_(std::move(transport)),
       peer_name_(std::move(peer_name)),
       max_message_bytes_(max_message_bytes),
-      buffer_(kInitialBuffer) {}
+      buffer_(new std::byte[kInitialBuffer]),  // uninitialised on purpose: read() fills it
+      capacity_(kInitialBuffer) {}
 
 void StreamConnection::send(std::span<const ByteView> pieces) {
   if (pieces.size() + 1 > kMaxIovecs) {
@@ -74,7 +78,9 @@ void StreamConnection::send(std::span<const ByteView> pieces) {
   }
 }
 
-ByteView StreamConnection::recv() { return receive(std::nullopt); }
+ByteView StreamConnection::recv() {
+  return receive(std::nullopt);
+}
 
 ByteView StreamConnection::recv(std::chrono::milliseconds timeout) {
   return receive(std::chrono::steady_clock::now() + timeout);
@@ -83,10 +89,16 @@ ByteView StreamConnection::recv(std::chrono::milliseconds timeout) {
 ByteView StreamConnection::receive(Deadline deadline) {
   begin_ += consumed_;
   consumed_ = 0;
-  if (begin_ == end_) begin_ = end_ = 0;
+  if (begin_ == end_) {
+    begin_ = end_ = 0;
+    if (capacity_ > kShrinkAbove) {
+      buffer_.reset(new std::byte[kInitialBuffer]);
+      capacity_ = kInitialBuffer;
+    }
+  }
 
   if (end_ - begin_ < kLengthBytes) fill(kLengthBytes, 0, deadline);
-  const uint64_t bytes = load_le<uint64_t>(buffer_.data() + begin_);
+  const uint64_t bytes = load_le<uint64_t>(buffer_.get() + begin_);
   if (bytes > max_message_bytes_) {
     raise(ErrorKind::kInvalidInput, "message of " + std::to_string(bytes) + " bytes from " +
                                         peer_name_ + " exceeds the limit of " +
@@ -98,25 +110,27 @@ ByteView StreamConnection::receive(Deadline deadline) {
     fill(total, static_cast<size_t>(bytes), deadline);
   }
   consumed_ = total;
-  return ByteView(buffer_.data() + begin_ + kLengthBytes, static_cast<size_t>(bytes));
+  return ByteView(buffer_.get() + begin_ + kLengthBytes, static_cast<size_t>(bytes));
 }
 
 void StreamConnection::reserve_message(size_t total) {
-  if (buffer_.size() - begin_ >= total) return;
+  if (capacity_ - begin_ >= total) return;
   const size_t have = end_ - begin_;
-  if (buffer_.size() >= total) {
-    std::memmove(buffer_.data(), buffer_.data() + begin_, have);
+  if (capacity_ >= total) {
+    std::memmove(buffer_.get(), buffer_.get() + begin_, have);
   } else {
-    std::vector<std::byte> bigger(std::max(total, buffer_.size() * 2));
-    std::memcpy(bigger.data(), buffer_.data() + begin_, have);
-    buffer_.swap(bigger);
+    const size_t capacity = std::max(total, capacity_ * 2);
+    std::unique_ptr<std::byte[]> bigger(new std::byte[capacity]);
+    std::memcpy(bigger.get(), buffer_.get() + begin_, have);
+    buffer_ = std::move(bigger);
+    capacity_ = capacity;
   }
   begin_ = 0;
   end_ = have;
 }
 
 void StreamConnection::fill(size_t want, size_t message_bytes, Deadline deadline) {
-  if (buffer_.size() - begin_ < want) reserve_message(want);
+  if (capacity_ - begin_ < want) reserve_message(want);
   while (end_ - begin_ < want) {
     if (shut_down_.load(std::memory_order_relaxed)) {
       raise(ErrorKind::kDisconnected, "receive from " + peer_name_ + ": connection shut down");
@@ -132,7 +146,7 @@ void StreamConnection::fill(size_t want, size_t message_bytes, Deadline deadline
       if (ready < 0 && errno != EINTR) raise_errno("poll on " + peer_name_, errno);
       if (ready <= 0) continue;
     }
-    const ssize_t got = ::read(fd_.get(), buffer_.data() + end_, buffer_.size() - end_);
+    const ssize_t got = ::read(fd_.get(), buffer_.get() + end_, capacity_ - end_);
     if (got < 0) {
       if (errno == EINTR) continue;
       raise_errno("receive from " + peer_name_, errno);

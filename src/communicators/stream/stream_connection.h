@@ -8,9 +8,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "common/unique_fd.h"
 #include "communicators/communicator.h"
@@ -45,7 +45,8 @@ class StreamConnection final : public Connection {
   size_t max_message_bytes_;
   std::atomic<bool> shut_down_{false};
 
-  std::vector<std::byte> buffer_;  // received bytes live in [begin_, end_)
+  std::unique_ptr<std::byte[]> buffer_;  // received bytes live in [begin_, end_)
+  size_t capacity_ = 0;
   size_t begin_ = 0;
   size_t end_ = 0;
   size_t consumed_ = 0;  // bytes of the message returned last, dropped at the next recv()

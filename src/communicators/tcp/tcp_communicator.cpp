@@ -80,6 +80,8 @@ class TcpListener final : public Listener {
   TcpListener(UniqueFd fd, TcpAddress bound, size_t max_message_bytes)
       : fd_(std::move(fd)), bound_(std::move(bound)), max_message_bytes_(max_message_bytes) {}
 
+  // The listening socket is non-blocking, so a daemon that polled wait_fd() never stalls in
+  // accept() when the client gave up in between; accept() itself still blocks, in poll().
   std::unique_ptr<Connection> accept() override {
     for (;;) {
       const int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
@@ -88,6 +90,11 @@ class TcpListener final : public Listener {
         std::string peer = describe_peer(fd, "tcp");
         return std::make_unique<StreamConnection>(UniqueFd(fd), "tcp", std::move(peer),
                                                   max_message_bytes_);
+      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        pollfd p{fd_.get(), POLLIN, 0};
+        if (::poll(&p, 1, -1) < 0 && errno != EINTR) raise_errno("poll on " + url(bound_), errno);
+        continue;
       }
       // A client that gave up between poll() and accept() is not our failure: wait again.
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
@@ -105,10 +112,9 @@ class TcpListener final : public Listener {
 
 // Connects one resolved address without blocking past `deadline`. Returns an invalid fd and sets
 // `err` on failure.
-UniqueFd connect_one(const addrinfo& ai, std::chrono::steady_clock::time_point deadline,
-                     int& err) {
-  UniqueFd fd(::socket(ai.ai_family, ai.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                       ai.ai_protocol));
+UniqueFd connect_one(const addrinfo& ai, std::chrono::steady_clock::time_point deadline, int& err) {
+  UniqueFd fd(
+      ::socket(ai.ai_family, ai.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai.ai_protocol));
   if (!fd.valid()) {
     err = errno;
     return {};
@@ -127,8 +133,12 @@ UniqueFd connect_one(const addrinfo& ai, std::chrono::steady_clock::time_point d
       }
       pollfd p{fd.get(), POLLOUT, 0};
       const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), INT_MAX)));
-      if (ready < 0 && errno == EINTR) continue;
-      if (ready <= 0) continue;
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        err = errno;
+        return {};
+      }
+      if (ready == 0) continue;
       int so_error = 0;
       socklen_t len = sizeof so_error;
       ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &len);
@@ -140,7 +150,10 @@ UniqueFd connect_one(const addrinfo& ai, std::chrono::steady_clock::time_point d
     }
   }
   const int flags = ::fcntl(fd.get(), F_GETFL);
-  ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    err = errno;
+    return {};
+  }
   return fd;
 }
 
@@ -154,7 +167,8 @@ class TcpCommunicator final : public Communicator {
     resolve(address_, true, list);
     int last_error = 0;
     for (addrinfo* ai = list.head; ai != nullptr; ai = ai->ai_next) {
-      UniqueFd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+      UniqueFd fd(
+          ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol));
       if (!fd.valid()) {
         last_error = errno;
         continue;
@@ -198,22 +212,25 @@ class TcpCommunicator final : public Communicator {
   size_t max_message_bytes_;
 };
 
-std::string strip_brackets(std::string host) {
+std::string strip_brackets(std::string_view host) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    return host.substr(1, host.size() - 2);
+    host = host.substr(1, host.size() - 2);
   }
-  return host;
+  return std::string(host);
 }
 
 }  // namespace
 
 std::unique_ptr<Communicator> make_tcp_communicator(TcpAddress address, size_t max_message_bytes) {
-  address.host = strip_brackets(std::move(address.host));
+  address.host = strip_brackets(address.host);
   return std::make_unique<TcpCommunicator>(std::move(address), max_message_bytes);
 }
 
 TransportInfo tcp_transport_info() {
-  return {"tcp", {"tcp/ip", "tcp"}, {"tcp"}, [](const EndpointConfig& endpoint, size_t max_message_bytes) {
+  return {"tcp",
+          {"tcp/ip", "tcp"},
+          {"tcp"},
+          [](const EndpointConfig& endpoint, size_t max_message_bytes) {
             TcpAddress address{endpoint.string_or("server_address", "127.0.0.1"),
                                endpoint.require_port("port")};
             if (address.host.empty()) {

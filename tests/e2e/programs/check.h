@@ -6,9 +6,9 @@
 
 #include <cstdio>
 
-#define SHOW(call)                                                                  \
-  do {                                                                              \
-    cudaError_t show_rc_ = (call);                                                  \
+#define SHOW(call)                                                                     \
+  do {                                                                                 \
+    cudaError_t show_rc_ = (call);                                                     \
     std::printf("%-44s -> %d %s\n", #call, (int)show_rc_, cudaGetErrorName(show_rc_)); \
   } while (0)
 

@@ -14,7 +14,8 @@ int main() {
         OK(cudaMemcpy(back.data(), dev, n, cudaMemcpyDeviceToHost))) {
       EXPECT(std::memcmp(host.data(), back.data(), n) == 0);
     }
-    if (OK(cudaMemset(dev, 0x5a, n)) && OK(cudaMemcpy(back.data(), dev, n, cudaMemcpyDeviceToHost))) {
+    if (OK(cudaMemset(dev, 0x5a, n)) &&
+        OK(cudaMemcpy(back.data(), dev, n, cudaMemcpyDeviceToHost))) {
       EXPECT(back[0] == 0x5a && back[n - 1] == 0x5a);
     }
     void* dev2 = nullptr;

@@ -35,14 +35,16 @@ cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind 
 }  // namespace
 }  // namespace gvirtus::cudart
 
-GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
+                                             cudaMemcpyKind kind) {
   using namespace gvirtus::cudart;
   if (kind == cudaMemcpyDefault) {
     // TODO(feature): needs the stub's host-allocation tracking to tell host from device pointers.
     const cudaError_t failed = known_init_failure();
     return failed != cudaSuccess ? failed : cudaErrorNotSupported;
   }
-  if (count == 0) return copy_chunk(static_cast<char*>(dst), static_cast<const char*>(src), 0, kind);
+  if (count == 0)
+    return copy_chunk(static_cast<char*>(dst), static_cast<const char*>(src), 0, kind);
   for (size_t done = 0; done < count; done += kMemcpyChunkBytes) {
     const size_t n = std::min(kMemcpyChunkBytes, count - done);
     const cudaError_t rc =

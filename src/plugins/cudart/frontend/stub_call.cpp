@@ -29,11 +29,14 @@ bool is_init_failure(cudaError_t e) {
 cudaError_t to_cuda_error(const Error& e, Fn fn) {
   GVIRTUS_LOG(kDebug) << name_of(fn) << ": " << e.what();
   switch (e.kind()) {
-    case ErrorKind::kUnimplemented: return cudaErrorNotSupported;
+    case ErrorKind::kUnimplemented:
+      return cudaErrorNotSupported;
     case ErrorKind::kDisconnected:
     case ErrorKind::kTimedOut:
-    case ErrorKind::kOverloaded: return cudaErrorDevicesUnavailable;
-    default: return cudaErrorUnknown;
+    case ErrorKind::kOverloaded:
+      return cudaErrorDevicesUnavailable;
+    default:
+      return cudaErrorUnknown;
   }
 }
 

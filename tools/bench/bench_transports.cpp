@@ -1,0 +1,62 @@
+#include "bench_transports.h"
+
+#include <algorithm>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "communicators/factory.h"
+
+namespace gvirtus::bench {
+namespace {
+
+// "tcp://127.0.0.1:40112" -> "40112". The listener names the port it really bound, which is how
+// a server asked for port 0 tells its clients where it is.
+std::string port_of(const std::string& local_name) {
+  const auto colon = local_name.rfind(':');
+  const std::string port = colon == std::string::npos ? "" : local_name.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    raise(ErrorKind::kFailed, "cannot find the port in the listener name \"" + local_name + "\"");
+  }
+  return port;
+}
+
+std::string tcp_endpoint(const std::string& port) {
+  return R"({"suite": "tcp/ip", "protocol": "tcp", "server_address": "127.0.0.1", "port": ")" +
+         port + "\"}";
+}
+
+// New transports get an entry here (shm: a fresh segment name; vsock: VMADDR_CID_LOCAL and
+// port 0; rdma: the first RDMA-capable interface address), once their communicator exists.
+const std::vector<BenchTransport>& table() {
+  static const std::vector<BenchTransport> transports = {
+      {"tcp", tcp_endpoint("0"),
+       [](const std::string& local_name) { return tcp_endpoint(port_of(local_name)); }},
+  };
+  return transports;
+}
+
+}  // namespace
+
+const BenchTransport* find_bench_transport(std::string_view name) {
+  for (const BenchTransport& transport : table()) {
+    if (transport.name == name) return &transport;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> bench_transport_names() {
+  std::vector<std::string> names;
+  for (const BenchTransport& transport : table()) names.push_back(transport.name);
+  return names;
+}
+
+std::unique_ptr<Communicator> make_bench_communicator(const BenchTransport& transport,
+                                                      const std::string& endpoint,
+                                                      size_t max_message_bytes) {
+  const std::string text = R"({"communicator": [{"endpoint": )" + endpoint + "}]}";
+  const Config config = parse_config(text, "<gvirtus-bench " + transport.name + " endpoint>");
+  return make_communicator(config.endpoints.at(0), max_message_bytes);
+}
+
+}  // namespace gvirtus::bench

@@ -1,0 +1,68 @@
+// gvirtus-bench: gvirtus's benchmarks, one mode per question (DESIGN.md section 10).
+//
+//   gvirtus-bench comm --transport tcp --json comm.json     transport vs raw sockets and memcpy
+//
+// Each mode parses its own arguments and prints a table; --json keeps the results for plots.
+// A new mode is one entry in kModes (calls and gpu are planned).
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "bench_args.h"
+#include "comm_mode.h"
+#include "common/error.h"
+
+namespace {
+
+struct Mode {
+  const char* name;
+  const char* summary;
+  int (*run)(std::span<char* const> args);  // the arguments after the mode's name
+};
+
+constexpr Mode kModes[] = {
+    {"comm", "transport latency and bandwidth vs raw TCP, Unix sockets and memcpy",
+     gvirtus::bench::run_comm_mode},
+};
+
+void print_help() {
+  std::cout << "usage: gvirtus-bench MODE [options]   (gvirtus-bench MODE --help for options)\n"
+               "modes:\n";
+  for (const Mode& mode : kModes) std::cout << "  " << mode.name << "  " << mode.summary << "\n";
+  std::cout << "Exit status: 0 on success, 1 when the system measured fails, 2 on bad usage.\n";
+}
+
+int usage_error(std::string_view why) {
+  std::cerr << "gvirtus-bench: " << why << "\nTry 'gvirtus-bench --help'.\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage_error("no mode given");
+  const std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_help();
+    return 0;
+  }
+  for (const Mode& mode : kModes) {
+    if (name != mode.name) continue;
+    try {
+      return mode.run(std::span<char* const>(argv + 2, static_cast<size_t>(argc - 2)));
+    } catch (const gvirtus::bench::UsageError& e) {
+      return usage_error(e.what());
+    } catch (const gvirtus::Error& e) {
+      std::cerr << "gvirtus-bench " << mode.name << ": " << gvirtus::to_string(e.kind()) << ": "
+                << e.what() << "\n";
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "gvirtus-bench " << mode.name << ": " << e.what() << "\n";
+      return 1;
+    }
+  }
+  return usage_error("unknown mode \"" + std::string(name) + "\"");
+}
