@@ -20,9 +20,11 @@ namespace {
 
 constexpr size_t kLengthBytes = sizeof(uint64_t);
 constexpr size_t kInitialBuffer = 256 * 1024;
-// After a large message the buffer shrinks back, so a session does not keep its largest
-// message's worth of memory for life.
+// A buffer grown past kShrinkAbove shrinks back after kShrinkAfter messages in a row that fit in
+// the initial size: a session does not keep its largest message's memory for life, while a stream
+// of large messages keeps its buffer (a fresh one would page-fault on every message).
 constexpr size_t kShrinkAbove = size_t{4} << 20;
+constexpr uint32_t kShrinkAfter = 64;
 constexpr size_t kMaxIovecs = 64;  // well below IOV_MAX; frames have a handful of pieces
 
 }  // namespace
@@ -91,7 +93,7 @@ ByteView StreamConnection::receive(Deadline deadline) {
   consumed_ = 0;
   if (begin_ == end_) {
     begin_ = end_ = 0;
-    if (capacity_ > kShrinkAbove) {
+    if (capacity_ > kShrinkAbove && small_streak_ >= kShrinkAfter) {
       buffer_.reset(new std::byte[kInitialBuffer]);
       capacity_ = kInitialBuffer;
     }
@@ -110,6 +112,7 @@ ByteView StreamConnection::receive(Deadline deadline) {
     fill(total, static_cast<size_t>(bytes), deadline);
   }
   consumed_ = total;
+  small_streak_ = total <= kInitialBuffer ? small_streak_ + 1 : 0;
   return ByteView(buffer_.get() + begin_ + kLengthBytes, static_cast<size_t>(bytes));
 }
 
