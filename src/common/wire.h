@@ -87,7 +87,10 @@ class WireWriter {
 
   // Appends `bytes` uninitialised bytes and returns where they are, for data written in place
   // (a device-to-host copy lands directly in the reply). Valid until the next put.
-  std::byte* put_space(size_t bytes) { return buffer_.data() + grow(bytes); }
+  std::byte* put_space(size_t bytes) {
+    const size_t at = grow(bytes);  // first: growing may move the buffer
+    return buffer_.data() + at;
+  }
   // Overwrites an integer written earlier at byte `offset` (a result known only at the end).
   template <typename T>
   void store_at(size_t offset, T value) {

@@ -1,6 +1,7 @@
 // The frame codec: what goes out comes back, and anything malformed is rejected with a reason.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -158,6 +159,24 @@ TEST(Wire, values_round_trip) {
   EXPECT_EQ(r.get_double(), 3.25);
   EXPECT_EQ(r.get_string(), "gvirtus");
   EXPECT_NO_THROW(r.expect_end());
+}
+
+// put_space must point into the buffer as it is after growing (a D2H copy lands there).
+TEST(Wire, put_space_points_into_the_grown_buffer_and_store_at_patches) {
+  WireWriter w;
+  w.put<int32_t>(-1);
+  for (size_t bytes : {size_t{1}, size_t{1000}, size_t{1} << 20, size_t{8} << 20}) {
+    const size_t before = w.size();
+    std::byte* space = w.put_space(bytes);
+    ASSERT_EQ(space, w.view().data() + before);
+    std::memset(space, 0xab, bytes);  // ASan reports a write into a freed buffer
+  }
+  w.store_at<int32_t>(0, 7);
+  WireReader r(w.view(), "t");
+  EXPECT_EQ(r.get<int32_t>(), 7);
+  EXPECT_EQ(r.get<uint8_t>(), 0xab);
+  w.truncate(4);
+  EXPECT_EQ(w.size(), 4u);
 }
 
 TEST(Wire, reads_past_the_end_are_rejected_with_what_was_read) {
