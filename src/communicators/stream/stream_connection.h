@@ -49,7 +49,7 @@ class StreamConnection final : public Connection {
   size_t capacity_ = 0;
   size_t begin_ = 0;
   size_t end_ = 0;
-  size_t consumed_ = 0;  // bytes of the message returned last, dropped at the next recv()
+  size_t consumed_ = 0;        // bytes of the message returned last, dropped at the next recv()
   uint32_t small_streak_ = 0;  // messages in a row that fit the initial buffer
 };
 

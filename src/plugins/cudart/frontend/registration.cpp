@@ -49,7 +49,9 @@ GVIRTUS_CUDART_EXPORT void** __cudaRegisterFatBinary(void* fat_cubin) {
   return reinterpret_cast<void**>(module);
 }
 
-GVIRTUS_CUDART_EXPORT void __cudaRegisterFatBinaryEnd(void** handle) { (void)handle; }
+GVIRTUS_CUDART_EXPORT void __cudaRegisterFatBinaryEnd(void** handle) {
+  (void)handle;
+}
 
 GVIRTUS_CUDART_EXPORT void __cudaUnregisterFatBinary(void** handle) {
   auto* module = reinterpret_cast<Module*>(handle);
@@ -81,7 +83,8 @@ GVIRTUS_CUDART_EXPORT void __cudaRegisterVar(void** handle, char* host_var, char
   (void)ext, (void)size, (void)constant, (void)global;
 }
 
-GVIRTUS_CUDART_EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared_bytes,
+GVIRTUS_CUDART_EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block,
+                                                           size_t shared_bytes,
                                                            struct CUstream_st* stream) {
   gvirtus::cudart::t_configurations.push_back({grid, block, shared_bytes, stream});
   return 0;
