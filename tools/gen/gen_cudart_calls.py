@@ -16,7 +16,7 @@ import re
 import sys
 
 ROW = re.compile(r"^(\d+)\s+(sync|async)\s+(auto|custom)\s+(\w+)\((.*)\)\s*$")
-PARAM = re.compile(r"^(in|out)\s+(.+?)\s*(\w+)$")
+PARAM = re.compile(r"^(inref|in|out)\s+(.+?)\s*(\w+)$")
 
 
 class Param:
@@ -55,8 +55,8 @@ def parse(path):
                 if not p:
                     sys.exit(f"{path}:{number}: cannot parse parameter '{text.strip()}'")
                 param = Param(p[1], p[2].replace(" *", "*"), p[3])
-                if param.direction == "out" and not param.ctype.endswith("*"):
-                    sys.exit(f"{path}:{number}: output '{param.name}' must be a pointer")
+                if param.direction in ("out", "inref") and not param.ctype.endswith("*"):
+                    sys.exit(f"{path}:{number}: '{param.name}' must be a pointer")
                 if kind == "async" and param.direction == "out":
                     sys.exit(f"{path}:{number}: an async call cannot have outputs")
                 params.append(param)
@@ -129,7 +129,7 @@ def stub(calls):
         sig = ", ".join(f"{p.ctype} {p.name}" for p in c.params)
         encode = "".join(
             f" cr::put_value(w, {p.name});" if p.direction == "in" else f" cr::put_output(w, {p.name});"
-            for p in c.params)
+            for p in c.params)  # inref: the pointee travels like an output's initial value
         decode = "".join(f" cr::get_output(r, {p.name});" for p in c.params if p.direction == "out")
         captures = "&" if c.params else ""
         out.append(f'GVIRTUS_CUDART_EXPORT cudaError_t {c.name}({sig}) {{')
@@ -158,6 +158,10 @@ def handlers(calls):
             if p.direction == "in":
                 out.append(f"      const auto {p.name} = get_value<{p.ctype}>(in);")
                 args.append(p.name)
+            elif p.direction == "inref":
+                pointee = p.pointee.replace("const ", "")
+                out.append(f"      Output<{pointee}> {p.name}(in);  // an input passed by pointer")
+                args.append(f"{p.name}.ptr()")
             else:
                 out.append(f"      Output<{p.pointee}> {p.name}(in);")
                 args.append(f"{p.name}.ptr()")

@@ -28,6 +28,13 @@ int main() {
   if (OK(cudaDeviceGetStreamPriorityRange(&least, &greatest))) EXPECT(greatest <= least);
   int can = -1;
   SHOW(cudaDeviceCanAccessPeer(&can, 0, 0));
+  cudaDeviceProp wanted{};
+  wanted.major = 1;
+  int chosen = -1;
+  if (OK(cudaChooseDevice(&chosen, &wanted))) EXPECT(chosen >= 0 && chosen < count);
+  SHOW(cudaChooseDevice(&chosen, nullptr));
+  int p2p = -1;
+  SHOW(cudaDeviceGetP2PAttribute(&p2p, cudaDevP2PAttrAccessSupported, 0, 0));
   SHOW(cudaDeviceSynchronize());
   SHOW(cudaDeviceReset());
   SHOW(cudaGetLastError());

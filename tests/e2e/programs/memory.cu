@@ -50,7 +50,17 @@ int main() {
   size_t pitch = 0;
   if (OK(cudaMallocPitch(&pitched, &pitch, 1000, 10))) {
     EXPECT(pitch >= 1000);
+    std::vector<unsigned char> rows(pitch * 10, 0);
+    if (OK(cudaMemset2D(pitched, pitch, 0x11, 1000, 10)) &&
+        OK(cudaMemset2DAsync(pitched, pitch, 0x22, 500, 10, nullptr)) &&
+        OK(cudaMemcpy(rows.data(), pitched, pitch * 10, cudaMemcpyDeviceToHost))) {
+      EXPECT(rows[0] == 0x22 && rows[499] == 0x22 && rows[500] == 0x11 && rows[999] == 0x11);
+      EXPECT(rows[9 * pitch + 999] == 0x11);
+    }
     SHOW(cudaFree(pitched));
+  } else {
+    SHOW(cudaMemset2D(pitched, 1024, 0x11, 1000, 10));
+    SHOW(cudaMemset2DAsync(pitched, 1024, 0x22, 500, 10, nullptr));
   }
   SHOW(cudaFree(nullptr));
   SHOW(cudaGetLastError());

@@ -26,6 +26,18 @@ int main() {
     SHOW(cudaEventRecord(start, a));
     SHOW(cudaMemsetAsync(dev, 1, 1 << 20, a));
   }
+  if (have_c) {
+    int priority = 12345;
+    if (OK(cudaStreamGetPriority(c, &priority))) EXPECT(priority == greatest);
+  }
+  if (have_b) {
+    unsigned flags = 0;
+    if (OK(cudaStreamGetFlags(b, &flags))) EXPECT(flags == cudaStreamNonBlocking);
+  }
+  if (have_start)
+    SHOW(cudaEventRecordWithFlags(start, a, cudaEventRecordDefault));
+  else
+    SHOW(cudaEventRecordWithFlags(start, a, 0));
   if (have_b && have_sync) {
     SHOW(cudaEventRecord(sync, b));
     SHOW(cudaStreamWaitEvent(a, sync, 0));
