@@ -42,6 +42,23 @@ int main() {
     }
     SHOW(cudaFree(dev_big));
   }
+  // The same through cudaMemcpyAsync on a stream.
+  cudaStream_t stream = nullptr;
+  SHOW(cudaStreamCreate(&stream));
+  std::vector<unsigned char> async_back(n, 0xee);
+  void* dev_async = nullptr;
+  if (OK(cudaMalloc(&dev_async, n))) {
+    SHOW(cudaMemcpyAsync(dev_async, host.data(), n, cudaMemcpyHostToDevice, stream));
+    SHOW(cudaMemcpyAsync(async_back.data(), dev_async, n, cudaMemcpyDeviceToHost, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    EXPECT(std::memcmp(host.data(), async_back.data(), n) == 0);
+    SHOW(cudaFree(dev_async));
+  } else {
+    SHOW(cudaMemcpyAsync((void*)0x1000, host.data(), 64, cudaMemcpyHostToDevice, stream));
+    SHOW(cudaMemcpyAsync(async_back.data(), (void*)0x1000, 64, cudaMemcpyDeviceToHost, stream));
+    EXPECT(async_back[0] == 0xee);
+  }
+  SHOW(cudaStreamDestroy(stream));
   std::vector<unsigned char> h2h(4096, 0);
   if (OK(cudaMemcpy(h2h.data(), host.data(), 4096, cudaMemcpyHostToHost))) {
     EXPECT(std::memcmp(h2h.data(), host.data(), 4096) == 0);

@@ -5,11 +5,19 @@
 namespace gvirtus::cudart {
 namespace {
 
-cudaError_t run_memcpy(WireReader& in, WireWriter& out) {
+// cudaMemcpy, or cudaMemcpyAsync when `with_stream`. Copies between the network buffers and the
+// device go through pageable memory, for which the runtime finishes reading (host to device) or
+// writing (device to host) the host side before it returns, so the buffers can be reused at once.
+cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
   void* dst = get_value<void*>(in);
   const void* src = get_value<const void*>(in);
   const uint64_t count = in.get<uint64_t>();
   const auto kind = static_cast<cudaMemcpyKind>(in.get<int32_t>());
+  const cudaStream_t stream = with_stream ? get_value<cudaStream_t>(in) : nullptr;
+  auto memcpy_on_backend = [&](void* to, const void* from) {
+    return with_stream ? ::cudaMemcpyAsync(to, from, count, kind, stream)
+                       : ::cudaMemcpy(to, from, count, kind);
+  };
   if (count > kMemcpyChunkBytes) {
     raise(ErrorKind::kInvalidInput, "cudaMemcpy chunk of " + std::to_string(count) + " bytes");
   }
@@ -20,14 +28,14 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out) {
     case cudaMemcpyHostToDevice: {
       const auto data = in.get_raw(count);
       in.expect_end();
-      result = ::cudaMemcpy(dst, data.data(), count, kind);
+      result = memcpy_on_backend(dst, data.data());
       break;
     }
     case cudaMemcpyDeviceToHost: {
       in.expect_end();
       out.put<uint64_t>(count);
       std::byte* landing = out.put_space(count);  // the reply buffer is the staging buffer
-      result = ::cudaMemcpy(landing, src, count, kind);
+      result = memcpy_on_backend(landing, src);
       break;
     }
     case cudaMemcpyHostToHost: {
@@ -35,12 +43,12 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out) {
       in.expect_end();
       out.put<uint64_t>(count);
       std::byte* landing = out.put_space(count);
-      result = ::cudaMemcpy(landing, data.data(), count, kind);
+      result = memcpy_on_backend(landing, data.data());
       break;
     }
     default:  // device to device, or a kind the runtime itself must judge
       in.expect_end();
-      result = ::cudaMemcpy(dst, src, count, kind);
+      result = memcpy_on_backend(dst, src);
       break;
   }
   out.store_at<int32_t>(at, result);
@@ -54,7 +62,11 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out) {
 bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
   switch (fn) {
     case Fn::cudaMemcpy:
-      result = run_memcpy(in, out);
+      result = run_memcpy(in, out, false);
+      return true;
+    case Fn::cudaMemcpyAsyncPush:
+    case Fn::cudaMemcpyAsyncPull:
+      result = run_memcpy(in, out, true);
       return true;
     default:
       return false;

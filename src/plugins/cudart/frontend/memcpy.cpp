@@ -14,22 +14,45 @@ bool receives_host_data(cudaMemcpyKind kind) {
   return kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
 }
 
-cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind kind) {
-  return remote_sync(
-      Fn::cudaMemcpy,
-      [&](WireWriter& w) {
-        w.put<uint64_t>(reinterpret_cast<uintptr_t>(dst));
-        w.put<uint64_t>(reinterpret_cast<uintptr_t>(src));
-        w.put<uint64_t>(count);
-        w.put<int32_t>(kind);
-        if (sends_host_data(kind)) w.put_raw(src, count);
-      },
-      [&](WireReader& r) {
-        if (!receives_host_data(kind) || r.remaining() == 0) return;  // no data after a failure
-        const auto data = r.get_blob(count);
-        if (data.size() != count) raise(ErrorKind::kInvalidInput, "short cudaMemcpy reply");
-        std::memcpy(dst, data.data(), count);
-      });
+// One chunk of a copy. `stream` is present for cudaMemcpyAsync, whose copies that bring no data
+// back are sent without waiting.
+cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind kind,
+                       const cudaStream_t* stream) {
+  auto encode = [&](WireWriter& w) {
+    w.put<uint64_t>(reinterpret_cast<uintptr_t>(dst));
+    w.put<uint64_t>(reinterpret_cast<uintptr_t>(src));
+    w.put<uint64_t>(count);
+    w.put<int32_t>(kind);
+    if (stream != nullptr) put_value(w, *stream);
+    if (sends_host_data(kind)) w.put_raw(src, count);
+  };
+  auto decode = [&](WireReader& r) {
+    if (!receives_host_data(kind) || r.remaining() == 0) return;  // no data after a failure
+    const auto data = r.get_blob(count);
+    if (data.size() != count) raise(ErrorKind::kInvalidInput, "short cudaMemcpy reply");
+    std::memcpy(dst, data.data(), count);
+  };
+  if (stream == nullptr) return remote_sync(Fn::cudaMemcpy, encode, decode);
+  if (receives_host_data(kind)) return remote_sync(Fn::cudaMemcpyAsyncPull, encode, decode);
+  return remote_async(Fn::cudaMemcpyAsyncPush, encode);
+}
+
+cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                 const cudaStream_t* stream) {
+  if (kind == cudaMemcpyDefault) {
+    // TODO(feature): needs the stub's host-allocation tracking to tell host from device pointers.
+    const cudaError_t failed = known_init_failure();
+    return failed != cudaSuccess ? failed : cudaErrorNotSupported;
+  }
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  if (count == 0) return copy_chunk(d, s, 0, kind, stream);
+  for (size_t done = 0; done < count; done += kMemcpyChunkBytes) {
+    const size_t n = std::min(kMemcpyChunkBytes, count - done);
+    const cudaError_t rc = copy_chunk(d + done, s + done, n, kind, stream);
+    if (rc != cudaSuccess) return rc;
+  }
+  return cudaSuccess;
 }
 
 }  // namespace
@@ -37,19 +60,10 @@ cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind 
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
                                              cudaMemcpyKind kind) {
-  using namespace gvirtus::cudart;
-  if (kind == cudaMemcpyDefault) {
-    // TODO(feature): needs the stub's host-allocation tracking to tell host from device pointers.
-    const cudaError_t failed = known_init_failure();
-    return failed != cudaSuccess ? failed : cudaErrorNotSupported;
-  }
-  if (count == 0)
-    return copy_chunk(static_cast<char*>(dst), static_cast<const char*>(src), 0, kind);
-  for (size_t done = 0; done < count; done += kMemcpyChunkBytes) {
-    const size_t n = std::min(kMemcpyChunkBytes, count - done);
-    const cudaError_t rc =
-        copy_chunk(static_cast<char*>(dst) + done, static_cast<const char*>(src) + done, n, kind);
-    if (rc != cudaSuccess) return rc;
-  }
-  return cudaSuccess;
+  return gvirtus::cudart::copy(dst, src, count, kind, nullptr);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count,
+                                                  cudaMemcpyKind kind, cudaStream_t stream) {
+  return gvirtus::cudart::copy(dst, src, count, kind, &stream);
 }
