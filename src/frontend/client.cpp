@@ -97,7 +97,7 @@ Connection& Client::connection() {
   return *connection_;
 }
 
-void Client::connect_locked(std::unique_lock<std::mutex>& lock) {
+void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` holds mutex_
   if (config_.endpoints.empty()) {
     fail_locked(Error(ErrorKind::kInvalidInput, config_.source + ": no endpoint configured"));
     throw *failure_;
@@ -146,7 +146,6 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {
     }
   }
   fail_locked(Error(ErrorKind::kDisconnected, "no gvirtus backend reachable: " + reasons));
-  (void)lock;
   throw *failure_;
 }
 
