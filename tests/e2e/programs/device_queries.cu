@@ -1,4 +1,6 @@
 // Device management and queries.
+#include <cstring>
+
 #include "check.h"
 
 int main() {
@@ -33,6 +35,18 @@ int main() {
   int chosen = -1;
   if (OK(cudaChooseDevice(&chosen, &wanted))) EXPECT(chosen >= 0 && chosen < count);
   SHOW(cudaChooseDevice(&chosen, nullptr));
+  char bus[32];
+  std::memset(bus, '#', sizeof bus);
+  if (OK(cudaDeviceGetPCIBusId(bus, sizeof bus, 0))) {
+    std::printf("bus id has %zu characters\n", std::strlen(bus));
+    int by_bus = -1;
+    if (OK(cudaDeviceGetByPCIBusId(&by_bus, bus))) EXPECT(by_bus == 0);
+  } else {
+    EXPECT(bus[0] == '#');
+  }
+  SHOW(cudaDeviceGetPCIBusId(bus, 4, 0));  // too short for any bus id
+  int by_bus = -1;
+  SHOW(cudaDeviceGetByPCIBusId(&by_bus, "not a bus id"));
   int p2p = -1;
   SHOW(cudaDeviceGetP2PAttribute(&p2p, cudaDevP2PAttrAccessSupported, 0, 0));
   SHOW(cudaDeviceSynchronize());
