@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 
@@ -196,13 +197,13 @@ void Client::call(uint32_t call_id, std::span<const ByteView> payload, ReplyDeco
   {
     std::lock_guard lock(mutex_);
     id = next_request_id_++;
-    awaited_.insert(id);
+    awaited_.push_back(id);
   }
   try {
     send_frame(call_id, kFlagRequest, id, payload);
   } catch (...) {
     std::lock_guard lock(mutex_);
-    awaited_.erase(id);
+    stop_awaiting_locked(id);
     throw;
   }
   wait_reply(id, decode);
@@ -223,13 +224,13 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
     if (auto it = stash_.find(request_id); it != stash_.end()) {
       Stashed reply = std::move(it->second);
       stash_.erase(it);
-      awaited_.erase(request_id);
+      stop_awaiting_locked(request_id);
       lock.unlock();
       finish(reply.header, reply.payload, decode);
       return;
     }
     if (failure_) {
-      awaited_.erase(request_id);
+      stop_awaiting_locked(request_id);
       throw *failure_;
     }
     if (receiving_) {
@@ -252,7 +253,7 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
     } catch (const Error& e) {
       lock.lock();
       receiving_ = false;
-      awaited_.erase(request_id);
+      stop_awaiting_locked(request_id);
       fail_locked(Error(e.kind(), std::string("lost the gvirtus backend: ") + e.what()));
       throw *failure_;
     }
@@ -267,7 +268,7 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
       }
       lock.lock();
       receiving_ = false;
-      awaited_.erase(request_id);
+      stop_awaiting_locked(request_id);
       replies_.notify_all();
       if (error) throw *error;
       return;
@@ -281,7 +282,7 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
 
 void Client::route_locked(const Frame& frame) {
   const FrameHeader& h = frame.header;
-  if (awaited_.count(h.request_id) != 0) {
+  if (std::find(awaited_.begin(), awaited_.end(), h.request_id) != awaited_.end()) {
     stash_[h.request_id] = Stashed{h, {frame.payload.begin(), frame.payload.end()}};
     return;
   }
@@ -294,6 +295,14 @@ void Client::route_locked(const Frame& frame) {
     return;
   }
   GVIRTUS_LOG(kWarning) << "ignoring an unexpected reply: " << describe(h);
+}
+
+void Client::stop_awaiting_locked(uint64_t request_id) {
+  const auto it = std::find(awaited_.begin(), awaited_.end(), request_id);
+  if (it != awaited_.end()) {
+    *it = awaited_.back();
+    awaited_.pop_back();
+  }
 }
 
 std::optional<Error> Client::take_async_error() {

@@ -23,7 +23,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "common/config.h"
@@ -83,6 +82,7 @@ class Client {
   // Handles a frame that is not the one the receiving thread waits for. Called with mutex_ held.
   void route_locked(const Frame& frame);
   void fail_locked(const Error& error);
+  void stop_awaiting_locked(uint64_t request_id);
   static void finish(const FrameHeader& header, std::span<const std::byte> payload,
                      ReplyDecoder decode);
 
@@ -93,10 +93,12 @@ class Client {
   std::condition_variable replies_;
   std::unique_ptr<Connection> connection_;
   std::optional<HelloReply> hello_;
-  std::optional<Error> failure_;       // sticky: set once the session is unusable
-  std::optional<Error> async_error_;   // first deferred error not yet taken
-  bool receiving_ = false;             // a thread is reading from the connection
-  std::set<uint64_t> awaited_;         // synchronous requests waiting for replies
+  std::optional<Error> failure_;      // sticky: set once the session is unusable
+  std::optional<Error> async_error_;  // first deferred error not yet taken
+  bool receiving_ = false;            // a thread is reading from the connection
+  // Synchronous requests waiting for replies: one per waiting thread, so a vector that keeps its
+  // capacity (no allocation per call, unlike a set's nodes).
+  std::vector<uint64_t> awaited_;
   std::map<uint64_t, Stashed> stash_;  // replies read by another thread
   uint64_t next_request_id_ = 1;
   std::mutex send_mutex_;  // serialises sends
