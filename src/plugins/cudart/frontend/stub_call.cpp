@@ -47,7 +47,21 @@ WireWriter& encoder() {
   return writer;
 }
 
+// Errors the stub produced without a round trip, per thread like the runtime's last error.
+thread_local cudaError_t t_local_error = cudaSuccess;
+
 }  // namespace
+
+cudaError_t record_local_error(cudaError_t error) {
+  if (error != cudaSuccess) t_local_error = error;
+  return error;
+}
+
+cudaError_t local_last_error(bool take) {
+  const cudaError_t error = t_local_error;
+  if (take) t_local_error = cudaSuccess;
+  return error;
+}
 
 cudaError_t known_init_failure() {
   return static_cast<cudaError_t>(g_init_failure.load(std::memory_order_relaxed));

@@ -37,4 +37,12 @@ cudaError_t remote_async(Fn fn, Encoder encode);
 // shown that its runtime cannot initialise (no driver, no device); cudaSuccess otherwise.
 cudaError_t known_init_failure();
 
+// Records an error the stub produced by itself, without the backend, as the calling thread's
+// last error (the real runtime records every failure so), and returns it. cudaGetLastError and
+// cudaPeekAtLastError report it.
+cudaError_t record_local_error(cudaError_t error);
+
+// The calling thread's pending locally produced error (cudaSuccess if none); `take` clears it.
+cudaError_t local_last_error(bool take);
+
 }  // namespace gvirtus::cudart
