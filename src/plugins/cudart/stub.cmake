@@ -6,7 +6,7 @@ set(GVIRTUS_STUB_MAP ${GVIRTUS_CUDART_GEN_DIR}/libcudart-provisional.map)
 file(WRITE ${GVIRTUS_STUB_MAP} "libcudart.so.13 { global: cuda*; __cuda*; local: *; };\n")
 add_library(gvirtus-cudart-stub SHARED
   frontend/stub_call.cpp frontend/memcpy.cpp frontend/errors.cpp frontend/registration.cpp
-  frontend/pci_bus_id.cpp
+  frontend/pci_bus_id.cpp frontend/not_supported.cpp
   ${GVIRTUS_CUDART_GEN_DIR}/cudart_stub_calls.cpp)
 target_link_libraries(gvirtus-cudart-stub PRIVATE gvirtus-frontend gvirtus-cudart-headers)
 target_link_options(gvirtus-cudart-stub PRIVATE -Wl,--version-script=${GVIRTUS_STUB_MAP}
