@@ -5,9 +5,27 @@ GVIRTUS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${GVIRTUS_BUILD_DIR:-$GVIRTUS_ROOT/build}"
 
 # Debian packages the build and tests need. The CUDA toolkit is optional (detected by CMake).
-GVIRTUS_PACKAGES=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev)
+GVIRTUS_PACKAGES=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev liblz4-dev libzstd-dev)
+# cuobjdump (ground truth for the fatbin parser's tests) is not in the CUDA 13 toolkit; PyPI has it.
+GVIRTUS_CUOBJDUMP_PIP="nvidia-cuda-cuobjdump==13.2.86"
+GVIRTUS_CUOBJDUMP_DIR="$BUILD_DIR/tools/cuobjdump"
+
+# Installs cuobjdump from PyPI when nvcc exists but no cuobjdump does. Not fatal: without it
+# (PyPI unreachable, no pip) the fatbin tests skip and say why.
+install_cuobjdump() {
+  local nvcc
+  nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+  [ -x "$nvcc" ] || return 0
+  command -v cuobjdump >/dev/null && return 0
+  [ -x "$(dirname "$nvcc")/cuobjdump" ] && return 0
+  [ -x "$GVIRTUS_CUOBJDUMP_DIR/nvidia/cu13/bin/cuobjdump" ] && return 0
+  echo "== installing cuobjdump from PyPI ($GVIRTUS_CUOBJDUMP_PIP)"
+  python3 -m pip install -q --disable-pip-version-check --target "$GVIRTUS_CUOBJDUMP_DIR" \
+    "$GVIRTUS_CUOBJDUMP_PIP" || echo "== cuobjdump not installed; the fatbin tests will skip"
+}
 
 install_missing() {
+  install_cuobjdump
   local missing=()
   for p in "${GVIRTUS_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,7 +41,10 @@ install_missing() {
 build() {
   echo "== building in $BUILD_DIR"
   if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -G Ninja ${GVIRTUS_CMAKE_ARGS:-}
+    local cuobjdump_arg=()
+    [ -x "$GVIRTUS_CUOBJDUMP_DIR/nvidia/cu13/bin/cuobjdump" ] &&
+      cuobjdump_arg=("-DGVIRTUS_CUOBJDUMP=$GVIRTUS_CUOBJDUMP_DIR/nvidia/cu13/bin/cuobjdump")
+    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -G Ninja "${cuobjdump_arg[@]}" ${GVIRTUS_CMAKE_ARGS:-}
   fi
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
