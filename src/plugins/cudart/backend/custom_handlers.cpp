@@ -105,6 +105,19 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaDeviceGetByPCIBusId:
       result = run_get_by_pci_bus_id(in, out);
       return true;
+    case Fn::cudaModuleLoad:
+      result = run_module_load(in, out);
+      return true;
+    case Fn::cudaKernelResolve:
+      result = run_kernel_resolve(in, out);
+      return true;
+    case Fn::cudaVarResolve:
+      result = run_var_resolve(in, out);
+      return true;
+    case Fn::cudaLaunch:
+    case Fn::cudaLaunchSync:
+      result = run_launch(in, out);
+      return true;
     case Fn::cudaMemcpyAsyncPush:
     case Fn::cudaMemcpyAsyncPull:
       result = run_memcpy(in, out, true);

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/wire.h"
+#include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/cudart_calls.h"
 

@@ -1,22 +1,17 @@
-// Module and kernel registration, as nvcc's generated host code performs it at program start
-// (crt/host_runtime.h): __cudaRegisterFatBinary, __cudaRegisterFunction, __cudaRegisterVar, ...
-//
-// This step records what the program registers and answers the call-configuration push/pop
-// locally (both never need the GPU). Shipping modules to the backend and launching kernels follow
-// with the fatbinary parser (docs/fatbin.md); until then cudaLaunchKernel is not supported.
+// The entry points nvcc's generated host code calls (crt/host_runtime.h): module, kernel and
+// variable registration at program start, the <<<>>> call-configuration stack, and the kernel
+// handles of CUDA 13's launch sequence (__cudaGetKernel then __cudaLaunchKernel). All answered
+// locally; the backend sees a module only when the program first uses it (registry.h).
 #include <cuda_runtime_api.h>
 
-#include <mutex>
 #include <vector>
 
+#include "plugins/cudart/frontend/registration.h"
+#include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
 namespace {
-
-struct Module {
-  const void* wrapper;  // the program's fatbin wrapper {magic, version, data, ...}
-};
 
 struct CallConfiguration {
   dim3 grid;
@@ -25,75 +20,71 @@ struct CallConfiguration {
   void* stream;
 };
 
-std::mutex& registry_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-std::vector<Module*>& modules() {
-  static std::vector<Module*> list;
-  return list;
-}
-
 // <<<...>>> pushes a configuration that the kernel's host stub pops on the same thread.
 thread_local std::vector<CallConfiguration> t_configurations;
+
+cudaError_t get_kernel(cudaKernel_t* handle, const void* function) {
+  if (handle == nullptr) return record_local_error(cudaErrorInvalidValue);
+  Kernel* kernel = find_kernel(function);
+  if (kernel == nullptr) {
+    const cudaError_t init = runtime_init_status();
+    return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+  }
+  *handle = reinterpret_cast<cudaKernel_t>(kernel);
+  return cudaSuccess;
+}
 
 }  // namespace
 }  // namespace gvirtus::cudart
 
-using gvirtus::cudart::Module;
+namespace cr = gvirtus::cudart;
 
 GVIRTUS_CUDART_EXPORT void** __cudaRegisterFatBinary(void* fat_cubin) {
-  auto* module = new Module{fat_cubin};  // lives until __cudaUnregisterFatBinary
-  std::lock_guard lock(gvirtus::cudart::registry_mutex());
-  gvirtus::cudart::modules().push_back(module);
-  return reinterpret_cast<void**>(module);
+  return reinterpret_cast<void**>(cr::register_module(fat_cubin));
 }
 
 GVIRTUS_CUDART_EXPORT void __cudaRegisterFatBinaryEnd(void** handle) {
-  (void)handle;
+  (void)handle;  // registration is complete; modules are shipped on first use
 }
 
 GVIRTUS_CUDART_EXPORT void __cudaUnregisterFatBinary(void** handle) {
-  auto* module = reinterpret_cast<Module*>(handle);
-  std::lock_guard lock(gvirtus::cudart::registry_mutex());
-  auto& list = gvirtus::cudart::modules();
-  for (auto it = list.begin(); it != list.end(); ++it) {
-    if (*it == module) {
-      list.erase(it);
-      delete module;
-      return;
-    }
-  }
+  cr::unregister_module(reinterpret_cast<cr::Module*>(handle));
 }
 
 GVIRTUS_CUDART_EXPORT void __cudaRegisterFunction(void** handle, const char* host_function,
                                                   char* device_function, const char* device_name,
                                                   int thread_limit, uint3* tid, uint3* bid,
                                                   dim3* block_dim, dim3* grid_dim, int* warp_size) {
-  // TODO(feature): remember host_function -> (module, device_name) for launches.
-  (void)handle, (void)host_function, (void)device_function, (void)device_name;
-  (void)thread_limit, (void)tid, (void)bid, (void)block_dim, (void)grid_dim, (void)warp_size;
+  (void)device_function, (void)thread_limit, (void)tid, (void)bid, (void)block_dim;
+  (void)grid_dim, (void)warp_size;
+  cr::register_kernel(reinterpret_cast<cr::Module*>(handle), host_function, device_name);
 }
 
 GVIRTUS_CUDART_EXPORT void __cudaRegisterVar(void** handle, char* host_var, char* device_address,
                                              const char* device_name, int ext, size_t size,
                                              int constant, int global) {
-  // TODO(feature): remember host_var -> (module, device_name) for symbol copies.
-  (void)handle, (void)host_var, (void)device_address, (void)device_name;
-  (void)ext, (void)size, (void)constant, (void)global;
+  (void)device_address, (void)ext, (void)constant, (void)global;
+  cr::register_variable(reinterpret_cast<cr::Module*>(handle), host_var, device_name, size);
+}
+
+// Managed variables are not supported (__cudaRegisterManagedVar is not implemented), so there
+// is never a module to initialise for them.
+GVIRTUS_CUDART_EXPORT char __cudaInitModule(void** handle) {
+  (void)handle;
+  return 0;
 }
 
 GVIRTUS_CUDART_EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block,
                                                            size_t shared_bytes,
                                                            struct CUstream_st* stream) {
-  gvirtus::cudart::t_configurations.push_back({grid, block, shared_bytes, stream});
+  cr::t_configurations.push_back({grid, block, shared_bytes, stream});
   return 0;
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block,
                                                              size_t* shared_bytes, void* stream) {
-  auto& stack = gvirtus::cudart::t_configurations;
-  if (stack.empty()) return cudaErrorMissingConfiguration;
+  auto& stack = cr::t_configurations;
+  if (stack.empty()) return cr::record_local_error(cudaErrorMissingConfiguration);
   const auto c = stack.back();
   stack.pop_back();
   *grid = c.grid;
@@ -103,10 +94,10 @@ GVIRTUS_CUDART_EXPORT cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* b
   return cudaSuccess;
 }
 
-GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block,
-                                                   void** args, size_t shared_bytes,
-                                                   cudaStream_t stream) {
-  (void)function, (void)grid, (void)block, (void)args, (void)shared_bytes, (void)stream;
-  const cudaError_t failed = gvirtus::cudart::known_init_failure();
-  return failed != cudaSuccess ? failed : cudaErrorNotSupported;
+GVIRTUS_CUDART_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* handle, const void* function) {
+  return cr::get_kernel(handle, function);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGetKernel(cudaKernel_t* handle, const void* function) {
+  return cr::get_kernel(handle, function);
 }

@@ -63,6 +63,18 @@ cudaError_t local_last_error(bool take) {
   return error;
 }
 
+cudaError_t runtime_init_status() {
+  if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
+  // One check per session: a forked child has its own session and checks again.
+  static std::atomic<const void*> checked_in{nullptr};
+  const void* session = &Client::instance();
+  if (checked_in.load(std::memory_order_acquire) == session) return cudaSuccess;
+  const cudaError_t rc = ::cudaFree(nullptr);
+  if (is_init_failure(rc) || rc == cudaErrorDevicesUnavailable) return rc;
+  checked_in.store(session, std::memory_order_release);
+  return cudaSuccess;
+}
+
 cudaError_t known_init_failure() {
   return static_cast<cudaError_t>(g_init_failure.load(std::memory_order_relaxed));
 }

@@ -14,6 +14,7 @@
 #include "common/wire.h"
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/cudart_calls.h"
+#include "plugins/cudart/cudart_remote_calls.h"
 
 // Marks a CUDA runtime function the stub exports. The library is built with hidden visibility
 // (nothing of gvirtus's own C++ leaks into the application) and a version script that puts every
@@ -36,6 +37,13 @@ cudaError_t remote_async(Fn fn, Encoder encode);
 // The result the real runtime would give every call that needs a device, once the backend has
 // shown that its runtime cannot initialise (no driver, no device); cudaSuccess otherwise.
 cudaError_t known_init_failure();
+
+// Whether the runtime behind the backend can initialise, as the real runtime checks before it
+// answers anything: the remembered initialisation failure, or, the first time in a session, the
+// result of initialising it (cudaFree(nullptr)). Calls the stub answers by itself use it so that,
+// like natively, a driverless machine reports cudaErrorInsufficientDriver rather than the error
+// the call would otherwise give.
+cudaError_t runtime_init_status();
 
 // Records an error the stub produced by itself, without the backend, as the calling thread's
 // last error (the real runtime records every failure so), and returns it. cudaGetLastError and

@@ -1,0 +1,197 @@
+#include "plugins/cudart/backend/modules.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/log.h"
+#include "plugins/cudart/common/marshal.h"
+#include "plugins/cudart/common/module_wire.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+struct Library {
+  std::vector<std::byte> image;  // kept while loaded: the runtime may read it lazily
+  uint64_t expected_bytes = 0;
+  cudaLibrary_t handle = nullptr;
+};
+
+struct ResolvedKernel {
+  cudaKernel_t handle = nullptr;
+  // The launch buffer: parameter bytes, 16-byte aligned for any parameter, and a pointer to
+  // each parameter in it (what cudaLaunchKernel takes). Reused by every launch: the runtime
+  // copies the parameters before it returns.
+  std::unique_ptr<std::max_align_t[]> buffer;
+  uint32_t param_bytes = 0;
+  std::vector<void*> args;
+};
+
+struct State {
+  std::unordered_map<uint64_t, Library> libraries;
+  std::unordered_map<uint64_t, ResolvedKernel> kernels;
+  uint64_t module_bytes = 0;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+Library& loaded_library(uint64_t id) {
+  const auto it = state().libraries.find(id);
+  if (it == state().libraries.end() || it->second.handle == nullptr) {
+    raise(ErrorKind::kInvalidInput, "module " + std::to_string(id) + " was not loaded");
+  }
+  return it->second;
+}
+
+// Compares the client's layout with the runtime's own view, where the runtime offers one.
+bool layout_agrees(cudaKernel_t kernel, const std::vector<std::pair<uint32_t, uint32_t>>& layout) {
+  for (size_t i = 0; i < layout.size(); ++i) {
+    size_t offset = 0, size = 0;
+    if (::cudaFuncGetParamInfo(reinterpret_cast<const void*>(kernel), i, &offset, &size) !=
+        cudaSuccess) {
+      (void)::cudaGetLastError();  // our probe's failure is not the program's error
+      return true;                 // nothing to compare with
+    }
+    if (offset != layout[i].first || size != layout[i].second) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+cudaError_t run_module_load(WireReader& in, WireWriter& out) {
+  const uint64_t id = in.get<uint64_t>();
+  const uint64_t total = in.get<uint64_t>();
+  const uint64_t offset = in.get<uint64_t>();
+  const auto chunk = in.get_blob(kModuleChunkBytes);
+  in.expect_end();
+  State& s = state();
+  Library& library = s.libraries[id];
+  if (library.handle != nullptr) raise(ErrorKind::kInvalidInput, "module loaded twice");
+  if (offset == 0) {
+    if (total > kMaxModuleBytes || s.module_bytes + total > kMaxModuleBytes) {
+      raise(ErrorKind::kInvalidInput,
+            "modules of more than " + std::to_string(kMaxModuleBytes) + " bytes in one session");
+    }
+    s.module_bytes -= library.image.size();
+    library.image.clear();
+    library.image.reserve(total);
+    library.expected_bytes = total;
+    s.module_bytes += total;
+  }
+  if (total != library.expected_bytes || offset != library.image.size() ||
+      chunk.size() > total - offset) {
+    raise(ErrorKind::kInvalidInput, "module chunk out of order or beyond the module's size");
+  }
+  library.image.insert(library.image.end(), chunk.begin(), chunk.end());
+  cudaError_t result = cudaSuccess;
+  if (library.image.size() == total) {
+    result = ::cudaLibraryLoadData(&library.handle, library.image.data(), nullptr, nullptr, 0,
+                                   nullptr, nullptr, 0);
+    if (result != cudaSuccess) {
+      library.handle = nullptr;
+      library.image.clear();  // a later attempt starts again from offset 0
+    }
+  }
+  out.put<int32_t>(result);
+  return result;
+}
+
+cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
+  const uint64_t module = in.get<uint64_t>();
+  const uint64_t id = in.get<uint64_t>();
+  const std::string name(in.get_string(kMaxSymbolNameBytes));
+  const uint32_t param_bytes = in.get<uint32_t>();
+  const uint32_t count = in.get<uint32_t>();
+  if (param_bytes > kMaxParamBytes || count > param_bytes) {
+    raise(ErrorKind::kInvalidInput, "kernel " + name + ": impossible parameter layout");
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> layout(count);
+  for (auto& [offset, size] : layout) {
+    offset = in.get<uint32_t>();
+    size = in.get<uint32_t>();
+    if (size == 0 || offset > param_bytes || size > param_bytes - offset) {
+      raise(ErrorKind::kInvalidInput, "kernel " + name + ": parameter outside its bytes");
+    }
+  }
+  in.expect_end();
+  Library& library = loaded_library(module);
+  cudaKernel_t handle = nullptr;
+  cudaError_t result = ::cudaLibraryGetKernel(&handle, library.handle, name.c_str());
+  if (result == cudaSuccess && !layout_agrees(handle, layout)) {
+    GVIRTUS_LOG(kWarning) << "kernel " << name
+                          << ": the client's parameter layout differs from the runtime's";
+    result = cudaErrorInvalidKernelImage;
+  }
+  if (result == cudaSuccess) {
+    ResolvedKernel& kernel = state().kernels[id];
+    kernel.handle = handle;
+    kernel.param_bytes = param_bytes;
+    const size_t words = (param_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+    kernel.buffer = std::make_unique<std::max_align_t[]>(words + 1);
+    auto* base = reinterpret_cast<std::byte*>(kernel.buffer.get());
+    kernel.args.clear();
+    for (const auto& [offset, size] : layout) kernel.args.push_back(base + offset);
+  }
+  out.put<int32_t>(result);
+  return result;
+}
+
+cudaError_t run_var_resolve(WireReader& in, WireWriter& out) {
+  const uint64_t module = in.get<uint64_t>();
+  const std::string name(in.get_string(kMaxSymbolNameBytes));
+  in.expect_end();
+  Library& library = loaded_library(module);
+  void* address = nullptr;
+  size_t bytes = 0;
+  const cudaError_t result = ::cudaLibraryGetGlobal(&address, &bytes, library.handle, name.c_str());
+  out.put<int32_t>(result);
+  if (result == cudaSuccess) {
+    out.put<uint64_t>(reinterpret_cast<uintptr_t>(address));
+    out.put<uint64_t>(bytes);
+  }
+  return result;
+}
+
+cudaError_t run_launch(WireReader& in, WireWriter& out) {
+  const uint64_t id = in.get<uint64_t>();
+  const auto it = state().kernels.find(id);
+  if (it == state().kernels.end()) {
+    raise(ErrorKind::kInvalidInput, "launch of kernel " + std::to_string(id) + " not resolved");
+  }
+  ResolvedKernel& kernel = it->second;
+  dim3 grid, block;
+  grid.x = in.get<uint32_t>(), grid.y = in.get<uint32_t>(), grid.z = in.get<uint32_t>();
+  block.x = in.get<uint32_t>(), block.y = in.get<uint32_t>(), block.z = in.get<uint32_t>();
+  const uint64_t shared_bytes = in.get<uint64_t>();
+  const auto stream = get_value<cudaStream_t>(in);
+  const auto params = in.get_blob(kMaxParamBytes);
+  in.expect_end();
+  if (params.size() != kernel.param_bytes) {
+    raise(ErrorKind::kInvalidInput, "launch with " + std::to_string(params.size()) +
+                                        " parameter bytes for a kernel that takes " +
+                                        std::to_string(kernel.param_bytes));
+  }
+  std::memcpy(kernel.buffer.get(), params.data(), params.size());
+  const cudaError_t result =
+      ::cudaLaunchKernel(reinterpret_cast<const void*>(kernel.handle), grid, block,
+                         kernel.args.empty() ? nullptr : kernel.args.data(), shared_bytes, stream);
+  out.put<int32_t>(result);
+  return result;
+}
+
+const void* kernel_handle(WireReader& in) {
+  const uint64_t id = in.get<uint64_t>();
+  const auto it = state().kernels.find(id);
+  if (it == state().kernels.end()) {
+    raise(ErrorKind::kInvalidInput, "kernel " + std::to_string(id) + " was not resolved");
+  }
+  return reinterpret_cast<const void*>(it->second.handle);
+}
+
+}  // namespace gvirtus::cudart

@@ -1,0 +1,167 @@
+// Kernel launches and the calls that name a kernel (cudaFunc*, occupancy).
+//
+// A launch packs the arguments into the kernel's parameter bytes, each at the offset the
+// fatbinary's layout gives, and travels as one frame. It is sent without waiting when the launch
+// configuration is one no CUDA 13 device rejects (then, as natively, a later failure is reported
+// by cudaGetLastError or a synchronising call); otherwise it waits, so the program gets the
+// runtime's immediate error exactly.
+#include <cstring>
+#include <vector>
+
+#include "plugins/cudart/common/module_wire.h"
+#include "plugins/cudart/frontend/registry.h"
+#include "plugins/cudart/frontend/stub_call.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+// Limits every device CUDA 13 supports (sm_75 and later) shares.
+constexpr unsigned kMaxThreadsPerBlock = 1024;
+constexpr unsigned kMaxBlockZ = 64;
+constexpr unsigned kMaxGridYZ = 65535;
+
+bool surely_valid(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_bytes) {
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  return grid.x > 0 && grid.y > 0 && grid.z > 0 && grid.y <= kMaxGridYZ && grid.z <= kMaxGridYZ &&
+         grid.x <= 0x7fffffffu && threads > 0 && threads <= kMaxThreadsPerBlock &&
+         block.z <= kMaxBlockZ &&
+         shared_bytes <= static_cast<size_t>(kernel.max_dynamic_shared.load());
+}
+
+cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
+                   cudaStream_t stream) {
+  if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
+  Kernel* kernel = find_kernel(function);
+  if (kernel == nullptr) {
+    const cudaError_t init = runtime_init_status();
+    return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+  }
+  if (const cudaError_t rc = prepare(*kernel); rc != cudaSuccess) return rc;
+  const fatbin::KernelLayout& layout = *kernel->layout;
+  if (args == nullptr && !layout.params.empty()) return record_local_error(cudaErrorInvalidValue);
+  // One parameter image per thread, reused: no allocation per launch once warm.
+  thread_local std::vector<std::byte> image;
+  image.assign(layout.param_bytes, std::byte{0});
+  for (size_t i = 0; i < layout.params.size(); ++i) {
+    std::memcpy(image.data() + layout.params[i].offset, args[i], layout.params[i].size);
+  }
+  auto encode = [&](WireWriter& w) {
+    w.put<uint64_t>(kernel->id());
+    for (unsigned v : {grid.x, grid.y, grid.z, block.x, block.y, block.z}) w.put<uint32_t>(v);
+    w.put<uint64_t>(shared_bytes);
+    put_value(w, stream);
+    w.put_blob(image.data(), image.size());
+  };
+  if (surely_valid(*kernel, grid, block, shared_bytes)) {
+    return remote_async(Fn::cudaLaunch, encode);
+  }
+  return remote_sync(Fn::cudaLaunchSync, encode, [](WireReader&) {});
+}
+
+// The per-thread default stream variants (nvcc --default-stream per-thread) name the default
+// stream as the calling thread's own.
+cudaStream_t per_thread(cudaStream_t stream) {
+  return stream == nullptr ? cudaStreamPerThread : stream;
+}
+
+// The kernel a cudaFunc*/occupancy call names, prepared; its id in `id`.
+cudaError_t kernel_id(const void* function, const void*& id) {
+  Kernel* kernel = find_kernel(function);
+  if (kernel == nullptr) {
+    const cudaError_t init = runtime_init_status();
+    return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+  }
+  if (const cudaError_t rc = prepare(*kernel); rc != cudaSuccess) return rc;
+  id = reinterpret_cast<const void*>(kernel->id());
+  return cudaSuccess;
+}
+
+}  // namespace
+}  // namespace gvirtus::cudart
+
+namespace cr = gvirtus::cudart;
+
+GVIRTUS_CUDART_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block,
+                                                     void** args, size_t shared_bytes,
+                                                     cudaStream_t stream) {
+  return cr::launch(kernel, grid, block, args, shared_bytes, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid,
+                                                          dim3 block, void** args,
+                                                          size_t shared_bytes,
+                                                          cudaStream_t stream) {
+  return cr::launch(kernel, grid, block, args, shared_bytes, cr::per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block,
+                                                   void** args, size_t shared_bytes,
+                                                   cudaStream_t stream) {
+  return cr::launch(function, grid, block, args, shared_bytes, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, dim3 grid, dim3 block,
+                                                        void** args, size_t shared_bytes,
+                                                        cudaStream_t stream) {
+  return cr::launch(function, grid, block, args, shared_bytes, cr::per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr,
+                                                        const void* function) {
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(function, id); rc != cudaSuccess) return rc;
+  return cr::remote::cudaFuncGetAttributes(attr, id);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncSetAttribute(const void* function, cudaFuncAttribute attr,
+                                                       int value) {
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(function, id); rc != cudaSuccess) return rc;
+  const cudaError_t rc = cr::remote::cudaFuncSetAttribute(id, attr, value);
+  if (rc == cudaSuccess && attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+    cr::find_kernel(function)->max_dynamic_shared.store(value);
+  }
+  return rc;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncSetCacheConfig(const void* function,
+                                                         cudaFuncCache config) {
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(function, id); rc != cudaSuccess) return rc;
+  return cr::remote::cudaFuncSetCacheConfig(id, config);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+    int* blocks, const void* function, int block_size, size_t dynamic_shared_bytes) {
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(function, id); rc != cudaSuccess) return rc;
+  return cr::remote::cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, id, block_size,
+                                                                   dynamic_shared_bytes);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* blocks, const void* function, int block_size, size_t dynamic_shared_bytes,
+    unsigned flags) {
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(function, id); rc != cudaSuccess) return rc;
+  return cr::remote::cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+      blocks, id, block_size, dynamic_shared_bytes, flags);
+}
+
+// Answered from the fatbinary's layout, which the backend checked against its runtime's.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncGetParamInfo(const void* function, size_t index,
+                                                       size_t* offset, size_t* size) {
+  cr::Kernel* kernel = cr::find_kernel(function);
+  if (kernel == nullptr) {
+    const cudaError_t init = cr::runtime_init_status();
+    return cr::record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+  }
+  if (const cudaError_t rc = cr::prepare(*kernel); rc != cudaSuccess) return rc;
+  const auto& params = kernel->layout->params;
+  if (index >= params.size() || offset == nullptr || size == nullptr) {
+    return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  *offset = params[index].offset;
+  *size = params[index].size;
+  return cudaSuccess;
+}

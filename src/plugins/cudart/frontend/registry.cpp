@@ -1,0 +1,226 @@
+// The stub's module, kernel and variable records, and their preparation in a backend session.
+#include "plugins/cudart/frontend/registry.h"
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "common/log.h"
+#include "frontend/client.h"
+#include "plugins/cudart/common/module_wire.h"
+#include "plugins/cudart/frontend/registration.h"
+#include "plugins/cudart/frontend/stub_call.h"
+
+namespace gvirtus::cudart {
+
+struct Module {
+  explicit Module(const void* w) : wrapper(w) {}
+  uint64_t id() const { return reinterpret_cast<uintptr_t>(this); }
+
+  const void* wrapper;  // the program's fatbin wrapper, valid while the module is registered
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::vector<std::unique_ptr<Variable>> variables;
+
+  std::mutex mutex;  // guards the fields below, and serialises preparing this module's records
+  std::span<const std::byte> image;  // the fatbinary, once located
+  bool layouts_read = false;
+  std::vector<fatbin::KernelLayout> layouts;
+  const void* loaded_in = nullptr;  // the session that has the module
+};
+
+namespace {
+
+struct Registry {
+  std::shared_mutex mutex;
+  std::vector<std::unique_ptr<Module>> modules;
+  std::unordered_map<const void*, Kernel*> kernels_by_function;
+  std::unordered_map<const void*, Kernel*> kernels_by_handle;
+  std::unordered_map<const void*, Variable*> variables;
+};
+
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: unregistration runs from atexit
+  return *r;
+}
+
+const void* current_session() {
+  return &Client::instance();
+}
+
+// Ships the module's fatbinary to the current session. Called with module.mutex held.
+cudaError_t load_module_locked(Module& module, const void* session) {
+  if (module.loaded_in == session) return cudaSuccess;
+  if (module.image.empty()) {
+    try {
+      module.image = fatbin::fatbin_from_wrapper(module.wrapper);
+    } catch (const Error& e) {
+      GVIRTUS_LOG(kWarning) << "a registered module cannot be read: " << e.what();
+      const cudaError_t init = runtime_init_status();
+      return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidKernelImage);
+    }
+  }
+  const uint64_t total = module.image.size();
+  for (uint64_t offset = 0; offset < total || offset == 0; offset += kModuleChunkBytes) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(kModuleChunkBytes, total - offset));
+    const cudaError_t rc = remote_sync(
+        Fn::cudaModuleLoad,
+        [&](WireWriter& w) {
+          w.put<uint64_t>(module.id());
+          w.put<uint64_t>(total);
+          w.put<uint64_t>(offset);
+          w.put_blob(module.image.data() + offset, n);
+        },
+        [](WireReader&) {});
+    if (rc != cudaSuccess) return rc;
+    if (total == 0) break;
+  }
+  module.loaded_in = session;
+  return cudaSuccess;
+}
+
+// The kernel's parameter layout from the module's fatbinary. Called with module.mutex held.
+cudaError_t read_layout_locked(Kernel& kernel) {
+  Module& module = *kernel.module;
+  if (!module.layouts_read) {
+    try {
+      module.layouts = fatbin::kernel_layouts(module.image);
+    } catch (const Error& e) {
+      GVIRTUS_LOG(kWarning) << "kernel layouts of a module cannot be read: " << e.what();
+      return record_local_error(cudaErrorInvalidKernelImage);
+    }
+    module.layouts_read = true;
+  }
+  for (const fatbin::KernelLayout& layout : module.layouts) {
+    if (layout.name == kernel.name) {
+      kernel.layout = &layout;
+      return cudaSuccess;
+    }
+  }
+  GVIRTUS_LOG(kWarning) << "kernel " << kernel.name << " is registered but not in its module";
+  return record_local_error(cudaErrorInvalidDeviceFunction);
+}
+
+}  // namespace
+
+Kernel* find_kernel(const void* function) {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  if (auto it = r.kernels_by_function.find(function); it != r.kernels_by_function.end()) {
+    return it->second;
+  }
+  const auto it = r.kernels_by_handle.find(function);
+  return it != r.kernels_by_handle.end() ? it->second : nullptr;
+}
+
+Variable* find_variable(const void* host_variable) {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  const auto it = r.variables.find(host_variable);
+  return it != r.variables.end() ? it->second : nullptr;
+}
+
+cudaError_t prepare(Kernel& kernel) {
+  const void* session = current_session();
+  if (kernel.resolved_in.load(std::memory_order_acquire) == session) return cudaSuccess;
+  Module& module = *kernel.module;
+  std::lock_guard lock(module.mutex);
+  if (kernel.resolved_in.load(std::memory_order_relaxed) == session) return cudaSuccess;
+  if (cudaError_t rc = load_module_locked(module, session); rc != cudaSuccess) return rc;
+  if (kernel.layout == nullptr) {
+    if (cudaError_t rc = read_layout_locked(kernel); rc != cudaSuccess) return rc;
+  }
+  const fatbin::KernelLayout& layout = *kernel.layout;
+  const cudaError_t rc = remote_sync(
+      Fn::cudaKernelResolve,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(module.id());
+        w.put<uint64_t>(kernel.id());
+        w.put_string(kernel.name);
+        w.put<uint32_t>(layout.param_bytes);
+        w.put<uint32_t>(static_cast<uint32_t>(layout.params.size()));
+        for (const fatbin::ParamInfo& p : layout.params) {
+          w.put<uint32_t>(p.offset);
+          w.put<uint32_t>(p.size);
+        }
+      },
+      [](WireReader&) {});
+  if (rc == cudaSuccess) kernel.resolved_in.store(session, std::memory_order_release);
+  return rc;
+}
+
+cudaError_t prepare(Variable& variable) {
+  const void* session = current_session();
+  if (variable.resolved_in.load(std::memory_order_acquire) == session) return cudaSuccess;
+  Module& module = *variable.module;
+  std::lock_guard lock(module.mutex);
+  if (variable.resolved_in.load(std::memory_order_relaxed) == session) return cudaSuccess;
+  if (cudaError_t rc = load_module_locked(module, session); rc != cudaSuccess) return rc;
+  const cudaError_t rc = remote_sync(
+      Fn::cudaVarResolve,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(module.id());
+        w.put_string(variable.name);
+      },
+      [&](WireReader& r) {
+        if (r.remaining() == 0) return;  // failed: nothing follows the result
+        variable.address = r.get<uint64_t>();
+        variable.bytes = r.get<uint64_t>();
+      });
+  if (rc == cudaSuccess) variable.resolved_in.store(session, std::memory_order_release);
+  return rc;
+}
+
+// Registration (registration.h): called by the exported __cuda* entry points.
+
+Module* register_module(const void* wrapper) {
+  auto module = std::make_unique<Module>(wrapper);
+  Module* raw = module.get();
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.modules.push_back(std::move(module));
+  return raw;
+}
+
+void register_kernel(Module* module, const void* host_function, const char* name) {
+  if (module == nullptr || name == nullptr) return;
+  auto kernel = std::make_unique<Kernel>();
+  kernel->module = module;
+  kernel->host_function = host_function;
+  kernel->name = name;
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.kernels_by_function[host_function] = kernel.get();
+  r.kernels_by_handle[kernel.get()] = kernel.get();
+  module->kernels.push_back(std::move(kernel));
+}
+
+void register_variable(Module* module, const void* host_variable, const char* name, size_t size) {
+  if (module == nullptr || name == nullptr) return;
+  auto variable = std::make_unique<Variable>();
+  variable->module = module;
+  variable->name = name;
+  variable->size = size;
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.variables[host_variable] = variable.get();
+  module->variables.push_back(std::move(variable));
+}
+
+void unregister_module(Module* module) {
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  const auto it = std::find_if(r.modules.begin(), r.modules.end(),
+                               [&](const auto& m) { return m.get() == module; });
+  if (it == r.modules.end()) return;
+  for (const auto& kernel : module->kernels) {
+    r.kernels_by_function.erase(kernel->host_function);
+    r.kernels_by_handle.erase(kernel.get());
+  }
+  std::erase_if(r.variables, [&](const auto& entry) { return entry.second->module == module; });
+  r.modules.erase(it);
+}
+
+}  // namespace gvirtus::cudart

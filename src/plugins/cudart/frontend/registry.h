@@ -1,0 +1,56 @@
+// The stub's record of the program's device code: the modules, kernels and variables that
+// nvcc's start-up code registers (__cudaRegisterFatBinary, __cudaRegisterFunction,
+// __cudaRegisterVar), and what the current backend session knows of them.
+//
+// Registration only records (it runs before main and must not touch the network). The first use
+// of a kernel or variable prepares it: ships its module's fatbinary to the backend once per
+// session, reads the kernel's parameter layout from the fatbinary, and has the backend resolve
+// the name. Records live as long as their module (until __cudaUnregisterFatBinary); a Kernel's
+// address is also the cudaKernel_t the stub hands out, and its id on the wire.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "plugins/cudart/fatbin/fatbin.h"
+
+namespace gvirtus::cudart {
+
+struct Module;
+
+struct Kernel {
+  Module* module;
+  const void* host_function;  // the program's host stub, what <<<>>> and cudaLaunchKernel name
+  std::string name;           // the device (mangled) name
+  const fatbin::KernelLayout* layout = nullptr;  // set by prepare()
+  // The largest dynamic shared memory a launch may use without an error: 48 KiB unless the
+  // program raised it with cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize).
+  std::atomic<int> max_dynamic_shared{48 << 10};
+  std::atomic<const void*> resolved_in{nullptr};  // the session that resolved it
+  uint64_t id() const { return reinterpret_cast<uintptr_t>(this); }
+};
+
+struct Variable {
+  Module* module;
+  std::string name;
+  size_t size;                                    // as registered by the program
+  uint64_t address = 0;                           // on the backend, set by prepare()
+  uint64_t bytes = 0;                             // as the backend's runtime reports it
+  std::atomic<const void*> resolved_in{nullptr};  // the session that resolved it
+};
+
+// The kernel for a host function or a handle from cudaGetKernel; null if neither.
+Kernel* find_kernel(const void* function);
+// The variable registered for a host shadow variable; null if none.
+Variable* find_variable(const void* host_variable);
+
+// Makes a kernel or variable usable in the current session (see above). Returns the error that
+// prevents it: the backend's (a module that does not load, a name it does not find, an
+// uninitialisable runtime) or cudaErrorInvalidKernelImage for a fatbinary the stub cannot read.
+cudaError_t prepare(Kernel& kernel);
+cudaError_t prepare(Variable& variable);
+
+}  // namespace gvirtus::cudart

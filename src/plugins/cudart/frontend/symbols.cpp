@@ -1,0 +1,97 @@
+// __device__ and __constant__ variables: cudaMemcpyToSymbol/FromSymbol (and Async), and
+// cudaGetSymbolAddress/Size. A variable is resolved once per session to its address on the
+// backend (registry.h); copies then are ordinary copies at that address.
+#include "plugins/cudart/frontend/registry.h"
+#include "plugins/cudart/frontend/stub_call.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+// The backend address of `symbol` in `address`, its size in `bytes`.
+cudaError_t resolve(const void* symbol, uint64_t& address, uint64_t& bytes) {
+  Variable* variable = find_variable(symbol);
+  if (variable == nullptr) {
+    const cudaError_t init = runtime_init_status();
+    return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidSymbol);
+  }
+  if (const cudaError_t rc = prepare(*variable); rc != cudaSuccess) return rc;
+  address = variable->address;
+  bytes = variable->bytes;
+  return cudaSuccess;
+}
+
+// Validates a symbol copy as the runtime does and gives the device address it touches.
+cudaError_t symbol_span(const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
+                        bool to_symbol, char*& device) {
+  uint64_t address = 0, bytes = 0;
+  if (const cudaError_t rc = resolve(symbol, address, bytes); rc != cudaSuccess) return rc;
+  const cudaMemcpyKind host_side = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (kind != host_side && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
+    return record_local_error(cudaErrorInvalidMemcpyDirection);
+  }
+  if (offset > bytes || count > bytes - offset) return record_local_error(cudaErrorInvalidValue);
+  device = reinterpret_cast<char*>(static_cast<uintptr_t>(address)) + offset;
+  return cudaSuccess;
+}
+
+}  // namespace
+}  // namespace gvirtus::cudart
+
+namespace cr = gvirtus::cudart;
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src,
+                                                     size_t count, size_t offset,
+                                                     cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, true, device); rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaMemcpy(device, src, count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count,
+                                                       size_t offset, cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, false, device); rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaMemcpy(dst, device, count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src,
+                                                          size_t count, size_t offset,
+                                                          cudaMemcpyKind kind,
+                                                          cudaStream_t stream) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, true, device); rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaMemcpyAsync(device, src, count, kind, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol,
+                                                            size_t count, size_t offset,
+                                                            cudaMemcpyKind kind,
+                                                            cudaStream_t stream) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, false, device); rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaMemcpyAsync(dst, device, count, kind, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGetSymbolAddress(void** address, const void* symbol) {
+  uint64_t at = 0, bytes = 0;
+  if (const cudaError_t rc = cr::resolve(symbol, at, bytes); rc != cudaSuccess) return rc;
+  if (address == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
+  *address = reinterpret_cast<void*>(static_cast<uintptr_t>(at));
+  return cudaSuccess;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+  uint64_t at = 0, bytes = 0;
+  if (const cudaError_t rc = cr::resolve(symbol, at, bytes); rc != cudaSuccess) return rc;
+  if (size == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
+  *size = bytes;
+  return cudaSuccess;
+}
