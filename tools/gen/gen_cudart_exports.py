@@ -112,8 +112,9 @@ def not_supported_tu(exports, missing, types, undeclared):
     for name in missing:
         kind, size = exports[name]
         if kind == "data":
-            out.append(f'extern "C" __attribute__((visibility("default"), aligned(16))) '
-                       f"unsigned char {name}[{max(size, 1)}] = {{}};")
+            # Braces make it a definition; zeroed bytes of NVIDIA's size, as nothing fills them.
+            out.append(f'extern "C" {{ __attribute__((visibility("default"), aligned(16))) '
+                       f"unsigned char {name}[{max(size, 1)}]; }}")
         else:
             out.append(definition(name, types.get(name, "cudaError_t")))
     return "\n".join(out) + "\n"
