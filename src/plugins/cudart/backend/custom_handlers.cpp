@@ -61,6 +61,50 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
   return result;
 }
 
+// cudaMemcpy2D(Async): the host side's rows arrive (host to device) or leave (device to host)
+// packed, so its pitch is the width; the device side's pitch is the client's, for the runtime to
+// validate.
+cudaError_t run_memcpy_2d(WireReader& in, WireWriter& out, bool with_stream) {
+  void* dst = get_value<void*>(in);
+  const uint64_t dpitch = in.get<uint64_t>();
+  const void* src = get_value<const void*>(in);
+  const uint64_t spitch = in.get<uint64_t>();
+  const uint64_t width = in.get<uint64_t>();
+  const uint64_t height = in.get<uint64_t>();
+  const auto kind = static_cast<cudaMemcpyKind>(in.get<int32_t>());
+  const cudaStream_t stream = with_stream ? get_value<cudaStream_t>(in) : nullptr;
+  const bool to_host = kind == cudaMemcpyDeviceToHost;
+  const bool from_host = kind == cudaMemcpyHostToDevice;
+  if ((to_host || from_host) && height != 0 && width > kMemcpyChunkBytes / height) {
+    raise(ErrorKind::kInvalidInput, "cudaMemcpy2D chunk of " + std::to_string(width) + " x " +
+                                        std::to_string(height) + " bytes");
+  }
+  auto copy = [&](void* to, size_t to_pitch, const void* from, size_t from_pitch) {
+    return with_stream
+               ? ::cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, width, height, kind, stream)
+               : ::cudaMemcpy2D(to, to_pitch, from, from_pitch, width, height, kind);
+  };
+  cudaError_t result;
+  const size_t at = out.size();
+  out.put<int32_t>(cudaSuccess);
+  if (from_host) {
+    const auto rows = in.get_raw(width * height);
+    in.expect_end();
+    result = copy(dst, dpitch, rows.data(), width);
+  } else if (to_host) {
+    in.expect_end();
+    out.put<uint64_t>(width * height);
+    std::byte* landing = out.put_space(width * height);
+    result = copy(landing, width, src, spitch);
+  } else {  // device to device, or a kind for the runtime to reject
+    in.expect_end();
+    result = copy(dst, dpitch, src, spitch);
+  }
+  out.store_at<int32_t>(at, result);
+  if (result != cudaSuccess) out.truncate(at + sizeof(int32_t));
+  return result;
+}
+
 // Bus ids are short ("0000:1b:00.0"); a larger buffer than this gains nothing and a hostile
 // length must not make the backend allocate.
 constexpr int32_t kMaxPciBusIdBytes = 256;
@@ -104,6 +148,13 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       return true;
     case Fn::cudaDeviceGetByPCIBusId:
       result = run_get_by_pci_bus_id(in, out);
+      return true;
+    case Fn::cudaMemcpy2D:
+      result = run_memcpy_2d(in, out, false);
+      return true;
+    case Fn::cudaMemcpy2DAsyncPush:
+    case Fn::cudaMemcpy2DAsyncPull:
+      result = run_memcpy_2d(in, out, true);
       return true;
     case Fn::cudaModuleLoad:
       result = run_module_load(in, out);

@@ -2,17 +2,11 @@
 #include <cstring>
 
 #include "plugins/cudart/common/memcpy_wire.h"
+#include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
 namespace {
-
-bool sends_host_data(cudaMemcpyKind kind) {
-  return kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost;
-}
-bool receives_host_data(cudaMemcpyKind kind) {
-  return kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
-}
 
 // One chunk of a copy. `stream` is present for cudaMemcpyAsync, whose copies that bring no data
 // back are sent without waiting.
@@ -24,26 +18,23 @@ cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind 
     w.put<uint64_t>(count);
     w.put<int32_t>(kind);
     if (stream != nullptr) put_value(w, *stream);
-    if (sends_host_data(kind)) w.put_raw(src, count);
+    if (host_is_source(kind)) w.put_raw(src, count);
   };
   auto decode = [&](WireReader& r) {
-    if (!receives_host_data(kind) || r.remaining() == 0) return;  // no data after a failure
+    if (!host_is_destination(kind) || r.remaining() == 0) return;  // no data after a failure
     const auto data = r.get_blob(count);
     if (data.size() != count) raise(ErrorKind::kInvalidInput, "short cudaMemcpy reply");
     std::memcpy(dst, data.data(), count);
   };
   if (stream == nullptr) return remote_sync(Fn::cudaMemcpy, encode, decode);
-  if (receives_host_data(kind)) return remote_sync(Fn::cudaMemcpyAsyncPull, encode, decode);
+  if (host_is_destination(kind)) return remote_sync(Fn::cudaMemcpyAsyncPull, encode, decode);
   return remote_async(Fn::cudaMemcpyAsyncPush, encode);
 }
 
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                  const cudaStream_t* stream) {
-  if (kind == cudaMemcpyDefault) {
-    // TODO(feature): needs the stub's host-allocation tracking to tell host from device pointers.
-    const cudaError_t failed = known_init_failure();
-    return failed != cudaSuccess ? failed : cudaErrorNotSupported;
-  }
+  kind = resolve_kind(kind, dst, src);
+  if (const cudaError_t rc = check_host_side(dst, src, count, kind); rc != cudaSuccess) return rc;
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
   if (count == 0) return copy_chunk(d, s, 0, kind, stream);

@@ -1,0 +1,45 @@
+// Address ranges the stub knows the nature of: the device allocations it saw succeed, and the
+// host memory it allocated (cudaMallocHost/HostAlloc) or registered (cudaHostRegister). They let
+// cudaMemcpyDefault tell device from host pointers and cudaPointerGetAttributes answer for host
+// memory, which the backend cannot see. Thread-safe; lookups take a shared lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <shared_mutex>
+
+namespace gvirtus::cudart {
+
+class AddressRanges {
+ public:
+  struct Range {
+    uintptr_t start;
+    size_t bytes;
+    unsigned flags;  // the flags the range was created with
+  };
+
+  void add(const void* start, size_t bytes, unsigned flags);
+  // Forgets the range that starts exactly at `start`; false if there is none.
+  bool remove(const void* start);
+  // The range holding `address`, if any.
+  std::optional<Range> find(const void* address) const;
+  // Whether [start, start + bytes) meets any range.
+  bool overlaps(const void* start, size_t bytes) const;
+
+ private:
+  mutable std::shared_mutex mutex_;
+  std::map<uintptr_t, Range> ranges_;  // by start
+};
+
+AddressRanges& device_allocations();
+AddressRanges& host_allocations();    // cudaMallocHost / cudaHostAlloc, flags as given
+AddressRanges& host_registrations();  // cudaHostRegister, flags as given
+
+// Whether a pointer is device memory as far as the stub knows (its device allocations).
+inline bool is_device_pointer(const void* p) {
+  return device_allocations().find(p).has_value();
+}
+
+}  // namespace gvirtus::cudart

@@ -1,0 +1,124 @@
+// Page-locked host memory, answered in the stub. The application's host memory is in the
+// client's address space, which the GPU cannot reach over a network transport, so
+// cudaMallocHost/cudaHostAlloc return page-aligned memory of the client (as the real ones are)
+// and cudaHostRegister records the range; both are tracked (address_ranges.h) so that
+// cudaMemcpyDefault, cudaPointerGetAttributes and cudaHostGetFlags answer as natively. Copies
+// from and to such memory travel like any host data. Kernels cannot dereference it: its device
+// pointer is reported as null (zero-copy mapped memory needs a shared-memory transport).
+#include <sys/mman.h>
+
+#include "plugins/cudart/frontend/address_ranges.h"
+#include "plugins/cudart/frontend/not_supported.h"
+#include "plugins/cudart/frontend/stub_call.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+constexpr unsigned kHostAllocFlags =
+    cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+constexpr unsigned kHostRegisterFlags = cudaHostRegisterPortable | cudaHostRegisterMapped |
+                                        cudaHostRegisterIoMemory | cudaHostRegisterReadOnly;
+
+cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
+  if (const cudaError_t init = runtime_init_status(); init != cudaSuccess) return init;
+  if (ptr == nullptr || (flags & ~kHostAllocFlags) != 0) {
+    return record_local_error(cudaErrorInvalidValue);
+  }
+  if (size == 0) {
+    *ptr = nullptr;
+    return cudaSuccess;
+  }
+  void* memory = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return record_local_error(cudaErrorMemoryAllocation);
+  host_allocations().add(memory, size, flags);
+  *ptr = memory;
+  return cudaSuccess;
+}
+
+// The page-locked host range holding `ptr`, whether allocated or registered.
+std::optional<AddressRanges::Range> page_locked(const void* ptr) {
+  if (auto range = host_allocations().find(ptr)) return range;
+  return host_registrations().find(ptr);
+}
+
+}  // namespace
+}  // namespace gvirtus::cudart
+
+namespace cr = gvirtus::cudart;
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocHost(void** ptr, size_t size) {
+  return cr::host_alloc(ptr, size, cudaHostAllocDefault);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned flags) {
+  return cr::host_alloc(ptr, size, flags);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFreeHost(void* ptr) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
+  if (ptr == nullptr) return cudaSuccess;
+  const auto range = cr::host_allocations().find(ptr);
+  if (!range || range->start != reinterpret_cast<uintptr_t>(ptr)) {
+    return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  cr::host_allocations().remove(ptr);
+  ::munmap(ptr, range->bytes);
+  return cudaSuccess;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned flags) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
+  if (ptr == nullptr || size == 0 || (flags & ~cr::kHostRegisterFlags) != 0) {
+    return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  if (cr::host_registrations().overlaps(ptr, size) || cr::host_allocations().overlaps(ptr, size)) {
+    return cr::record_local_error(cudaErrorHostMemoryAlreadyRegistered);
+  }
+  cr::host_registrations().add(ptr, size, flags);
+  return cudaSuccess;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
+  if (ptr == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
+  if (!cr::host_registrations().remove(ptr)) {
+    return cr::record_local_error(cudaErrorHostMemoryNotRegistered);
+  }
+  return cudaSuccess;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaHostGetFlags(unsigned* flags, void* ptr) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
+  const auto range = cr::host_allocations().find(ptr);
+  if (flags == nullptr || !range) return cr::record_local_error(cudaErrorInvalidValue);
+  *flags = range->flags;
+  return cudaSuccess;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes,
+                                                           const void* ptr) {
+  const auto range = cr::page_locked(ptr);
+  if (!range) return cr::remote::cudaPointerGetAttributes(attributes, ptr);  // device or unknown
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
+  if (attributes == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
+  int device = 0;
+  if (const cudaError_t rc = cudaGetDevice(&device); rc != cudaSuccess) return rc;
+  attributes->type = cudaMemoryTypeHost;
+  attributes->device = device;
+  attributes->hostPointer = const_cast<void*>(ptr);
+  attributes->devicePointer = nullptr;  // the GPU cannot reach the client's memory
+  return cudaSuccess;
+}
+
+// Device pointers of host memory exist only where the GPU can reach the memory: not over a
+// network transport, where this is cudaErrorNotSupported for page-locked memory (and, as
+// natively, cudaErrorInvalidValue for any other pointer).
+GVIRTUS_CUDART_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host,
+                                                           unsigned flags) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
+  if (device == nullptr || flags != 0 || !cr::page_locked(host)) {
+    return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  static std::atomic<bool> logged{false};
+  return static_cast<cudaError_t>(cr::not_supported("cudaHostGetDevicePointer", logged));
+}
