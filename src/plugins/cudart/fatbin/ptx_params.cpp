@@ -77,22 +77,26 @@ uint64_t type_bytes(std::string_view t) {
   return 0;
 }
 
-// Reads the rest of `.param <type> [.ptr .space] [.align N] name[[N]]` up to the next ',' or
+// Reads the rest of `.param [.align N] <type> [.ptr .space .align M] name[[K]]` up to the next ','
+// or
 // ')', and appends it to the layout. Returns the token that ended it.
 std::string_view read_param(Tokens& tokens, KernelLayout& layout, uint64_t& end) {
   uint64_t elem = 0, align = 0, count = 1;
-  bool named = false;
+  bool named = false, pointer = false;
   std::string_view t;
   for (t = tokens.next(); !t.empty() && t != "," && t != ")"; t = tokens.next()) {
     if (const uint64_t bytes = type_bytes(t)) {
       elem = bytes;
+    } else if (t == ".ptr") {
+      pointer = true;  // `.ptr .space .align N`: N is the pointee's alignment, not the param's
     } else if (t == ".align") {
-      align = number(tokens.next(), layout.name);
+      const uint64_t value = number(tokens.next(), layout.name);
+      if (!pointer) align = value;
     } else if (t == "[") {
       count = number(tokens.next(), layout.name);
       if (tokens.next() != "]") fail("PTX entry " + layout.name + ": unclosed array size");
     } else if (t.starts_with(".")) {
-      continue;  // .ptr and its state space, which do not change the layout
+      continue;  // the state space of a .ptr, which does not change the layout
     } else {
       named = true;
     }

@@ -1,7 +1,8 @@
 // Kernel parameter layouts from PTX text, for kernels a fatbin carries only as PTX (e.g.
 // -gencode arch=compute_90,code=compute_90). Reads each `.entry name(.param ..., ...)` and lays
 // the parameters out as PTX does: each at the next multiple of its alignment (`.align N`, else
-// the size of its type), arrays `name[N]` taking N elements. Details: docs/fatbin.md.
+// the size of its type; the `.align` after `.ptr` is the pointee's), arrays `name[N]` taking N
+// elements. Details: docs/fatbin.md.
 #pragma once
 
 #include <string_view>
