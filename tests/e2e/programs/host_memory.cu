@@ -110,7 +110,7 @@ int main() {
   unsigned char* registered = (unsigned char*)std::malloc(n);
   fill(registered, n, 50);
   if (OK(cudaHostRegister(registered, n, cudaHostRegisterDefault))) {
-    SHOW(cudaHostRegister(registered, n, cudaHostRegisterDefault));  // already registered
+    SHOW(cudaHostRegister(registered, n, cudaHostRegisterDefault));            // already registered
     SHOW(cudaHostRegister(registered + 8192, 4096, cudaHostRegisterDefault));  // overlaps
     if (have_dev && OK(cudaMemcpyAsync(dev, registered, n, cudaMemcpyHostToDevice, stream))) {
       std::memset(registered, 0, n);
@@ -175,7 +175,8 @@ int main() {
     if (have_pinned) {
       fill(pinned, 4096, 61);
       std::vector<unsigned char> e(4096, 0);
-      if (OK(cudaMemcpy(e.data(), pinned, 4096, cudaMemcpyDefault))) EXPECT(matches(e.data(), 4096, 61));
+      if (OK(cudaMemcpy(e.data(), pinned, 4096, cudaMemcpyDefault)))
+        EXPECT(matches(e.data(), 4096, 61));
       if (have_dev && OK(cudaMemcpyAsync(dev, pinned, 4096, cudaMemcpyDefault, stream)) &&
           OK(cudaMemcpyAsync(e.data(), dev, 4096, cudaMemcpyDefault, stream)) &&
           OK(cudaStreamSynchronize(stream)))
@@ -236,8 +237,7 @@ int main() {
       if (OK(cudaMemset2DAsync(p1, pitch1, 0, width, height, stream)) &&
           OK(cudaMemcpy2DAsync(p1, pitch1, src.data(), src_pitch, width, height,
                                cudaMemcpyHostToDevice, stream)) &&
-          OK(cudaMemcpy2DAsync(p2, pitch2, p1, pitch1, width, height, cudaMemcpyDefault,
-                               stream)) &&
+          OK(cudaMemcpy2DAsync(p2, pitch2, p1, pitch1, width, height, cudaMemcpyDefault, stream)) &&
           OK(cudaMemcpy2DAsync(pinned_dst, dst_pitch, p2, pitch2, width, height,
                                cudaMemcpyDeviceToHost, stream)) &&
           OK(cudaStreamSynchronize(stream)))

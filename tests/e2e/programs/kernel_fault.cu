@@ -5,12 +5,16 @@
 // the fault reaches the host is a matter of timing, and the output must not depend on it.
 #include "check.h"
 
-__global__ void k_poke(int* p, int v) { *p = v; }
+__global__ void k_poke(int* p, int v) {
+  *p = v;
+}
 __global__ void k_trap(int* p) {
   if (threadIdx.x == 3) __trap();
   p[threadIdx.x] = 1;
 }
-__global__ void k_fill(int* p, int v) { p[threadIdx.x] = v + (int)threadIdx.x; }
+__global__ void k_fill(int* p, int v) {
+  p[threadIdx.x] = v + (int)threadIdx.x;
+}
 
 // A normal round trip: allocate, launch, copy back, check, free.
 void works(const char* when) {

@@ -146,8 +146,12 @@ __global__ void k_many(int p0, double p1, char p2, float p3, long long p4, short
 }
 
 __device__ unsigned g_zero_hits;  // zero when the module loads
-__global__ void k_zero() { atomicAdd(&g_zero_hits, 1u); }
-__global__ void k_read_zero(unsigned* out) { *out = g_zero_hits; }
+__global__ void k_zero() {
+  atomicAdd(&g_zero_hits, 1u);
+}
+__global__ void k_read_zero(unsigned* out) {
+  *out = g_zero_hits;
+}
 
 template <typename T, int N>
 __global__ void k_scale(T* data, T factor, int n) {
@@ -182,7 +186,9 @@ __global__ void k_reverse_big(int* data, int n) {
   for (int i = threadIdx.x; i < n; i += blockDim.x) data[i] = buf[n - 1 - i];
 }
 
-static int host_function(int x) { return x + 1; }
+static int host_function(int x) {
+  return x + 1;
+}
 
 // ---- launching -------------------------------------------------------------------------------
 
@@ -239,9 +245,8 @@ void test_scalars(const Context& c) {
   want.u = 0xdeadbeefu;
   want.ull = 0xfedcba9876543210ull;
   clear(c, sizeof(Scalars));
-  if (launch(c.via_api, "k_scalars", k_scalars, 1, 1, 0, c.stream, want.c, want.d, want.s,
-             want.ll, want.c2, want.f, want.i, want.uc, want.us, want.u, want.ull,
-             (Scalars*)c.out)) {
+  if (launch(c.via_api, "k_scalars", k_scalars, 1, 1, 0, c.stream, want.c, want.d, want.s, want.ll,
+             want.c2, want.f, want.i, want.uc, want.us, want.u, want.ull, (Scalars*)c.out)) {
     Scalars got;
     std::memset(&got, 0x77, sizeof got);
     if (fetch(c, &got, sizeof got)) {
@@ -335,8 +340,9 @@ void test_big(const Context& c) {
 }
 
 void test_many(const Context& c) {
-  const double want[19] = {-5,     0.5,    'a', 1.75f,  -(1ll << 52), -300, 6,     -7.125, 255, 0.1f,
-                           -10,    1ll << 40, 'z', 13e-3, 14,     15.5f, -16,  4000000000u, 1e300};
+  const double want[19] = {-5,     0.5,   'a',  1.75f,       -(1ll << 52), -300, 6,
+                           -7.125, 255,   0.1f, -10,         1ll << 40,    'z',  13e-3,
+                           14,     15.5f, -16,  4000000000u, 1e300};
   clear(c, 19 * sizeof(double));
   if (launch(c.via_api, "k_many", k_many, 1, 1, 0, c.stream, -5, 0.5, (char)'a', 1.75f,
              -(1ll << 52), (short)-300, 6, -7.125, (unsigned char)255, 0.1f, -10, 1ll << 40,
@@ -377,8 +383,8 @@ void test_templates(const Context& c) {
   for (int i = 0; i < n; ++i) doubles[i] = i * 0.25;
   if (OK(cudaMemcpyAsync(c.out, doubles.data(), n * sizeof(double), cudaMemcpyHostToDevice,
                          c.stream)) &&
-      launch(c.via_api, "k_scale<double, 2>", k_scale<double, 2>, (n + 255) / 256, 256, 0,
-             c.stream, (double*)c.out, 4.0, n) &&
+      launch(c.via_api, "k_scale<double, 2>", k_scale<double, 2>, (n + 255) / 256, 256, 0, c.stream,
+             (double*)c.out, 4.0, n) &&
       fetch(c, doubles_back.data(), n * sizeof(double))) {
     bool all = true;
     for (int i = 0; i < n; ++i) all = all && doubles_back[i] == doubles[i] * 4.0 + 2.0;
@@ -494,7 +500,7 @@ int main() {
     std::printf("active blocks per multiprocessor positive: %s\n", blocks > 0 ? "yes" : "no");
   blocks = -1;
   if (OK(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, k_scale<int, 3>, 128, 0,
-                                                                 cudaOccupancyDefault)))
+                                                                cudaOccupancyDefault)))
     EXPECT(blocks > 0);
   int min_grid = -1, block_size = -1;
   if (OK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block_size, k_scale<int, 3>)))

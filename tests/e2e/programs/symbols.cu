@@ -87,14 +87,13 @@ int main() {
   params.offset = -1.5;
   std::memcpy(params.tag, "gvrt", 5);
   const double constant = 0.125;
-  SHOW(cudaMemcpyToSymbolAsync(c_table, table.data(), 128 * sizeof(int), 0,
+  SHOW(cudaMemcpyToSymbolAsync(c_table, table.data(), 128 * sizeof(int), 0, cudaMemcpyHostToDevice,
+                               stream));
+  SHOW(cudaMemcpyToSymbolAsync(c_table, table.data() + 128, 128 * sizeof(int), 128 * sizeof(int),
                                cudaMemcpyHostToDevice, stream));
-  SHOW(cudaMemcpyToSymbolAsync(c_table, table.data() + 128, 128 * sizeof(int),
-                               128 * sizeof(int), cudaMemcpyHostToDevice, stream));
-  SHOW(cudaMemcpyToSymbolAsync(c_params, &params, sizeof params, 0, cudaMemcpyHostToDevice,
-                               stream));
-  SHOW(cudaMemcpyToSymbolAsync(c_scalar, &constant, sizeof constant, 0, cudaMemcpyDefault,
-                               stream));
+  SHOW(
+      cudaMemcpyToSymbolAsync(c_params, &params, sizeof params, 0, cudaMemcpyHostToDevice, stream));
+  SHOW(cudaMemcpyToSymbolAsync(c_scalar, &constant, sizeof constant, 0, cudaMemcpyDefault, stream));
   Params params_back{};
   SHOW(cudaMemcpyFromSymbolAsync(table_back.data(), c_table, 256 * sizeof(int), 0,
                                  cudaMemcpyDeviceToHost, stream));
@@ -144,8 +143,8 @@ int main() {
         OK(cudaMemcpy(got.data(), out, 256 * sizeof(double), cudaMemcpyDeviceToHost))) {
       int same = 0;
       for (int i = 0; i < 256; ++i) {
-        const double want = (double)table[i] * params.n +
-                            (double)(params.scale * array[i % 64]) + constant;
+        const double want =
+            (double)table[i] * params.n + (double)(params.scale * array[i % 64]) + constant;
         same += got[i] == want;
       }
       std::printf("k_use: %d of 256 results as expected\n", same);
@@ -155,7 +154,8 @@ int main() {
         EXPECT(scalar_now == scalar + 7);
       Params updated{};
       if (OK(cudaMemcpyFromSymbol(&updated, d_params, sizeof updated)))
-        EXPECT(updated.n == 6 && updated.offset == -0.5 && std::memcmp(updated.tag, "gvrt", 5) == 0);
+        EXPECT(updated.n == 6 && updated.offset == -0.5 &&
+               std::memcmp(updated.tag, "gvrt", 5) == 0);
       if (OK(cudaMemcpyFromSymbol(&counter, d_counter, sizeof counter))) EXPECT(counter == 1256);
     }
     std::printf("== device-to-device symbol copies\n");
@@ -167,10 +167,9 @@ int main() {
       EXPECT(std::memcmp(array_back, array, 32 * sizeof(float)) == 0);
       EXPECT(std::memcmp(array_back + 32, array, 32 * sizeof(float)) == 0);
     }
-    if (OK(cudaMemcpyFromSymbolAsync(out, c_table, 256 * sizeof(int), 0,
-                                     cudaMemcpyDeviceToDevice, stream)) &&
-        OK(cudaMemcpyToSymbolAsync(d_params, out, sizeof(Params), 0, cudaMemcpyDefault,
-                                   stream)) &&
+    if (OK(cudaMemcpyFromSymbolAsync(out, c_table, 256 * sizeof(int), 0, cudaMemcpyDeviceToDevice,
+                                     stream)) &&
+        OK(cudaMemcpyToSymbolAsync(d_params, out, sizeof(Params), 0, cudaMemcpyDefault, stream)) &&
         OK(cudaMemcpyFromSymbolAsync(table_back.data(), c_table, 256 * sizeof(int), 0,
                                      cudaMemcpyDefault, stream)) &&
         OK(cudaStreamSynchronize(stream))) {
@@ -200,8 +199,8 @@ int main() {
   size = 12345;
   SHOW(cudaGetSymbolSize(&size, host_variable));
   std::printf("size of a host variable: %s\n", size == 12345 ? "untouched" : "changed");
-  SHOW(cudaMemcpyToSymbol(d_scalar, &value, sizeof value, sizeof(int)));  // past the end
-  SHOW(cudaMemcpyToSymbol(d_array, table.data(), sizeof array + 4));      // too large
+  SHOW(cudaMemcpyToSymbol(d_scalar, &value, sizeof value, sizeof(int)));   // past the end
+  SHOW(cudaMemcpyToSymbol(d_array, table.data(), sizeof array + 4));       // too large
   SHOW(cudaMemcpyFromSymbol(array_back, d_array, 8, 63 * sizeof(float)));  // straddles the end
   SHOW(cudaMemcpyToSymbol(d_scalar, &value, sizeof value, 0, cudaMemcpyDeviceToHost));
   SHOW(cudaMemcpyFromSymbol(&value, d_scalar, sizeof value, 0, cudaMemcpyHostToDevice));

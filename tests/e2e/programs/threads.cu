@@ -54,8 +54,9 @@ void worker(int id, Log& log, int* shared) {
   if (T_OK(cudaGetDevice(&device))) log.note("current device %d", device);
 
   cudaStream_t stream = nullptr;
-  const bool have_stream = id % 2 == 0 ? T_OK(cudaStreamCreate(&stream))
-                                       : T_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  const bool have_stream = id % 2 == 0
+                               ? T_OK(cudaStreamCreate(&stream))
+                               : T_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   for (int round = 0; round < kRounds; ++round) {
     const int n = 4096 + id * 1000 + round * 17;
     std::vector<int> host(n), back(n, -1);
@@ -66,7 +67,8 @@ void worker(int id, Log& log, int* shared) {
     if (T_OK(cudaMemcpyAsync(dev, host.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream))) {
       k_affine<<<(n + 255) / 256, 256, 0, stream>>>(dev, n, mul, add);
       if (log.ok(cudaGetLastError(), "launch k_affine") &&
-          T_OK(cudaMemcpyAsync(back.data(), dev, n * sizeof(int), cudaMemcpyDeviceToHost, stream)) &&
+          T_OK(
+              cudaMemcpyAsync(back.data(), dev, n * sizeof(int), cudaMemcpyDeviceToHost, stream)) &&
           T_OK(cudaStreamSynchronize(stream))) {
         bool all = true;
         for (int i = 0; i < n; ++i) all = all && back[i] == host[i] * mul + add;
@@ -119,7 +121,8 @@ int main() {
     if (OK(cudaMemcpy(all.data(), shared, all.size() * sizeof(int), cudaMemcpyDeviceToHost))) {
       for (int id = 0; id < kThreads; ++id) {
         bool slice_ok = true;
-        for (int i = 0; i < kSlice; ++i) slice_ok = slice_ok && all[id * kSlice + i] == id * 1000000 + i;
+        for (int i = 0; i < kSlice; ++i)
+          slice_ok = slice_ok && all[id * kSlice + i] == id * 1000000 + i;
         std::printf("slice %d: ", id);
         EXPECT(slice_ok);
       }
