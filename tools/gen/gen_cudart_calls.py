@@ -17,7 +17,7 @@ import os
 import re
 import sys
 
-ROW = re.compile(r"^(\d+)\s+(sync|async)\s+(auto|wrapped|custom)\s+(\w+)\((.*)\)\s*$")
+ROW = re.compile(r"^(\d+)\s+(sync|async)\s+(auto|wrapped|custom)\s+(\w+)(?:=(\w+))?\((.*)\)\s*$")
 PARAM = re.compile(r"^(inref|in|out|kernel)\s+(.+?)\s*(\w+)$")
 
 
@@ -32,8 +32,9 @@ class Param:
 
 
 class Call:
-    def __init__(self, ident, kind, mode, name, params):
+    def __init__(self, ident, kind, mode, name, real, params):
         self.id, self.kind, self.mode, self.name, self.params = ident, kind, mode, name, params
+        self.real = real or name  # the runtime function the backend calls
 
 
 def parse(path):
@@ -45,7 +46,9 @@ def parse(path):
         m = ROW.match(line)
         if not m:
             sys.exit(f"{path}:{number}: cannot parse row: {line}")
-        ident, kind, mode, name, plist = int(m[1]), m[2], m[3], m[4], m[5].strip()
+        ident, kind, mode, name, real, plist = int(m[1]), m[2], m[3], m[4], m[5], m[6].strip()
+        if real and mode != "wrapped":
+            sys.exit(f"{path}:{number}: only a wrapped row may name another runtime function")
         if ident in ids or name in names:
             sys.exit(f"{path}:{number}: duplicate id {ident} or name {name}")
         ids.add(ident)
@@ -62,7 +65,7 @@ def parse(path):
                 if kind == "async" and param.direction == "out":
                     sys.exit(f"{path}:{number}: an async call cannot have outputs")
                 params.append(param)
-        calls.append(Call(ident, kind, mode, name, params))
+        calls.append(Call(ident, kind, mode, name, real, params))
     return calls
 
 
@@ -187,7 +190,7 @@ def handlers(calls):
                 out.append(f"      Output<{p.pointee}> {p.name}(in);")
                 args.append(f"{p.name}.ptr()")
         out.append("      in.expect_end();")
-        out.append(f"      result = ::{c.name}({', '.join(args)});")
+        out.append(f"      result = ::{c.real}({', '.join(args)});")
         out.append("      out.put<int32_t>(result);")
         for p in c.params:
             if p.direction == "out":

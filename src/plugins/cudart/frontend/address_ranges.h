@@ -42,4 +42,7 @@ inline bool is_device_pointer(const void* p) {
   return device_allocations().find(p).has_value();
 }
 
+// Whether [ptr, ptr + bytes) lies in one device allocation the stub saw (memset.cpp).
+bool within_device_allocation(const void* ptr, size_t bytes);
+
 }  // namespace gvirtus::cudart

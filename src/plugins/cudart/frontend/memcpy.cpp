@@ -9,7 +9,7 @@ namespace gvirtus::cudart {
 namespace {
 
 // One chunk of a copy. `stream` is present for cudaMemcpyAsync, whose copies that bring no data
-// back are sent without waiting.
+// back, into memory the stub knows is a device allocation, are sent without waiting.
 cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind kind,
                        const cudaStream_t* stream) {
   auto encode = [&](WireWriter& w) {
@@ -27,7 +27,13 @@ cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind 
     std::memcpy(dst, data.data(), count);
   };
   if (stream == nullptr) return remote_sync(Fn::cudaMemcpy, encode, decode);
-  if (host_is_destination(kind)) return remote_sync(Fn::cudaMemcpyAsyncPull, encode, decode);
+  // Sent without waiting when nothing comes back and the device side is surely valid.
+  const bool device_side_known =
+      within_device_allocation(dst, count) &&
+      (kind == cudaMemcpyHostToDevice || within_device_allocation(src, count));
+  if (host_is_destination(kind) || !device_side_known) {
+    return remote_sync(Fn::cudaMemcpyAsyncPull, encode, decode);
+  }
   return remote_async(Fn::cudaMemcpyAsyncPush, encode);
 }
 

@@ -7,7 +7,8 @@ namespace gvirtus::cudart {
 
 int not_supported(const char* name, std::atomic<bool>& logged) {
   if (!logged.exchange(true, std::memory_order_relaxed)) {
-    GVIRTUS_LOG(kWarning) << name << " is not supported by gvirtus; it returns cudaErrorNotSupported";
+    GVIRTUS_LOG(kWarning) << name
+                          << " is not supported by gvirtus; it returns cudaErrorNotSupported";
   }
   return record_local_error(cudaErrorNotSupported);
 }

@@ -93,6 +93,10 @@ cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
     };
     Client::instance().call(call_id(fn), pieces, read_reply);
     if (is_init_failure(result)) g_init_failure.store(result, std::memory_order_relaxed);
+    // The backend now holds a newer error than any the stub recorded (see last_error.cpp).
+    if (result != cudaSuccess && fn != Fn::cudaGetLastError && fn != Fn::cudaPeekAtLastError) {
+      t_local_error = cudaSuccess;
+    }
     return result;
   } catch (const Error& e) {
     return to_cuda_error(e, fn);
