@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The quick start: installs what is missing, builds, starts gvirtus-backend on loopback with
-# etc/properties.json, runs a sample client through it, and stops the backend.
+# etc/properties.json, runs CUDA samples (samples/) natively and through it, checks that both runs
+# print the same and exit the same way, and stops the backend.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 install_missing
@@ -8,11 +9,11 @@ build
 
 BIN="$BUILD_DIR/bin"
 CONFIG="$GVIRTUS_ROOT/etc/properties.json"
-CUDA_SAMPLE="$BUILD_DIR/tests/e2e/programs/device_queries"
+CUDA_SAMPLES="$BUILD_DIR/samples/saxpy $BUILD_DIR/samples/matrixMul"
 if [ ! -f "$BUILD_DIR/lib/gvirtus/libgvirtus-plugin-cudart.so" ]; then
   echo "== no CUDA toolkit was found: the backend serves ping only"
   CONFIG="$GVIRTUS_ROOT/etc/examples/core-only.json"
-  CUDA_SAMPLE=""
+  CUDA_SAMPLES=""
 fi
 LOG="$(mktemp /tmp/gvirtus-backend.XXXXXX.log)"
 
@@ -31,23 +32,25 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 
-echo "== running the sample through the backend"
+echo "== the backend answers (gvirtus-ping)"
 "$BIN/gvirtus-ping" --config "$CONFIG" --count 1000 --bytes 64
-"$BIN/gvirtus-ping" --config "$CONFIG" --count 20 --bytes $((4 << 20))
-if [ -n "$CUDA_SAMPLE" ]; then
-  echo "== an unmodified CUDA program (nvcc -cudart shared), natively:"
-  "$CUDA_SAMPLE" > /tmp/gvirtus-native.$$ || true
+failed=0
+for sample in $CUDA_SAMPLES; do
+  name=$(basename "$sample")
+  echo "== $name, an unmodified CUDA program (nvcc -cudart shared), natively:"
+  native_rc=0; "$sample" > /tmp/gvirtus-native.$$ || native_rc=$?
   cat /tmp/gvirtus-native.$$
-  echo "== the same program through gvirtus (gvirtus-run --config $CONFIG -- ...):"
-  "$BIN/gvirtus-run" --config "$CONFIG" -- "$CUDA_SAMPLE" > /tmp/gvirtus-remote.$$ || true
+  echo "== $name through gvirtus (gvirtus-run --config $CONFIG -- $name):"
+  remote_rc=0; "$BIN/gvirtus-run" --config "$CONFIG" -- "$sample" > /tmp/gvirtus-remote.$$ || remote_rc=$?
   cat /tmp/gvirtus-remote.$$
-  if cmp -s /tmp/gvirtus-native.$$ /tmp/gvirtus-remote.$$; then
-    echo "== identical output natively and through gvirtus"
+  if cmp -s /tmp/gvirtus-native.$$ /tmp/gvirtus-remote.$$ && [ "$native_rc" = "$remote_rc" ]; then
+    echo "== $name: identical output and exit status ($native_rc) natively and through gvirtus"
   else
-    echo "== outputs differ:"; diff /tmp/gvirtus-native.$$ /tmp/gvirtus-remote.$$ || true
-    rm -f /tmp/gvirtus-native.$$ /tmp/gvirtus-remote.$$
-    exit 1
+    echo "== $name: runs differ (exit $native_rc natively, $remote_rc through gvirtus):"
+    diff /tmp/gvirtus-native.$$ /tmp/gvirtus-remote.$$ || true
+    failed=1
   fi
   rm -f /tmp/gvirtus-native.$$ /tmp/gvirtus-remote.$$
-fi
+done
+[ "$failed" = 0 ] || exit 1
 echo "== done; stopping the backend"
