@@ -58,12 +58,6 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
   return remote_sync(Fn::cudaLaunchSync, encode, [](WireReader&) {});
 }
 
-// The per-thread default stream variants (nvcc --default-stream per-thread) name the default
-// stream as the calling thread's own.
-cudaStream_t per_thread(cudaStream_t stream) {
-  return stream == nullptr ? cudaStreamPerThread : stream;
-}
-
 // The kernel a cudaFunc*/occupancy call names, prepared; its id in `id`.
 cudaError_t kernel_id(const void* function, const void*& id) {
   Kernel* kernel = find_kernel(function);
@@ -87,23 +81,10 @@ GVIRTUS_CUDART_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 g
   return cr::launch(kernel, grid, block, args, shared_bytes, stream);
 }
 
-GVIRTUS_CUDART_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid,
-                                                          dim3 block, void** args,
-                                                          size_t shared_bytes,
-                                                          cudaStream_t stream) {
-  return cr::launch(kernel, grid, block, args, shared_bytes, cr::per_thread(stream));
-}
-
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block,
                                                    void** args, size_t shared_bytes,
                                                    cudaStream_t stream) {
   return cr::launch(function, grid, block, args, shared_bytes, stream);
-}
-
-GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, dim3 grid, dim3 block,
-                                                        void** args, size_t shared_bytes,
-                                                        cudaStream_t stream) {
-  return cr::launch(function, grid, block, args, shared_bytes, cr::per_thread(stream));
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr,

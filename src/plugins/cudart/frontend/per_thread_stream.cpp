@@ -1,0 +1,140 @@
+// The per-thread default stream variants that programs built with
+// `nvcc --default-stream per-thread` call instead of the plain functions (cuda_runtime_api.h maps
+// cudaMemcpy to cudaMemcpy_ptds, and so on). The _ptsz forms name the default stream as the
+// calling thread's own (cudaStreamPerThread); the _ptds forms of synchronous calls behave as the
+// plain ones, which finish before they return either way. On the backend every client thread's
+// calls run on one worker thread, so the client threads share one per-thread stream there: results
+// are the same, with less overlap between threads (docs/cudart.md).
+#include "plugins/cudart/frontend/stub_call.h"
+
+// Declared by crt/device_functions.h for nvcc-compiled code only.
+extern "C" cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+
+namespace {
+
+cudaStream_t per_thread(cudaStream_t stream) {
+  return stream == nullptr ? cudaStreamPerThread : stream;
+}
+
+}  // namespace
+
+GVIRTUS_CUDART_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid,
+                                                          dim3 block, void** args,
+                                                          size_t shared_bytes,
+                                                          cudaStream_t stream) {
+  return __cudaLaunchKernel(kernel, grid, block, args, shared_bytes, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, dim3 grid, dim3 block,
+                                                        void** args, size_t shared_bytes,
+                                                        cudaStream_t stream) {
+  return cudaLaunchKernel(function, grid, block, args, shared_bytes, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count,
+                                                  cudaMemcpyKind kind) {
+  return cudaMemcpy(dst, src, count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count,
+                                                       cudaMemcpyKind kind, cudaStream_t stream) {
+  return cudaMemcpyAsync(dst, src, count, kind, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src,
+                                                    size_t spitch, size_t width, size_t height,
+                                                    cudaMemcpyKind kind) {
+  return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src,
+                                                         size_t spitch, size_t width, size_t height,
+                                                         cudaMemcpyKind kind, cudaStream_t stream) {
+  return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void* symbol, const void* src,
+                                                          size_t count, size_t offset,
+                                                          cudaMemcpyKind kind) {
+  return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol,
+                                                            size_t count, size_t offset,
+                                                            cudaMemcpyKind kind) {
+  return cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src,
+                                                               size_t count, size_t offset,
+                                                               cudaMemcpyKind kind,
+                                                               cudaStream_t stream) {
+  return cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol,
+                                                                 size_t count, size_t offset,
+                                                                 cudaMemcpyKind kind,
+                                                                 cudaStream_t stream) {
+  return cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemset_ptds(void* ptr, int value, size_t count) {
+  return cudaMemset(ptr, value, count);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemsetAsync_ptsz(void* ptr, int value, size_t count,
+                                                       cudaStream_t stream) {
+  return cudaMemsetAsync(ptr, value, count, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemset2D_ptds(void* ptr, size_t pitch, int value,
+                                                    size_t width, size_t height) {
+  return cudaMemset2D(ptr, pitch, value, width, height);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void* ptr, size_t pitch, int value,
+                                                         size_t width, size_t height,
+                                                         cudaStream_t stream) {
+  return cudaMemset2DAsync(ptr, pitch, value, width, height, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocAsync_ptsz(void** ptr, size_t size,
+                                                       cudaStream_t stream) {
+  return cudaMallocAsync(ptr, size, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream) {
+  return cudaFreeAsync(ptr, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
+  return cudaEventRecord(event, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event,
+                                                                cudaStream_t stream,
+                                                                unsigned flags) {
+  return cudaEventRecordWithFlags(event, per_thread(stream), flags);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event,
+                                                           unsigned flags) {
+  return cudaStreamWaitEvent(per_thread(stream), event, flags);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream) {
+  return cudaStreamSynchronize(per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
+  return cudaStreamQuery(per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t stream, int* priority) {
+  return cudaStreamGetPriority(per_thread(stream), priority);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t stream, unsigned* flags) {
+  return cudaStreamGetFlags(per_thread(stream), flags);
+}
