@@ -2,6 +2,9 @@
 
 #include "protocol/core_calls.h"
 
+#include <chrono>
+#include <thread>
+
 namespace gvirtus {
 namespace {
 
@@ -16,6 +19,13 @@ class CoreSession final : public PluginSession {
       }
       case core::Fn::kSink:
         return;
+      case core::Fn::kWait: {
+        const uint32_t ms = call.args.get<uint32_t>();
+        call.args.expect_end();
+        if (ms > core::kMaxWaitMs) raise(ErrorKind::kInvalidInput, "wait of more than 10 s");
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+        return;
+      }
       case core::Fn::kHello:
         raise(ErrorKind::kInvalidInput, "hello sent twice in one session");
       default:

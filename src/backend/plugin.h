@@ -37,7 +37,9 @@ class PluginSession {
  public:
   virtual ~PluginSession() = default;
 
-  // Executes one call, on the worker's thread for the calling client thread. Throws Error:
+  // Executes one call, on the worker's thread for the calling client thread (each client thread
+  // has one; so calls of different client threads may run concurrently, and a plugin session must
+  // be thread-safe). Throws Error:
   // kInvalidInput means the request was malformed and ends the session; any other kind is sent
   // back as an error reply (for an asynchronous call, as a deferred error frame).
   virtual void handle(Call& call) = 0;

@@ -2,8 +2,14 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
 
+#include "backend/executor.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "protocol/core_calls.h"
@@ -14,6 +20,10 @@ namespace {
 
 constexpr const char* kBackendVersion = "gvirtus-backend 0.1.0";
 
+// Client threads beyond this many share executors (by thread id, so each keeps its order): a
+// client cannot make its worker start threads without bound.
+constexpr size_t kMaxExecutors = 128;
+
 class Session {
  public:
   Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits)
@@ -22,12 +32,22 @@ class Session {
     info_.transport = connection.transport();
   }
 
+  ~Session() { executors_.clear(); }  // first: they use everything else
+
   void run() {
     handshake();
     const auto idle = std::chrono::seconds(limits_.idle_timeout_s);
     for (;;) {
-      const ByteView message =
-          limits_.idle_timeout_s > 0 ? connection_.recv(idle) : connection_.recv();
+      ByteView message;
+      try {
+        message = limits_.idle_timeout_s > 0 ? connection_.recv(idle) : connection_.recv();
+      } catch (const Error& e) {
+        // A client waiting for a long call is not idle.
+        if (e.kind() == ErrorKind::kTimedOut && executors_busy()) continue;
+        std::lock_guard lock(fatal_mutex_);
+        if (fatal_) throw *fatal_;  // an executor ended the session: say why
+        throw;
+      }
       dispatch(decode_frame(message, limits_.max_frame_bytes));
     }
   }
@@ -68,62 +88,114 @@ class Session {
     HelloReply reply{kBackendVersion, static_cast<uint32_t>(::getpid()), limits_.max_frame_bytes};
     reply_.clear();
     encode(reply, reply_);
-    send_reply(frame.header, 0, 0);
+    send_reply(frame.header, reply_, 0, 0);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
   }
 
   // Sends an error reply for the hello and ends the session.
   [[noreturn]] void refuse(const FrameHeader& request, ErrorKind kind, const std::string& why) {
-    send_error(request, kind, why);
+    send_error(request, reply_, kind, why);
     raise(ErrorKind::kInvalidInput, "handshake refused: " + why);
   }
 
+  // The first client thread's calls run here, on the reading thread (no hand-off for a
+  // single-threaded program); every other client thread's run on its executor.
   void dispatch(const Frame& frame) {
     const FrameHeader& h = frame.header;
     if (!h.is_request()) raise(ErrorKind::kInvalidInput, "a client sent a reply frame");
+    if (!inline_thread_) inline_thread_ = h.thread_id;
+    if (h.thread_id == *inline_thread_) {
+      execute(h, frame.payload, reply_);
+    } else {
+      executor_for(h.thread_id).post(h, frame.payload);
+    }
+  }
+
+  void execute(const FrameHeader& h, std::span<const std::byte> payload, WireWriter& reply) {
     const auto it = sessions_.find(call_plugin(h.call_id));
     if (it == sessions_.end()) {
-      fail_call(h, ErrorKind::kUnimplemented,
+      fail_call(h, reply, ErrorKind::kUnimplemented,
                 "plugin " + std::to_string(call_plugin(h.call_id)) +
                     " was not opened in this session (" + describe(h) + ")");
       return;
     }
-    reply_.clear();
-    Call call{h, WireReader(frame.payload, "request"), reply_};
+    reply.clear();
+    Call call{h, WireReader(payload, "request"), reply};
     try {
       it->second->handle(call);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInvalidInput) throw;  // malformed request: end the session
-      fail_call(h, e.kind(), e.what());
+      fail_call(h, reply, e.kind(), e.what());
       return;
     }
-    if (!h.is_async()) send_reply(h, 0, 0);
+    if (!h.is_async()) send_reply(h, reply, 0, 0);
+  }
+
+  Executor& executor_for(uint32_t thread_id) {
+    if (auto it = executors_.find(thread_id); it != executors_.end()) return *it->second;
+    if (executors_.size() >= kMaxExecutors) return *executor_list_[thread_id % kMaxExecutors];
+    auto run = [this, reply = WireWriter()](const FrameHeader& h,
+                                            std::span<const std::byte> payload) mutable {
+      if (ending_.load(std::memory_order_relaxed)) return;
+      try {
+        execute(h, payload, reply);
+      } catch (const Error& e) {
+        end_session(e);
+      } catch (const std::exception& e) {
+        end_session(Error(ErrorKind::kFailed, std::string("internal error: ") + e.what()));
+      }
+    };
+    auto executor = std::make_unique<Executor>(std::move(run));
+    executor_list_.push_back(executor.get());
+    return *executors_.emplace(thread_id, std::move(executor)).first->second;
+  }
+
+  // Called on an executor: the session cannot go on; the reading thread reports `why`.
+  void end_session(const Error& why) {
+    {
+      std::lock_guard lock(fatal_mutex_);
+      if (!fatal_) fatal_ = why;
+    }
+    ending_.store(true, std::memory_order_relaxed);
+    connection_.shutdown();  // wakes the reading thread
+  }
+
+  bool executors_busy() const {
+    for (const Executor* e : executor_list_) {
+      if (e->busy()) return true;
+    }
+    return false;
   }
 
   // A call failed without ending the session: the error goes back now for a synchronous call,
   // and as a deferred error frame for an asynchronous one (the client reports it later).
-  void fail_call(const FrameHeader& request, ErrorKind kind, const std::string& why) {
+  void fail_call(const FrameHeader& request, WireWriter& reply, ErrorKind kind,
+                 const std::string& why) {
     GVIRTUS_LOG(kDebug) << info_.peer << ": " << describe(request) << " failed: " << why;
-    send_error(request, kind, why);
+    send_error(request, reply, kind, why);
   }
 
-  void send_error(const FrameHeader& request, ErrorKind kind, const std::string& why) {
-    reply_.clear();
-    reply_.put_raw(why.data(), why.size());
-    send_reply(request, kFlagError, static_cast<uint32_t>(kind));
+  void send_error(const FrameHeader& request, WireWriter& reply, ErrorKind kind,
+                  const std::string& why) {
+    reply.clear();
+    reply.put_raw(why.data(), why.size());
+    send_reply(request, reply, kFlagError, static_cast<uint32_t>(kind));
   }
 
-  void send_reply(const FrameHeader& request, uint16_t extra_flags, uint32_t status) {
+  // Thread-safe: executors and the reading thread send replies.
+  void send_reply(const FrameHeader& request, const WireWriter& reply, uint16_t extra_flags,
+                  uint32_t status) {
     FrameHeader h;
     h.flags = static_cast<uint16_t>(kFlagReply | extra_flags);
     h.call_id = request.call_id;
     h.thread_id = request.thread_id;
     h.request_id = request.request_id;
     h.status = status;
-    h.payload_bytes = static_cast<uint32_t>(reply_.size());
+    h.payload_bytes = static_cast<uint32_t>(reply.size());
     const EncodedHeader header = encode_header(h);
-    const ByteView pieces[] = {header.view(), reply_.view()};
+    const ByteView pieces[] = {header.view(), reply.view()};
+    std::lock_guard lock(send_mutex_);
     connection_.send(pieces);
   }
 
@@ -131,8 +203,16 @@ class Session {
   const PluginRegistry& plugins_;
   const Limits& limits_;
   SessionInfo info_;
-  std::map<uint16_t, std::unique_ptr<PluginSession>> sessions_;
-  WireWriter reply_;
+  std::map<uint16_t, std::unique_ptr<PluginSession>> sessions_;  // read-only after the handshake
+  WireWriter reply_;                                             // the reading thread's replies
+  std::mutex send_mutex_;                                        // serialises sends
+  std::optional<uint32_t> inline_thread_;  // the client thread served on the reading thread
+  std::mutex fatal_mutex_;
+  std::optional<Error> fatal_;  // why an executor ended the session
+  std::atomic<bool> ending_{false};
+  std::vector<Executor*> executor_list_;  // in creation order, for sharing beyond the bound
+  // Last, so that it is destroyed first (the destructor clears it explicitly too).
+  std::unordered_map<uint32_t, std::unique_ptr<Executor>> executors_;
 };
 
 }  // namespace

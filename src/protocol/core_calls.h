@@ -2,6 +2,8 @@
 //   Hello - the connect handshake (must be the first frame of a session).
 //   Ping  - echoes its payload: liveness checks, tests and the call-rate benchmarks.
 //   Sink  - an asynchronous call that does nothing: the asynchronous throughput benchmark.
+//   Wait  - returns after the given milliseconds (at most kMaxWaitMs): a call that blocks, as a
+//           stream synchronisation does, for tests of how a session serves several threads.
 #pragma once
 
 #include "common/frame.h"
@@ -10,11 +12,13 @@
 #define GVIRTUS_CORE_CALLS(X)                                                 \
   X(Hello, 0, sync, "u16 version, str program, u32 pid, u32 cuda, plugins[]") \
   X(Ping, 1, sync, "raw payload -> same payload")                             \
-  X(Sink, 2, async, "raw payload")
+  X(Sink, 2, async, "raw payload")                                            \
+  X(Wait, 3, sync, "u32 milliseconds")
 
 namespace gvirtus::core {
 
 inline constexpr uint16_t kPluginId = 0;
+inline constexpr uint32_t kMaxWaitMs = 10000;
 
 enum class Fn : uint16_t { GVIRTUS_CORE_CALLS(GVIRTUS_CALL_ENUMERATOR) kCount };
 

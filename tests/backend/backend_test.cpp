@@ -255,6 +255,52 @@ TEST(Backend, many_threads_share_one_session_and_each_gets_its_own_replies) {
   EXPECT_EQ(backend.workers().size(), 1u);
 }
 
+TEST(Backend, a_blocking_call_of_one_thread_does_not_hold_up_the_others) {
+  BackendProcess backend;
+  Client client(backend.client_config(), {});
+  ASSERT_TRUE(ping(client));  // this thread's calls are served on the session's reading thread
+  std::atomic<bool> waited{false};
+  std::thread blocker([&] {  // a second client thread, on an executor of its own
+    const uint32_t ms = 3000;
+    const ByteView piece(reinterpret_cast<const std::byte*>(&ms), sizeof ms);
+    client.call(core::call_id(core::Fn::kWait), std::span(&piece, 1), [](WireReader&) {});
+    waited = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the wait is under way
+  // Both the reading thread's client thread and a third one are served during the wait.
+  bool pinged = false;
+  std::thread third([&] { pinged = ping(client, "third"); });
+  third.join();
+  EXPECT_TRUE(pinged);
+  EXPECT_TRUE(ping(client, "first"));
+  EXPECT_FALSE(waited.load()) << "the pings were held up until the 3 s wait ended";
+  blocker.join();
+  EXPECT_TRUE(waited.load());
+}
+
+TEST(Backend, a_malformed_call_on_an_executor_ends_the_session_with_its_reason) {
+  BackendProcess backend;
+  Client client(backend.client_config(), {});
+  ASSERT_TRUE(ping(client));
+  ErrorKind kind = ErrorKind::kFailed;
+  std::thread other([&] {
+    const uint64_t too_long = 0;  // Wait takes a u32: 8 bytes are malformed
+    const ByteView piece(reinterpret_cast<const std::byte*>(&too_long), sizeof too_long);
+    kind = error_of([&] {
+      client.call(core::call_id(core::Fn::kWait), std::span(&piece, 1), [](WireReader&) {});
+    });
+  });
+  other.join();
+  EXPECT_EQ(kind, ErrorKind::kDisconnected);
+  EXPECT_EQ(error_of([&] { ping(client); }), ErrorKind::kDisconnected);
+  bool logged = false;  // the worker logs why it ended the session as it ends
+  for (int i = 0; i < 100 && !logged; ++i) {
+    logged = backend.log().find("unexpected trailing bytes") != std::string::npos;
+    if (!logged) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(logged) << "the worker did not log the malformed call: " << backend.log();
+}
+
 TEST(Backend, a_forked_child_gets_its_own_session) {
   BackendProcess backend;
   Client client(backend.client_config(), {});

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,15 +22,15 @@ struct Library {
 
 struct ResolvedKernel {
   cudaKernel_t handle = nullptr;
-  // The launch buffer: parameter bytes, 16-byte aligned for any parameter, and a pointer to
-  // each parameter in it (what cudaLaunchKernel takes). Reused by every launch: the runtime
-  // copies the parameters before it returns.
-  std::unique_ptr<std::max_align_t[]> buffer;
   uint32_t param_bytes = 0;
-  std::vector<void*> args;
+  std::vector<uint32_t> offsets;  // of each parameter in the parameter bytes
 };
 
+// The session's calls run on several threads (one per client thread), so the tables are
+// guarded. Entries are never removed, and a resolved kernel never changes, so a pointer to one
+// stays valid and may be read without the lock.
 struct State {
+  std::mutex mutex;
   std::unordered_map<uint64_t, Library> libraries;
   std::unordered_map<uint64_t, ResolvedKernel> kernels;
   uint64_t module_bytes = 0;
@@ -40,6 +41,7 @@ State& state() {
   return s;
 }
 
+// Called with state().mutex held.
 Library& loaded_library(uint64_t id) {
   const auto it = state().libraries.find(id);
   if (it == state().libraries.end() || it->second.handle == nullptr) {
@@ -71,6 +73,7 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
   const auto chunk = in.get_blob(kModuleChunkBytes);
   in.expect_end();
   State& s = state();
+  std::lock_guard lock(s.mutex);
   Library& library = s.libraries[id];
   if (library.handle != nullptr) raise(ErrorKind::kInvalidInput, "module loaded twice");
   if (offset == 0) {
@@ -120,6 +123,8 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
     }
   }
   in.expect_end();
+  State& s = state();
+  std::lock_guard lock(s.mutex);
   Library& library = loaded_library(module);
   cudaKernel_t handle = nullptr;
   cudaError_t result = ::cudaLibraryGetKernel(&handle, library.handle, name.c_str());
@@ -128,15 +133,11 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
                           << ": the client's parameter layout differs from the runtime's";
     result = cudaErrorInvalidKernelImage;
   }
-  if (result == cudaSuccess) {
-    ResolvedKernel& kernel = state().kernels[id];
+  if (result == cudaSuccess && !s.kernels.contains(id)) {  // a resolved kernel never changes
+    ResolvedKernel& kernel = s.kernels[id];
     kernel.handle = handle;
     kernel.param_bytes = param_bytes;
-    const size_t words = (param_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
-    kernel.buffer = std::make_unique<std::max_align_t[]>(words + 1);
-    auto* base = reinterpret_cast<std::byte*>(kernel.buffer.get());
-    kernel.args.clear();
-    for (const auto& [offset, size] : layout) kernel.args.push_back(base + offset);
+    for (const auto& [offset, size] : layout) kernel.offsets.push_back(offset);
   }
   out.put<int32_t>(result);
   return result;
@@ -146,6 +147,7 @@ cudaError_t run_var_resolve(WireReader& in, WireWriter& out) {
   const uint64_t module = in.get<uint64_t>();
   const std::string name(in.get_string(kMaxSymbolNameBytes));
   in.expect_end();
+  std::lock_guard lock(state().mutex);
   Library& library = loaded_library(module);
   void* address = nullptr;
   size_t bytes = 0;
@@ -158,13 +160,19 @@ cudaError_t run_var_resolve(WireReader& in, WireWriter& out) {
   return result;
 }
 
-cudaError_t run_launch(WireReader& in, WireWriter& out) {
-  const uint64_t id = in.get<uint64_t>();
-  const auto it = state().kernels.find(id);
-  if (it == state().kernels.end()) {
-    raise(ErrorKind::kInvalidInput, "launch of kernel " + std::to_string(id) + " not resolved");
+// The kernel resolved under `id`; throws Error{kInvalidInput} for any other id.
+const ResolvedKernel& resolved_kernel(uint64_t id) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  const auto it = s.kernels.find(id);
+  if (it == s.kernels.end()) {
+    raise(ErrorKind::kInvalidInput, "kernel " + std::to_string(id) + " was not resolved");
   }
-  ResolvedKernel& kernel = it->second;
+  return it->second;
+}
+
+cudaError_t run_launch(WireReader& in, WireWriter& out) {
+  const ResolvedKernel& kernel = resolved_kernel(in.get<uint64_t>());
   dim3 grid, block;
   grid.x = in.get<uint32_t>(), grid.y = in.get<uint32_t>(), grid.z = in.get<uint32_t>();
   block.x = in.get<uint32_t>(), block.y = in.get<uint32_t>(), block.z = in.get<uint32_t>();
@@ -177,21 +185,23 @@ cudaError_t run_launch(WireReader& in, WireWriter& out) {
                                         " parameter bytes for a kernel that takes " +
                                         std::to_string(kernel.param_bytes));
   }
-  std::memcpy(kernel.buffer.get(), params.data(), params.size());
+  // This thread's launch buffer: aligned for any parameter, and a pointer to each parameter in
+  // it (what cudaLaunchKernel takes). Reused by every launch: the runtime copies the parameters
+  // before it returns.
+  alignas(16) thread_local std::byte buffer[kMaxParamBytes];
+  thread_local std::vector<void*> args;
+  std::memcpy(buffer, params.data(), params.size());
+  args.clear();
+  for (uint32_t offset : kernel.offsets) args.push_back(buffer + offset);
   const cudaError_t result =
       ::cudaLaunchKernel(reinterpret_cast<const void*>(kernel.handle), grid, block,
-                         kernel.args.empty() ? nullptr : kernel.args.data(), shared_bytes, stream);
+                         args.empty() ? nullptr : args.data(), shared_bytes, stream);
   out.put<int32_t>(result);
   return result;
 }
 
 const void* kernel_handle(WireReader& in) {
-  const uint64_t id = in.get<uint64_t>();
-  const auto it = state().kernels.find(id);
-  if (it == state().kernels.end()) {
-    raise(ErrorKind::kInvalidInput, "kernel " + std::to_string(id) + " was not resolved");
-  }
-  return reinterpret_cast<const void*>(it->second.handle);
+  return reinterpret_cast<const void*>(resolved_kernel(in.get<uint64_t>()).handle);
 }
 
 }  // namespace gvirtus::cudart

@@ -7,8 +7,6 @@
 #include "backend/plugin.h"
 #include "plugins/cudart/backend/handlers.h"
 
-#include <unordered_map>
-
 namespace gvirtus::cudart {
 namespace {
 
@@ -16,7 +14,6 @@ class CudartSession final : public PluginSession {
  public:
   void handle(Call& call) override {
     const auto fn = static_cast<Fn>(call_function(call.header.call_id));
-    follow_thread(call.header.thread_id);
     cudaError_t result = cudaSuccess;
     if (!run_generated(fn, call.args, call.reply, result) &&
         !run_custom(fn, call.args, call.reply, result)) {
@@ -26,30 +23,7 @@ class CudartSession final : public PluginSession {
     }
     // An asynchronous call's failure needs no reply: the real runtime has recorded it, and the
     // application's next cudaGetLastError or synchronising call reports it, as natively.
-    if (fn == Fn::cudaSetDevice && result == cudaSuccess) {
-      int device = 0;
-      if (::cudaGetDevice(&device) == cudaSuccess) {
-        devices_[call.header.thread_id] = device;
-        current_device_ = device;
-      }
-    }
   }
-
- private:
-  // The current device is per host thread in CUDA. The worker runs every client thread's calls
-  // on its one thread, in arrival order (which keeps each client thread's order), so before a
-  // call it makes the calling client thread's device current. A thread that never chose a device
-  // uses device 0, as natively; nothing is switched until some thread chooses another one.
-  void follow_thread(uint32_t thread_id) {
-    const auto it = devices_.find(thread_id);
-    const int wanted = it != devices_.end() ? it->second : 0;
-    if (wanted != current_device_ && ::cudaSetDevice(wanted) == cudaSuccess) {
-      current_device_ = wanted;
-    }
-  }
-
-  std::unordered_map<uint32_t, int> devices_;  // client thread id -> its current device
-  int current_device_ = 0;
 };
 
 class CudartPlugin final : public BackendPlugin {

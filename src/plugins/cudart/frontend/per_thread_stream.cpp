@@ -2,9 +2,8 @@
 // `nvcc --default-stream per-thread` call instead of the plain functions (cuda_runtime_api.h maps
 // cudaMemcpy to cudaMemcpy_ptds, and so on). The _ptsz forms name the default stream as the
 // calling thread's own (cudaStreamPerThread); the _ptds forms of synchronous calls behave as the
-// plain ones, which finish before they return either way. On the backend every client thread's
-// calls run on one worker thread, so the client threads share one per-thread stream there: results
-// are the same, with less overlap between threads (docs/cudart.md).
+// plain ones, which finish before they return either way. The backend runs each client thread's
+// calls on a thread of its own, so cudaStreamPerThread is the client thread's own there too.
 #include "plugins/cudart/frontend/stub_call.h"
 
 // Declared by crt/device_functions.h for nvcc-compiled code only.

@@ -1,0 +1,58 @@
+// An executor: one client thread's calls, run in order on a backend thread of their own.
+//
+// CUDA keeps state per host thread (the current device, the last error), and a call may block in
+// the runtime (a stream synchronisation). A session therefore runs each client thread's calls on a
+// thread of its own (DESIGN.md section 6): one client thread's calls keep their order and their
+// CUDA state, and one blocking call does not hold up the session's other threads. The session's
+// reading thread posts each call, with a copy of its payload, and goes on reading.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "common/frame.h"
+
+namespace gvirtus {
+
+class Executor {
+ public:
+  // Runs a posted call; called on the executor's thread.
+  using Run = std::function<void(const FrameHeader&, std::span<const std::byte>)>;
+
+  explicit Executor(Run run);
+  // Lets the calls already posted finish, then stops the thread.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Queues a call; copies the payload (into a recycled buffer: no allocation once warm).
+  void post(const FrameHeader& header, std::span<const std::byte> payload);
+
+  // Whether a call is queued or running.
+  bool busy() const;
+
+ private:
+  struct Pending {
+    FrameHeader header;
+    std::vector<std::byte> payload;
+  };
+
+  void loop();
+
+  Run run_;
+  mutable std::mutex mutex_;  // guards the fields below
+  std::condition_variable wake_;
+  std::deque<Pending> queue_;
+  std::vector<std::vector<std::byte>> spare_;  // payload buffers to reuse
+  bool running_call_ = false;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once everything it uses exists
+};
+
+}  // namespace gvirtus
