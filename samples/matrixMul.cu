@@ -10,14 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    cudaError_t rc_ = (call);                                                            \
-    if (rc_ != cudaSuccess) {                                                            \
-      std::printf("CUDA error %s (%d) in %s\n", cudaGetErrorName(rc_), (int)rc_, #call); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
+#include "sample_check.h"
 
 constexpr int kTile = 32;
 

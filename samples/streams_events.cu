@@ -11,14 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    cudaError_t rc_ = (call);                                                            \
-    if (rc_ != cudaSuccess) {                                                            \
-      std::printf("CUDA error %s (%d) in %s\n", cudaGetErrorName(rc_), (int)rc_, #call); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
+#include "sample_check.h"
 
 constexpr int kStreams = 4;
 constexpr int kChunk = 1 << 18;  // ints per stream

@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from gen_common import write_if_changed
+
 ROW = re.compile(r"^(\d+)\s+(sync|async)\s+(auto|wrapped|custom)\s+(\w+)(?:=(\w+))?\((.*)\)\s*$")
 PARAM = re.compile(r"^(inref|in|out|kernel)\s+(.+?)\s*(\w+)$")
 
@@ -199,14 +201,6 @@ def handlers(calls):
         out.append("    }")
     out += ["    default:", "      return false;", "  }", "}", "", "}  // namespace gvirtus::cudart", ""]
     return "\n".join(out)
-
-
-def write_if_changed(path, text):
-    if os.path.exists(path) and open(path).read() == text:
-        return
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
 
 
 def main():

@@ -19,6 +19,8 @@ import re
 import subprocess
 import sys
 
+from gen_common import write_if_changed
+
 # The generated definitions have no prototypes (CUDA's would clash), so each one needs its return
 # type from the headers: a caller reads a pointer, a char or nothing where we would write an int.
 HEADER_GLOBS = ["cuda_*.h", "crt/*.h"]
@@ -141,14 +143,6 @@ def read_local(path):
         if line:
             names.append(line.split()[0])
     return names
-
-
-def write_if_changed(path, text):
-    if os.path.exists(path) and open(path).read() == text:
-        return
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
 
 
 def main():
