@@ -45,8 +45,9 @@ TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
 
   BackendProcess backend("", R"(["cudart"])");
   const std::string config = backend.client_config_file();
-  const RunResult remote = run(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " + config +
-                               " -- " + program + " 2>/dev/null");
+  const RunResult remote =
+      run("env " GVIRTUS_E2E_REMOTE_ENV " " + std::string(GVIRTUS_BUILD_BIN) +
+          "/gvirtus-run --config " + config + " -- " + program + " 2>/dev/null");
   EXPECT_EQ(remote.output, native.output) << "backend log:\n" << backend.log();
   // The remoted run really went through the backend (and not NVIDIA's library).
   EXPECT_NE(backend.log().find("session with " + GetParam()), std::string::npos) << backend.log();
