@@ -16,7 +16,7 @@ namespace {
 
 struct Library {
   std::vector<std::byte> image;  // kept while loaded: the runtime may read it lazily
-  uint64_t expected_bytes = 0;
+  uint64_t expected_bytes = 0;   // of the upload under way or loaded; counted in module_bytes
   cudaLibrary_t handle = nullptr;
 };
 
@@ -76,13 +76,14 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
   std::lock_guard lock(s.mutex);
   Library& library = s.libraries[id];
   if (library.handle != nullptr) raise(ErrorKind::kInvalidInput, "module loaded twice");
-  if (offset == 0) {
-    if (total > kMaxModuleBytes || s.module_bytes + total > kMaxModuleBytes) {
+  if (offset == 0) {  // a new upload, or a retry of one the runtime refused
+    s.module_bytes -= library.expected_bytes;
+    library.image.clear();
+    library.expected_bytes = 0;
+    if (total > kMaxModuleBytes - s.module_bytes) {
       raise(ErrorKind::kInvalidInput,
             "modules of more than " + std::to_string(kMaxModuleBytes) + " bytes in one session");
     }
-    s.module_bytes -= library.image.size();
-    library.image.clear();
     library.image.reserve(total);
     library.expected_bytes = total;
     s.module_bytes += total;
@@ -96,9 +97,11 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
   if (library.image.size() == total) {
     result = ::cudaLibraryLoadData(&library.handle, library.image.data(), nullptr, nullptr, 0,
                                    nullptr, nullptr, 0);
-    if (result != cudaSuccess) {
+    if (result != cudaSuccess) {  // a later attempt starts again from offset 0
       library.handle = nullptr;
-      library.image.clear();  // a later attempt starts again from offset 0
+      library.image = {};
+      s.module_bytes -= library.expected_bytes;
+      library.expected_bytes = 0;
     }
   }
   out.put<int32_t>(result);

@@ -1,0 +1,176 @@
+// A client that speaks the cudart table but sends requests no stub would: ids it never
+// introduced, module chunks out of order or too large, impossible parameter layouts, launches
+// with the wrong parameter bytes. Each must end only that client's session, with the reason in
+// the backend's log; the daemon and other sessions go on.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "common/wire.h"
+#include "frontend/client.h"
+#include "plugins/cudart/common/memcpy_wire.h"
+#include "plugins/cudart/common/module_wire.h"
+#include "plugins/cudart/cudart_calls.h"
+#include "protocol/core_calls.h"
+#include "support/backend_process.h"
+
+namespace gvirtus::testing {
+namespace {
+
+namespace cr = cudart;
+
+class HostileCudart : public ::testing::Test {
+ protected:
+  HostileCudart() : backend_("", R"(["cudart"])") {}
+
+  Client client() { return Client(backend_.client_config(), {to_ref(cr::kIdentity)}); }
+
+  // Sends one cudart request; the kind of error it ends with (kFailed if it succeeded).
+  static ErrorKind send(Client& client, cr::Fn fn, const WireWriter& request) {
+    const ByteView piece = request.view();
+    try {
+      client.call(cr::call_id(fn), std::span(&piece, 1),
+                  [](WireReader& in) { (void)in.get_raw(in.remaining()); });
+    } catch (const Error& e) {
+      return e.kind();
+    }
+    return ErrorKind::kFailed;
+  }
+
+  // Whether the backend logged `text` (workers log as their session ends).
+  bool logged(const std::string& text) {
+    for (int i = 0; i < 100; ++i) {
+      if (backend_.log().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
+
+  // The session of `client` is over, and a new client is served.
+  void expect_session_ended_alone(Client& client) {
+    const ByteView nothing;
+    EXPECT_THROW(
+        client.call(core::call_id(core::Fn::kPing), std::span(&nothing, 1), [](WireReader&) {}),
+        Error);
+    Client fresh = this->client();
+    EXPECT_NO_THROW(
+        fresh.call(core::call_id(core::Fn::kPing), std::span(&nothing, 1), [](WireReader&) {}));
+  }
+
+  BackendProcess backend_;
+};
+
+TEST_F(HostileCudart, launch_of_a_kernel_never_resolved_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(0xdeadbeef);
+  for (int i = 0; i < 6; ++i) w.put<uint32_t>(1);
+  w.put<uint64_t>(0);
+  w.put<uint64_t>(0);
+  w.put_blob(nullptr, 0);
+  EXPECT_EQ(send(c, cr::Fn::cudaLaunchSync, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("was not resolved")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_kernel_call_naming_an_unknown_id_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint8_t>(1);  // cudaFuncGetAttributes: the output (present), then the kernel id
+  w.put_raw(std::string(sizeof(cudaFuncAttributes), '\0').data(), sizeof(cudaFuncAttributes));
+  w.put<uint64_t>(42);
+  EXPECT_EQ(send(c, cr::Fn::cudaFuncGetAttributes, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("kernel 42 was not resolved")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, module_chunks_out_of_order_end_the_session) {
+  Client c = client();
+  WireWriter first;
+  first.put<uint64_t>(7);     // module id
+  first.put<uint64_t>(1000);  // total bytes
+  first.put<uint64_t>(0);     // offset
+  first.put_blob("0123456789", 10);
+  EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, first), ErrorKind::kFailed);  // accepted, waits
+  WireWriter skip;
+  skip.put<uint64_t>(7);
+  skip.put<uint64_t>(1000);
+  skip.put<uint64_t>(500);  // not where the module stands (10)
+  skip.put_blob("0123456789", 10);
+  EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, skip), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("out of order")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_module_beyond_the_session_bound_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(7);
+  w.put<uint64_t>(cr::kMaxModuleBytes + 1);
+  w.put<uint64_t>(0);
+  w.put_blob("x", 1);
+  EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("modules of more than")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_kernel_layout_outside_its_parameter_bytes_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(7);  // module id (never loaded: the layout is checked first)
+  w.put<uint64_t>(1);  // kernel id
+  w.put_string("kernel");
+  w.put<uint32_t>(16);  // parameter bytes
+  w.put<uint32_t>(1);   // one parameter...
+  w.put<uint32_t>(12);  // ...at offset 12
+  w.put<uint32_t>(8);   // ...of 8 bytes: beyond 16
+  EXPECT_EQ(send(c, cr::Fn::cudaKernelResolve, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("parameter outside its bytes")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, resolving_in_a_module_never_loaded_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(99);  // module id
+  w.put_string("variable");
+  EXPECT_EQ(send(c, cr::Fn::cudaVarResolve, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("module 99 was not loaded")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_copy_chunk_over_the_limit_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(0x1000);  // dst
+  w.put<uint64_t>(0x2000);  // src
+  w.put<uint64_t>(cr::kMemcpyChunkBytes + 1);
+  w.put<int32_t>(cudaMemcpyDeviceToDevice);
+  EXPECT_EQ(send(c, cr::Fn::cudaMemcpy, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("cudaMemcpy chunk of")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_module_the_runtime_rejects_fails_and_the_session_goes_on) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(7);
+  w.put<uint64_t>(16);
+  w.put<uint64_t>(0);
+  w.put_blob("not a fatbinary!", 16);
+  int32_t result = cudaSuccess;
+  const ByteView piece = w.view();
+  c.call(cr::call_id(cr::Fn::cudaModuleLoad), std::span(&piece, 1),
+         [&](WireReader& in) { result = in.get<int32_t>(); });
+  // cudaErrorInsufficientDriver here, an invalid-image error on a GPU: never success.
+  EXPECT_NE(result, cudaSuccess);
+  const ByteView nothing;
+  EXPECT_NO_THROW(
+      c.call(core::call_id(core::Fn::kPing), std::span(&nothing, 1), [](WireReader&) {}));
+}
+
+}  // namespace
+}  // namespace gvirtus::testing
