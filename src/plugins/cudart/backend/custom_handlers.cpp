@@ -167,7 +167,10 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       return true;
     case Fn::cudaLaunch:
     case Fn::cudaLaunchSync:
-      result = run_launch(in, out);
+      result = run_launch(in, out, false);
+      return true;
+    case Fn::cudaLaunchCooperative:
+      result = run_launch(in, out, true);
       return true;
     case Fn::cudaMemcpyAsyncPush:
     case Fn::cudaMemcpyAsyncPull:

@@ -4,6 +4,7 @@
 // which ends the session.
 #pragma once
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include "common/wire.h"

@@ -174,7 +174,7 @@ const ResolvedKernel& resolved_kernel(uint64_t id) {
   return it->second;
 }
 
-cudaError_t run_launch(WireReader& in, WireWriter& out) {
+cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
   const ResolvedKernel& kernel = resolved_kernel(in.get<uint64_t>());
   dim3 grid, block;
   grid.x = in.get<uint32_t>(), grid.y = in.get<uint32_t>(), grid.z = in.get<uint32_t>();
@@ -196,9 +196,12 @@ cudaError_t run_launch(WireReader& in, WireWriter& out) {
   std::memcpy(buffer, params.data(), params.size());
   args.clear();
   for (uint32_t offset : kernel.offsets) args.push_back(buffer + offset);
+  const void* function = reinterpret_cast<const void*>(kernel.handle);
+  void** arguments = args.empty() ? nullptr : args.data();
   const cudaError_t result =
-      ::cudaLaunchKernel(reinterpret_cast<const void*>(kernel.handle), grid, block,
-                         args.empty() ? nullptr : args.data(), shared_bytes, stream);
+      cooperative
+          ? ::cudaLaunchCooperativeKernel(function, grid, block, arguments, shared_bytes, stream)
+          : ::cudaLaunchKernel(function, grid, block, arguments, shared_bytes, stream);
   out.put<int32_t>(result);
   return result;
 }

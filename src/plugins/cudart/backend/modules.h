@@ -15,7 +15,8 @@ namespace gvirtus::cudart {
 cudaError_t run_module_load(WireReader& in, WireWriter& out);
 cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out);
 cudaError_t run_var_resolve(WireReader& in, WireWriter& out);
-cudaError_t run_launch(WireReader& in, WireWriter& out);
+// A launch; `cooperative` launches with cudaLaunchCooperativeKernel.
+cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative);
 
 // The runtime's handle for a kernel id the client resolved (read from `in`); throws
 // Error{kInvalidInput} for any other id.

@@ -35,6 +35,19 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaS
   return recorded(cr::remote::cudaMallocAsync(ptr, size, stream), ptr, size);
 }
 
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size,
+                                                          cudaMemPool_t pool, cudaStream_t stream) {
+  return recorded(cr::remote::cudaMallocFromPoolAsync(ptr, size, pool, stream), ptr, size);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMalloc3D(cudaPitchedPtr* pitched, cudaExtent extent) {
+  const cudaError_t rc = cr::remote::cudaMalloc3D(pitched, extent);
+  if (rc == cudaSuccess && pitched != nullptr && pitched->ptr != nullptr) {
+    cr::device_allocations().add(pitched->ptr, pitched->pitch * extent.height * extent.depth, 0);
+  }
+  return rc;
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaFree(void* ptr) {
   return forgotten(cr::remote::cudaFree(ptr), ptr);
 }

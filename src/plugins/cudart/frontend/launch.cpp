@@ -29,7 +29,7 @@ bool surely_valid(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_byt
 }
 
 cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
-                   cudaStream_t stream) {
+                   cudaStream_t stream, bool cooperative = false) {
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   Kernel* kernel = find_kernel(function);
   if (kernel == nullptr) {
@@ -52,6 +52,7 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
     put_value(w, stream);
     w.put_blob(image.data(), image.size());
   };
+  if (cooperative) return remote_sync(Fn::cudaLaunchCooperative, encode, [](WireReader&) {});
   if (surely_valid(*kernel, grid, block, shared_bytes)) {
     return remote_async(Fn::cudaLaunch, encode);
   }
@@ -85,6 +86,13 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 gr
                                                    void** args, size_t shared_bytes,
                                                    cudaStream_t stream) {
   return cr::launch(function, grid, block, args, shared_bytes, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* function, dim3 grid,
+                                                              dim3 block, void** args,
+                                                              size_t shared_bytes,
+                                                              cudaStream_t stream) {
+  return cr::launch(function, grid, block, args, shared_bytes, stream, true);
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr,
