@@ -63,7 +63,8 @@ cudaError_t load_module_locked(Module& module, const void* session) {
     }
   }
   const uint64_t total = module.image.size();
-  for (uint64_t offset = 0; offset < total || offset == 0; offset += kModuleChunkBytes) {
+  uint64_t offset = 0;
+  do {  // at least one chunk, so that even an empty image gets the backend's verdict
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kModuleChunkBytes, total - offset));
     const cudaError_t rc = remote_sync(
         Fn::cudaModuleLoad,
@@ -75,8 +76,8 @@ cudaError_t load_module_locked(Module& module, const void* session) {
         },
         [](WireReader&) {});
     if (rc != cudaSuccess) return rc;
-    if (total == 0) break;
-  }
+    offset += n;
+  } while (offset < total);
   module.loaded_in = session;
   return cudaSuccess;
 }
