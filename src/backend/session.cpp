@@ -32,7 +32,10 @@ class Session {
     info_.transport = connection.transport();
   }
 
-  ~Session() { executors_.clear(); }  // first: they use everything else
+  ~Session() {
+    ending_ = true;      // calls still queued are for a session that is over: skip them
+    executors_.clear();  // first: they use everything else
+  }
 
   void run() {
     handshake();
