@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/paths.h"
+#include "communicators/shm/shm_communicator.h"
 #include "communicators/tcp/tcp_communicator.h"
 
 namespace gvirtus {
@@ -32,7 +33,7 @@ const std::vector<PluginTransport>& plugin_transports() {
 struct Registry {
   std::mutex mutex;
   std::vector<TransportInfo> transports;
-  Registry() { transports.push_back(tcp_transport_info()); }
+  Registry() { transports = {tcp_transport_info(), shm_transport_info()}; }
 };
 
 Registry& registry() {

@@ -2,6 +2,10 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
 
 #include "common/config.h"
 #include "common/unique_fd.h"
@@ -38,6 +42,41 @@ std::string free_tcp_port() {
   return std::to_string(ntohs(addr.sin_port));
 }
 
+// shm: a fresh name per endpoint. Socket mode uses the abstract namespace (nothing on disk); file
+// mode files live in /dev/shm and are removed when the test program ends.
+std::string unique_name(const char* kind) {
+  static std::atomic<int> counter{0};
+  return std::string("gvirtus-test-") + kind + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(counter++);
+}
+
+struct TestFiles {
+  std::mutex mutex;
+  std::vector<std::string> paths;
+  ~TestFiles() {
+    for (const std::string& path : paths) ::unlink(path.c_str());
+  }
+};
+
+std::string shm_test_file() {
+  static TestFiles files;
+  const std::string path = "/dev/shm/" + unique_name("file");
+  std::lock_guard lock(files.mutex);
+  files.paths.push_back(path);
+  return path;
+}
+
+std::string shm_socket_endpoint(const std::string& path) {
+  return R"({"suite":"shm","protocol":"shm","path":")" + path + R"(","ring_bytes":262144})";
+}
+
+// A short dead_after keeps the killed-peer tests quick; rings smaller than messages exercise
+// streaming in pieces.
+std::string shm_file_endpoint(const std::string& file) {
+  return R"({"suite":"shm","protocol":"shm","file":")" + file +
+         R"(","ring_bytes":262144,"dead_after_ms":300})";
+}
+
 }  // namespace
 
 std::vector<TransportCase> transport_cases() {
@@ -51,6 +90,18 @@ std::vector<TransportCase> transport_cases() {
          return served;
        },
        [] { return from_config(tcp_endpoint("127.0.0.1", free_tcp_port()), 1 << 20); }},
+      {"shm_socket",
+       [](size_t max) {
+         const std::string endpoint = shm_socket_endpoint("@" + unique_name("sock"));
+         return ServedEndpoint{from_config(endpoint, max)->serve(), from_config(endpoint, max)};
+       },
+       [] { return from_config(shm_socket_endpoint("@" + unique_name("none")), 1 << 20); }},
+      {"shm_file",
+       [](size_t max) {
+         const std::string endpoint = shm_file_endpoint(shm_test_file());
+         return ServedEndpoint{from_config(endpoint, max)->serve(), from_config(endpoint, max)};
+       },
+       [] { return from_config(shm_file_endpoint("/dev/shm/" + unique_name("none")), 1 << 20); }},
   };
 }
 

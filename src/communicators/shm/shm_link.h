@@ -1,0 +1,46 @@
+// What differs between the shm rendezvous modes once a session runs: how a side sleeps, how it
+// wakes the other side and how it learns that the other side is gone. The connection (data path)
+// is the same for both; socket mode implements this with eventfd doorbells and the Unix socket
+// (shm_socket.cpp), file mode with timed sleeps and heartbeats in the header (shm_file.cpp).
+//
+// A link owns the mapped segment and every descriptor of one side of one session. Its methods
+// may be called from the connection's send() and recv() threads at once.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "communicators/shm/shm_layout.h"
+
+namespace gvirtus::shm {
+
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+class ShmLink {
+ public:
+  virtual ~ShmLink() = default;
+
+  // The mapped segment; valid for the link's life.
+  virtual SegmentHeader* header() const = 0;
+  // kServerSide or kClientSide.
+  virtual int side() const = 0;
+
+  // Wakes whoever sleeps on ring `r` (the peer, as reader or writer of that ring). Never blocks.
+  virtual void ring(int r) = 0;
+  // Sleeps a while for ring `r` after this side set its waiting word and found nothing to do:
+  // until the doorbell rings, the peer goes, `deadline` passes, or a mode-specific bound. Spurious
+  // returns are allowed; the caller re-checks. `round` counts sleeps in this wait, from 0.
+  virtual void sleep(int r, const Deadline& deadline, int round) = 0;
+  // True when the peer is gone: closed, killed, or its session was reset.
+  virtual bool peer_gone() = 0;
+  // This side ends the session: the peer and every local sleeper notice promptly. Idempotent.
+  virtual void shutdown() = 0;
+  // Called on every send()/recv(): a link whose liveness needs a thread in the process that uses
+  // it starts one there (the daemon accepts in one process and serves in a forked child).
+  virtual void on_use() {}
+
+  virtual std::string peer_name() const = 0;
+};
+
+}  // namespace gvirtus::shm

@@ -1,0 +1,349 @@
+#include "communicators/shm/shm_socket.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+
+#include "common/error.h"
+#include "common/unique_fd.h"
+#include "common/wire.h"
+#include "communicators/shm/shm_connection.h"
+#include "communicators/shm/shm_layout.h"
+#include "communicators/shm/shm_link.h"
+#include "communicators/shm/shm_mapping.h"
+
+namespace gvirtus::shm {
+namespace {
+
+constexpr int kPassedFds = 3;  // segment, doorbell of ring 0, doorbell of ring 1
+
+// The hello that travels with the fds: explicit little-endian fields.
+struct Hello {
+  std::byte bytes[24];  // magic u64, version u32, pad u32, ring_bytes u64
+};
+
+std::string url(const std::string& path) {
+  return "shm://" + path;
+}
+
+// A sockaddr_un for `path`; "@name" is Linux's abstract namespace (nothing on the filesystem).
+socklen_t unix_address(const std::string& path, sockaddr_un& addr) {
+  addr = {};
+  addr.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof addr.sun_path) {
+    raise(ErrorKind::kInvalidInput, "shm socket path \"" + path + "\" must have 1 to " +
+                                        std::to_string(sizeof addr.sun_path - 1) + " characters");
+  }
+  std::memcpy(addr.sun_path, path.data(), path.size());
+  if (path[0] == '@') addr.sun_path[0] = '\0';
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() +
+                                (path[0] == '@' ? 0 : 1));
+}
+
+int poll_ms(const Deadline& deadline) {
+  if (!deadline) return -1;
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::clamp<int64_t>(left.count(), 0, INT_MAX));
+}
+
+// One side of a socket-mode session.
+class SocketLink final : public ShmLink {
+ public:
+  SocketLink(int side, UniqueFd socket, UniqueFd bell0, UniqueFd bell1, Mapping mapping,
+             std::string peer)
+      : side_(side),
+        socket_(std::move(socket)),
+        mapping_(std::move(mapping)),
+        peer_(std::move(peer)) {
+    bells_[0] = std::move(bell0);
+    bells_[1] = std::move(bell1);
+  }
+
+  SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
+  int side() const override { return side_; }
+
+  void ring(int r) override {
+    const uint64_t one = 1;
+    // EAGAIN means the counter is saturated: the sleeper will wake anyway.
+    (void)!::write(bells_[r].get(), &one, sizeof one);
+  }
+
+  void sleep(int r, const Deadline& deadline, int /*round*/) override {
+    pollfd fds[2] = {{bells_[r].get(), POLLIN, 0}, {socket_.get(), POLLIN | POLLRDHUP, 0}};
+    const int ready = ::poll(fds, 2, poll_ms(deadline));
+    if (ready <= 0 || (fds[0].revents & POLLIN) == 0) return;
+    uint64_t count;
+    (void)!::read(bells_[r].get(), &count, sizeof count);
+    // Both ends of ring r sleep on its bell; if this read took a ring meant for the other end
+    // (the peer, waiting the other way), pass it on. Both cannot wait for long: a ring is never
+    // empty and full at once.
+    const RingControl& c = header()->rings[r];
+    const bool i_read_r = (side_ == kServerSide) == (r == kClientToServer);
+    const auto& other = i_read_r ? c.writer_waiting : c.reader_waiting;
+    if (other.load(std::memory_order_seq_cst) != 0) ring(r);
+  }
+
+  bool peer_gone() override {
+    // The socket carries nothing after the handshake: readable means EOF (or a misbehaving peer,
+    // which ends the session too).
+    pollfd p{socket_.get(), POLLIN | POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) > 0 && p.revents != 0;
+  }
+
+  void shutdown() override {
+    ::shutdown(socket_.get(), SHUT_RDWR);  // the peer sees EOF; our own sleepers wake
+    ring(0);
+    ring(1);
+  }
+
+  std::string peer_name() const override { return peer_; }
+
+ private:
+  int side_;
+  UniqueFd socket_;
+  UniqueFd bells_[2];
+  Mapping mapping_;
+  std::string peer_;
+};
+
+UniqueFd make_eventfd() {
+  UniqueFd fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!fd.valid()) raise_errno("shm: eventfd", errno);
+  return fd;
+}
+
+std::string describe_unix_peer(int fd, const std::string& path) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    return url(path) + " (pid " + std::to_string(cred.pid) + ")";
+  }
+  return url(path);
+}
+
+class SocketListener final : public Listener {
+ public:
+  SocketListener(UniqueFd fd, ShmOptions options, size_t max_message_bytes, ino_t inode)
+      : fd_(std::move(fd)),
+        options_(std::move(options)),
+        max_message_bytes_(max_message_bytes),
+        inode_(inode),
+        owner_(::getpid()) {}
+
+  ~SocketListener() override {
+    // Only the process that bound the path removes it (a forked worker drops its copy), and only
+    // if the path still names our socket.
+    if (owner_ != ::getpid() || options_.path[0] == '@') return;
+    struct stat st {};
+    if (::stat(options_.path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == inode_) {
+      ::unlink(options_.path.c_str());
+    }
+  }
+
+  std::unique_ptr<Connection> accept() override {
+    for (;;) {
+      UniqueFd fd(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (fd.valid()) return establish(std::move(fd));
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        pollfd p{fd_.get(), POLLIN, 0};
+        if (::poll(&p, 1, -1) < 0 && errno != EINTR) raise_errno("poll on " + local_name(), errno);
+        continue;
+      }
+      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
+      raise_errno("accept on " + local_name(), errno);
+    }
+  }
+  int wait_fd() const override { return fd_.get(); }
+  std::string local_name() const override { return url(options_.path); }
+
+ private:
+  std::unique_ptr<Connection> establish(UniqueFd socket) {
+    const std::string peer = describe_unix_peer(socket.get(), options_.path);
+    const uint64_t bytes = segment_bytes(options_.ring_bytes);
+    UniqueFd memfd(::memfd_create("gvirtus-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+    if (!memfd.valid()) raise_errno("shm: memfd_create for " + peer, errno);
+    if (::ftruncate(memfd.get(), static_cast<off_t>(bytes)) != 0) {
+      raise_errno("shm: sizing a segment of " + std::to_string(bytes) + " bytes", errno);
+    }
+    // Sealed: neither side can shrink it under the other's mapping (which would be SIGBUS).
+    if (::fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+      raise_errno("shm: sealing the segment", errno);
+    }
+    Mapping mapping(memfd.get(), bytes, "the shm segment for " + peer);
+    init_header(mapping.base(), options_.ring_bytes);
+    UniqueFd bell0 = make_eventfd(), bell1 = make_eventfd();
+
+    Hello hello;
+    store_le<uint64_t>(hello.bytes, kMagic);
+    store_le<uint32_t>(hello.bytes + 8, kVersion);
+    store_le<uint32_t>(hello.bytes + 12, 0);
+    store_le<uint64_t>(hello.bytes + 16, options_.ring_bytes);
+    iovec iov{hello.bytes, sizeof hello.bytes};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * kPassedFds);
+    const int fds[kPassedFds] = {memfd.get(), bell0.get(), bell1.get()};
+    std::memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
+    ssize_t sent;
+    do {
+      sent = ::sendmsg(socket.get(), &msg, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    if (sent != static_cast<ssize_t>(sizeof hello.bytes)) {
+      raise_errno("shm: sending the segment to " + peer, sent < 0 ? errno : EPIPE);
+    }
+    // memfd closes here: the mapping keeps the segment, and the client holds its own fd.
+    auto link = std::make_unique<SocketLink>(kServerSide, std::move(socket), std::move(bell0),
+                                             std::move(bell1), std::move(mapping), peer);
+    return std::make_unique<ShmConnection>(std::move(link), max_message_bytes_, options_.spin);
+  }
+
+  UniqueFd fd_;
+  ShmOptions options_;
+  size_t max_message_bytes_;
+  ino_t inode_;
+  pid_t owner_;
+};
+
+// Waits for `events` on `fd` until `deadline`; false when it passed.
+bool wait_for(int fd, short events, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int ready = ::poll(&p, 1, poll_ms(deadline));
+    if (ready > 0) return true;
+    if (ready == 0) return false;
+    if (errno != EINTR) raise_errno("poll", errno);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Listener> serve_socket(const ShmOptions& options, size_t max_message_bytes) {
+  sockaddr_un addr;
+  const socklen_t len = unix_address(options.path, addr);
+  const std::string name = url(options.path);
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!fd.valid()) raise_errno("cannot listen on " + name, errno);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    const int err = errno;
+    if (err != EADDRINUSE || options.path[0] == '@') {
+      raise(ErrorKind::kFailed, "cannot listen on " + name + ": " + std::strerror(err));
+    }
+    // A path left by a killed daemon is replaced; one that still answers belongs to a live one.
+    struct stat st {};
+    if (::lstat(options.path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) {
+      raise(ErrorKind::kFailed,
+            "cannot listen on " + name + ": the path exists and is not a socket");
+    }
+    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (::connect(probe.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0 || errno == EAGAIN) {
+      raise(ErrorKind::kFailed, "cannot listen on " + name + ": another backend serves it");
+    }
+    ::unlink(options.path.c_str());
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+      raise(ErrorKind::kFailed, "cannot listen on " + name + ": " + std::strerror(errno));
+    }
+  }
+  if (::listen(fd.get(), 128) != 0) raise_errno("cannot listen on " + name, errno);
+  ino_t inode = 0;
+  struct stat st {};
+  if (options.path[0] != '@' && ::stat(options.path.c_str(), &st) == 0) inode = st.st_ino;
+  return std::make_unique<SocketListener>(std::move(fd), options, max_message_bytes, inode);
+}
+
+std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max_message_bytes,
+                                           std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const std::string name = url(options.path);
+  sockaddr_un addr;
+  const socklen_t len = unix_address(options.path, addr);
+  UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+  if (!socket.valid()) raise_errno("cannot connect to " + name, errno);
+  if (::connect(socket.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    const int err = errno;
+    if (err == EAGAIN || err == EINPROGRESS) {  // backlog full: wait for room
+      if (!wait_for(socket.get(), POLLOUT, deadline)) {
+        raise(ErrorKind::kTimedOut, "cannot connect to " + name + ": no answer within " +
+                                        std::to_string(timeout.count()) + " ms");
+      }
+    } else {
+      raise(ErrorKind::kDisconnected, "cannot connect to " + name + ": " + std::strerror(err));
+    }
+  }
+  // The hello and the fds.
+  Hello hello{};
+  iovec iov{hello.bytes, sizeof hello.bytes};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t got;
+  for (;;) {
+    if (!wait_for(socket.get(), POLLIN, deadline)) {
+      raise(ErrorKind::kTimedOut, "cannot connect to " + name + ": no segment within " +
+                                      std::to_string(timeout.count()) + " ms");
+    }
+    got = ::recvmsg(socket.get(), &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    if (got >= 0 || (errno != EINTR && errno != EAGAIN)) break;
+  }
+  // Take ownership of whatever fds arrived before judging the message, so none leaks.
+  UniqueFd fds[kPassedFds];
+  int passed = 0;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < n; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+      if (passed < kPassedFds) {
+        fds[passed++].reset(fd);
+      } else {
+        ::close(fd);
+      }
+    }
+  }
+  if (got < 0) raise_errno("cannot connect to " + name, errno);
+  if (got == 0) raise(ErrorKind::kDisconnected, "cannot connect to " + name + ": it closed");
+  if (got != static_cast<ssize_t>(sizeof hello.bytes) || passed != kPassedFds ||
+      (msg.msg_flags & MSG_CTRUNC) != 0 || load_le<uint64_t>(hello.bytes) != kMagic) {
+    raise(ErrorKind::kInvalidInput, name + " is not a gvirtus shm backend (bad hello)");
+  }
+  const uint64_t ring = load_le<uint64_t>(hello.bytes + 16);
+  struct stat st {};
+  if (::fstat(fds[0].get(), &st) != 0) raise_errno("shm: fstat of the segment", errno);
+  const int seals = ::fcntl(fds[0].get(), F_GET_SEALS);
+  if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
+    raise(ErrorKind::kInvalidInput, name + " passed a segment that can shrink under us");
+  }
+  if (ring < kMinRingBytes || ring > kMaxRingBytes ||
+      static_cast<uint64_t>(st.st_size) != segment_bytes(ring)) {
+    raise(ErrorKind::kInvalidInput, name + " passed a segment of the wrong size");
+  }
+  Mapping mapping(fds[0].get(), static_cast<uint64_t>(st.st_size), "the shm segment of " + name);
+  validate_header(mapping.base(), mapping.bytes(), name);
+  const int flags = ::fcntl(socket.get(), F_GETFL);
+  if (flags >= 0) ::fcntl(socket.get(), F_SETFL, flags & ~O_NONBLOCK);
+  auto link = std::make_unique<SocketLink>(kClientSide, std::move(socket), std::move(fds[1]),
+                                           std::move(fds[2]), std::move(mapping), name);
+  return std::make_unique<ShmConnection>(std::move(link), max_message_bytes, options.spin);
+}
+
+}  // namespace gvirtus::shm
