@@ -1,5 +1,7 @@
 #include "bench_transports.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "common/config.h"
@@ -26,12 +28,27 @@ std::string tcp_endpoint(const std::string& port) {
          port + "\"}";
 }
 
+// shm in socket mode on a fresh abstract-namespace socket (nothing on disk, nothing left behind).
+std::string shm_endpoint(const std::string& path) {
+  return R"({"suite": "shm", "protocol": "shm", "path": ")" + path + "\"}";
+}
+
+std::string shm_path_of(const std::string& local_name) {
+  const std::string scheme = "shm://";
+  if (local_name.rfind(scheme, 0) != 0) {
+    raise(ErrorKind::kFailed, "cannot find the path in the listener name \"" + local_name + "\"");
+  }
+  return local_name.substr(scheme.size());
+}
+
 // New transports get an entry here (shm: a fresh segment name; vsock: VMADDR_CID_LOCAL and
 // port 0; rdma: the first RDMA-capable interface address), once their communicator exists.
 const std::vector<BenchTransport>& table() {
   static const std::vector<BenchTransport> transports = {
       {"tcp", tcp_endpoint("0"),
        [](const std::string& local_name) { return tcp_endpoint(port_of(local_name)); }},
+      {"shm", shm_endpoint("@gvirtus-bench-" + std::to_string(::getpid())),
+       [](const std::string& local_name) { return shm_endpoint(shm_path_of(local_name)); }},
   };
   return transports;
 }

@@ -1,0 +1,412 @@
+// The shm communicator beyond the conformance suite: ring mechanics, back-pressure, streaming
+// through a small ring, a million-message stress, killed peers in both directions and both
+// rendezvous modes, configuration errors, and leaks over many sessions.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/wire.h"
+#include "communicators/factory.h"
+#include "communicators/shm/shm_layout.h"
+#include "communicators/shm/shm_ring.h"
+
+namespace gvirtus::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::unique_ptr<Communicator> from_config(const std::string& endpoint,
+                                          size_t max = size_t{64} << 20) {
+  const Config config =
+      parse_config(R"({"communicator":[{"endpoint":)" + endpoint + R"(,"plugins":[]}]})", "<test>");
+  return make_communicator(config.endpoints.at(0), max);
+}
+
+std::string unique(const char* kind) {
+  static std::atomic<int> counter{0};
+  return std::string("gvirtus-shmtest-") + kind + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(counter++);
+}
+
+// One endpoint of each mode, removed (file mode) when the test ends.
+struct Endpoint {
+  std::string json;
+  std::string file;  // file mode only
+  ~Endpoint() {
+    if (!file.empty()) ::unlink(file.c_str());
+  }
+};
+
+std::unique_ptr<Endpoint> socket_endpoint(uint64_t ring_bytes, const std::string& extra = "") {
+  auto e = std::make_unique<Endpoint>();
+  e->json = R"({"suite":"shm","protocol":"shm","path":"@)" + unique("sock") + R"(","ring_bytes":)" +
+            std::to_string(ring_bytes) + extra + "}";
+  return e;
+}
+
+std::unique_ptr<Endpoint> file_endpoint(uint64_t ring_bytes) {
+  auto e = std::make_unique<Endpoint>();
+  e->file = "/dev/shm/" + unique("file");
+  e->json = R"({"suite":"shm","protocol":"shm","file":")" + e->file + R"(","ring_bytes":)" +
+            std::to_string(ring_bytes) + R"(,"dead_after_ms":300})";
+  return e;
+}
+
+std::unique_ptr<Endpoint> make_endpoint(bool file_mode, uint64_t ring_bytes) {
+  return file_mode ? file_endpoint(ring_bytes) : socket_endpoint(ring_bytes);
+}
+
+struct Pair {
+  std::unique_ptr<Listener> listener;
+  std::unique_ptr<Connection> server;
+  std::unique_ptr<Connection> client;
+};
+
+Pair connect_pair(const Endpoint& e, size_t max = size_t{64} << 20) {
+  Pair p;
+  p.listener = from_config(e.json, max)->serve();
+  auto client_end = from_config(e.json, max);
+  std::thread accepter([&] { p.server = p.listener->accept(); });
+  p.client = client_end->connect(5s);
+  accepter.join();
+  return p;
+}
+
+std::vector<std::byte> pattern(size_t bytes, uint32_t seed) {
+  std::vector<std::byte> data(bytes);
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : data) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<std::byte>(x);
+  }
+  return data;
+}
+
+void send_one(Connection& c, ByteView data) {
+  const ByteView pieces[] = {data};
+  c.send(pieces);
+}
+
+int count_fds() {
+  int n = 0;
+  DIR* dir = ::opendir("/proc/self/fd");
+  while (::readdir(dir) != nullptr) ++n;
+  ::closedir(dir);
+  return n;
+}
+
+int count_shm_mappings() {
+  std::ifstream maps("/proc/self/maps");
+  int n = 0;
+  for (std::string line; std::getline(maps, line);) {
+    if (line.find("gvirtus-shm") != std::string::npos ||
+        line.find("gvirtus-shmtest") != std::string::npos) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+TEST(ShmRing, wraps_around_many_times_and_keeps_every_byte_in_order) {
+  constexpr uint64_t kRing = 4096;
+  std::vector<std::byte> segment(shm::segment_bytes(kRing) + 64);
+  void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
+  shm::init_header(base, kRing);
+  auto* header = static_cast<shm::SegmentHeader*>(base);
+  shm::RingWriter writer(header->rings[0], shm::ring_data(base, 0), kRing);
+  shm::RingReader reader(header->rings[0], shm::ring_data(base, 0), kRing);
+  const auto data = pattern(1 << 20, 7);
+  std::vector<std::byte> out(data.size());
+  size_t written = 0, read = 0;
+  // Odd chunk sizes put every record boundary somewhere new relative to the wrap point.
+  for (size_t chunk = 1; read < data.size(); chunk = chunk * 7 % 3001 + 1) {
+    const size_t w = std::min<size_t>({chunk, writer.writable(), data.size() - written});
+    writer.write(data.data() + written, w);
+    written += w;
+    writer.publish();
+    const size_t r = std::min<size_t>(reader.readable(), chunk * 3 % 2048 + 1);
+    reader.read(out.data() + read, r);
+    read += r;
+    reader.release();
+  }
+  EXPECT_EQ(out, data);
+  EXPECT_GT(header->rings[0].head.load(), 200 * kRing);  // it wrapped hundreds of times
+}
+
+TEST(ShmRing, a_peer_counter_out_of_range_is_invalid_input_not_a_crash) {
+  constexpr uint64_t kRing = 4096;
+  std::vector<std::byte> segment(shm::segment_bytes(kRing) + 64);
+  void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
+  shm::init_header(base, kRing);
+  auto* header = static_cast<shm::SegmentHeader*>(base);
+  shm::RingReader reader(header->rings[0], shm::ring_data(base, 0), kRing);
+  header->rings[0].head.store(kRing * 5);  // a "writer" claiming more than a ring ahead
+  try {
+    reader.readable();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+  }
+}
+
+class ShmModes : public ::testing::TestWithParam<bool> {};  // true: file mode
+
+TEST_P(ShmModes, a_full_ring_blocks_the_writer_until_the_reader_drains_without_loss) {
+  auto e = make_endpoint(GetParam(), 4096);
+  Pair p = connect_pair(*e);
+  constexpr int kMessages = 64;
+  std::atomic<int> sent{0};
+  std::thread writer([&] {
+    for (int i = 0; i < kMessages; ++i) {
+      send_one(*p.client, pattern(3000, i));
+      sent.fetch_add(1);
+    }
+  });
+  std::this_thread::sleep_for(200ms);
+  EXPECT_LE(sent.load(), 2) << "a 4 KiB ring cannot hold more than one 3000-byte message";
+  for (int i = 0; i < kMessages; ++i) {
+    const ByteView m = p.server->recv(5s);
+    const auto expected = pattern(3000, i);
+    ASSERT_TRUE(std::equal(m.begin(), m.end(), expected.begin(), expected.end())) << i;
+  }
+  writer.join();
+  EXPECT_EQ(sent.load(), kMessages);
+}
+
+TEST_P(ShmModes, a_message_much_larger_than_the_ring_streams_through_it) {
+  auto e = make_endpoint(GetParam(), 4096);
+  Pair p = connect_pair(*e);
+  const auto big = pattern(size_t{24} << 20, 3);  // 6144 times the ring
+  std::thread writer([&] {
+    const auto head = pattern(16, 1);
+    const ByteView pieces[] = {head, big};
+    p.client->send(pieces);
+  });
+  const ByteView m = p.server->recv();
+  writer.join();
+  ASSERT_EQ(m.size(), 16 + big.size());
+  EXPECT_TRUE(std::equal(big.begin(), big.end(), m.begin() + 16));
+}
+
+// A peer killed (SIGKILL) in the middle of sending a message: the receiver fails with
+// kDisconnected within a bound, whichever side died.
+void kill_sender_mid_message(const Endpoint& e, bool server_dies) {
+  auto listener = from_config(e.json)->serve();
+  auto client_end = from_config(e.json);
+  int started[2];
+  ASSERT_EQ(::pipe(started), 0);
+  const auto data = pattern(size_t{16} << 20, 5);  // far more than the 256 KiB ring
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      auto c = server_dies ? listener->accept() : client_end->connect(5s);
+      (void)!::write(started[1], "s", 1);
+      send_one(*c, data);
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  std::unique_ptr<Connection> receiver = server_dies ? client_end->connect(5s) : listener->accept();
+  char byte;
+  ASSERT_EQ(::read(started[0], &byte, 1), 1);
+  std::this_thread::sleep_for(100ms);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(started[0]);
+  ::close(started[1]);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    receiver->recv();
+    FAIL() << "a message from a killed peer cannot be complete";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mid-message"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+}
+
+TEST_P(ShmModes, client_killed_mid_message_fails_the_server_with_disconnected) {
+  kill_sender_mid_message(*make_endpoint(GetParam(), 256 << 10), false);
+}
+
+TEST_P(ShmModes, server_killed_mid_message_fails_the_client_with_disconnected) {
+  kill_sender_mid_message(*make_endpoint(GetParam(), 256 << 10), true);
+}
+
+TEST_P(ShmModes, many_sessions_leak_no_fd_and_no_mapping) {
+  auto e = make_endpoint(GetParam(), 64 << 10);
+  auto listener = from_config(e->json)->serve();
+  auto client_end = from_config(e->json);
+  const int fds = count_fds();
+  const int maps = count_shm_mappings();
+  const int cycles = GetParam() ? 50 : 300;
+  for (int i = 0; i < cycles; ++i) {
+    std::unique_ptr<Connection> server;
+    std::thread accepter([&] { server = listener->accept(); });
+    auto client = client_end->connect(5s);
+    accepter.join();
+    send_one(*client, pattern(100, i));
+    ASSERT_EQ(server->recv().size(), 100u);
+  }
+  EXPECT_EQ(count_fds(), fds);
+  EXPECT_EQ(count_shm_mappings(), maps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, ShmModes, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "file" : "socket"; });
+
+// A million small messages each way at once, each numbered and checksummed.
+TEST(ShmStress, a_million_small_messages_each_way_arrive_intact_and_in_order) {
+  auto e = socket_endpoint(1 << 20);
+  Pair p = connect_pair(*e);
+  constexpr uint32_t kCount = 1000000;
+  auto sender = [](Connection& c, uint32_t seed) {
+    std::byte buf[64];
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const size_t size = 8 + (i * 7919u + seed) % 56;
+      uint32_t sum = 0;
+      for (size_t k = 8; k < size; ++k) {
+        buf[k] = static_cast<std::byte>(i * 31 + k + seed);
+        sum = sum * 31 + uint8_t(buf[k]);
+      }
+      store_le<uint32_t>(buf, i);
+      store_le<uint32_t>(buf + 4, sum);
+      send_one(c, ByteView(buf, size));
+    }
+  };
+  auto receiver = [](Connection& c, std::atomic<uint32_t>& good) {
+    for (uint32_t i = 0; i < kCount; ++i) {
+      const ByteView m = c.recv();
+      if (m.size() < 8 || load_le<uint32_t>(m.data()) != i) return;
+      uint32_t sum = 0;
+      for (size_t k = 8; k < m.size(); ++k) sum = sum * 31 + uint8_t(m[k]);
+      if (sum != load_le<uint32_t>(m.data() + 4)) return;
+      good.fetch_add(1, std::memory_order_relaxed);
+    }
+  };
+  std::atomic<uint32_t> client_good{0}, server_good{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::thread t1(sender, std::ref(*p.client), 11u), t2(sender, std::ref(*p.server), 22u);
+  std::thread t3(receiver, std::ref(*p.server), std::ref(server_good));
+  std::thread t4(receiver, std::ref(*p.client), std::ref(client_good));
+  t1.join(), t2.join(), t3.join(), t4.join();
+  EXPECT_EQ(server_good.load(), kCount);
+  EXPECT_EQ(client_good.load(), kCount);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+}
+
+void expect_config_error(const std::string& fields, const std::string& mentions) {
+  try {
+    from_config(R"({"suite":"shm","protocol":"shm")" + fields + "}");
+    FAIL() << fields;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find(mentions), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("<test>: communicator[0].endpoint."), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ShmConfig, bad_fields_give_errors_that_name_the_field) {
+  expect_config_error(R"(,"ring_bytes":1000)", "ring_bytes: expected a power of two");
+  expect_config_error(R"(,"ring_bytes":"lots")", "ring_bytes");
+  expect_config_error(R"(,"path":"/tmp/a","file":"/dev/shm/b")", "not both");
+  expect_config_error(R"(,"file":"")", "file: expected a file path");
+  expect_config_error(R"(,"path":")" + std::string(200, 'x') + "\"", "path: expected");
+  expect_config_error(R"(,"dead_after_ms":1)", "dead_after_ms");
+  expect_config_error(R"(,"ring_size":4096)", "ring_size: unknown shm field");
+}
+
+TEST(ShmSocket, the_socket_path_is_removed_on_close_and_a_stale_one_is_replaced) {
+  const std::string path = "/tmp/" + unique("path") + ".sock";
+  const std::string json = R"({"suite":"shm","protocol":"shm","path":")" + path + "\"}";
+  {
+    // A stale socket, as a killed daemon leaves it: bound, never listening, closed.
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strcpy(addr.sun_path, path.c_str());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ::close(fd);
+  }
+  {
+    auto listener = from_config(json)->serve();
+    struct stat st {};
+    ASSERT_EQ(::stat(path.c_str(), &st), 0);
+    // One that is in use is not taken over.
+    try {
+      from_config(json)->serve();
+      FAIL() << "two backends on one socket";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("another backend"), std::string::npos) << e.what();
+    }
+  }
+  struct stat st {};
+  EXPECT_NE(::stat(path.c_str(), &st), 0) << "the listener left " << path << " behind";
+}
+
+TEST(ShmSocket, a_path_that_is_not_a_socket_is_never_removed) {
+  const std::string path = "/tmp/" + unique("plain");
+  std::ofstream(path) << "keep me";
+  try {
+    from_config(R"({"suite":"shm","protocol":"shm","path":")" + path + "\"}")->serve();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a socket"), std::string::npos) << e.what();
+  }
+  struct stat st {};
+  EXPECT_EQ(::stat(path.c_str(), &st), 0);
+  ::unlink(path.c_str());
+}
+
+TEST(ShmFile, a_second_listener_on_the_same_file_is_refused) {
+  auto e = file_endpoint(4096);
+  auto listener = from_config(e->json)->serve();
+  EXPECT_THROW(from_config(e->json)->serve(), Error);
+}
+
+// After a client is killed, the listener resets the segment and serves the next one.
+TEST(ShmFile, the_listener_serves_a_new_client_after_one_was_killed) {
+  auto e = file_endpoint(64 << 10);
+  auto listener = from_config(e->json)->serve();
+  auto client_end = from_config(e->json);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      auto c = client_end->connect(5s);
+      ::pause();
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  auto first = listener->accept();
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_THROW(first->recv(), Error);
+  first.reset();
+  std::unique_ptr<Connection> server;
+  std::thread accepter([&] { server = listener->accept(); });
+  auto client = client_end->connect(5s);
+  accepter.join();
+  send_one(*client, pattern(10, 1));
+  EXPECT_EQ(server->recv(1s).size(), 10u);
+}
+
+}  // namespace
+}  // namespace gvirtus::testing
