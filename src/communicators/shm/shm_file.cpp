@@ -169,6 +169,10 @@ class Watcher {
         const uint64_t one = 1;
         (void)!::write(event_fd_, &one, sizeof one);
       }
+      // A client that gave up before it was accepted: free the segment for the next one.
+      if (state == kClaimed && header_->closed[kClientSide].load(std::memory_order_acquire) != 0) {
+        reset_session(header_, options_.ring_bytes);
+      }
       if (state == kConnected) {
         if (watched != generation) {
           watched = generation;
