@@ -11,6 +11,7 @@
 #include "common/frame.h"
 #include "common/log.h"
 #include "communicators/factory.h"
+#include "frontend/call_stats.h"
 #include "protocol/core_calls.h"
 
 namespace gvirtus {
@@ -193,6 +194,7 @@ void Client::send_frame(uint32_t call_id, uint16_t flags, uint64_t request_id,
 }
 
 void Client::call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode) {
+  SyncCallStats stats(call_id, payload, decode);  // GVIRTUS_STATS: inert when off
   uint64_t id;
   {
     std::lock_guard lock(mutex_);
@@ -206,10 +208,11 @@ void Client::call(uint32_t call_id, std::span<const ByteView> payload, ReplyDeco
     stop_awaiting_locked(id);
     throw;
   }
-  wait_reply(id, decode);
+  wait_reply(id, stats.decoder());
 }
 
 void Client::send_async(uint32_t call_id, std::span<const ByteView> payload) {
+  AsyncCallStats stats(call_id, payload);  // GVIRTUS_STATS: inert when off
   uint64_t id;
   {
     std::lock_guard lock(mutex_);

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "frontend/call_stats.h"
 #include "frontend/client.h"
 
 namespace gvirtus::cudart {
@@ -12,6 +13,7 @@ namespace {
 // The stub announces its call table before the first connection.
 const bool registered = [] {
   Client::add_plugin(to_ref(kIdentity));
+  register_call_names(kPluginId, kIdentity.name, [](uint16_t f) { return name_of(Fn(f)); });
   return true;
 }();
 
