@@ -1,9 +1,10 @@
 // gvirtus-bench: gvirtus's benchmarks, one mode per question (DESIGN.md section 10).
 //
 //   gvirtus-bench comm --transport tcp --json comm.json     transport vs raw sockets and memcpy
+//   gvirtus-bench calls --transport tcp --json calls.json   call rate through client and backend
 //
 // Each mode parses its own arguments and prints a table; --json keeps the results for plots.
-// A new mode is one entry in kModes (calls and gpu are planned).
+// A new mode is one entry in kModes.
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "bench_args.h"
+#include "calls_mode.h"
 #include "comm_mode.h"
 #include "common/error.h"
 
@@ -26,6 +28,8 @@ struct Mode {
 constexpr Mode kModes[] = {
     {"comm", "transport latency and bandwidth vs raw TCP, Unix sockets and memcpy",
      gvirtus::bench::run_comm_mode},
+    {"calls", "synchronous and asynchronous call rate through a real client and backend",
+     gvirtus::bench::run_calls_mode},
 };
 
 void print_help() {

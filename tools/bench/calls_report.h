@@ -1,0 +1,49 @@
+// The results of `gvirtus-bench calls` and their two renderings: a summary for people and a JSON
+// file for plots and comparisons between runs.
+//
+// JSON shape (names are stable; bench/plot.py reads them):
+//   {"mode": "calls", "transport": "tcp", "commit": ..., "date": ..., "host": {...},
+//    "quick": false, "seconds": 12.3, "rounds": 3, "payload_bytes": 8,
+//    "sync_call_us": {"median": X, "p99": X, "mean": X, "min": X, "calls": N},
+//    "async_calls_per_s": R, "async_calls_per_s_best": R, "async_calls": K,
+//    "transport_rtt_us": {"median": X, "min": X, "bytes": 64, "round_trips": N},
+//    "ratios": {"sync_call_over_transport_rtt": X},
+//    "per_round": [{"sync_median_us": X, "async_calls_per_s": R, "transport_rtt_us": X}, ...]}
+// sync_call_us pools every timed call of all rounds; async_calls_per_s is the median round and
+// transport_rtt_us the median of the rounds' median round trips.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "run_info.h"
+
+namespace gvirtus::bench {
+
+struct CallsRound {
+  double sync_median_us = 0;
+  double async_calls_per_s = 0;
+  double transport_rtt_us = 0;  // the round's median raw round trip
+  double transport_rtt_min_us = 0;
+  uint64_t transport_round_trips = 0;
+};
+
+struct CallsResults {
+  RunInfo run;
+  std::string transport;
+  bool quick = false;
+  double seconds = 0;
+  uint64_t payload_bytes = 0;
+  uint64_t rtt_bytes = 0;
+  uint64_t async_calls = 0;     // per round
+  std::vector<double> sync_us;  // every timed synchronous call, all rounds
+  std::vector<CallsRound> rounds;
+};
+
+void print_calls_summary(std::ostream& out, const CallsResults& results);
+
+std::string calls_json(const CallsResults& results);
+
+}  // namespace gvirtus::bench

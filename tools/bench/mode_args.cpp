@@ -1,0 +1,40 @@
+#include "mode_args.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "bench_args.h"
+#include "communicators/factory.h"
+
+namespace gvirtus::bench {
+
+std::string bench_transport_list() {
+  std::string text;
+  for (const std::string& name : bench_transport_names()) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+const BenchTransport& choose_bench_transport(std::string_view mode, const std::string& name) {
+  if (const BenchTransport* transport = find_bench_transport(name)) return *transport;
+  const std::vector<std::string> known = transport_names();
+  const bool exists = std::find(known.begin(), known.end(), name) != known.end();
+  throw UsageError(std::string(mode) + ": " +
+                   (exists ? "gvirtus-bench cannot set up the " + name + " transport yet"
+                           : "unknown transport \"" + name + "\"") +
+                   " (it can measure: " + bench_transport_list() + ")");
+}
+
+void check_output_path(std::string_view option, const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!path.empty() && !parent.empty() && !std::filesystem::is_directory(parent)) {
+    throw UsageError(std::string(option) + ": the directory " + parent.string() +
+                     " does not exist");
+  }
+}
+
+bool wants_help(std::span<char* const> args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const char* arg) { return std::string_view(arg) == "--help"; });
+}
+
+}  // namespace gvirtus::bench
