@@ -2,6 +2,7 @@
 //
 //   gvirtus-bench comm --transport tcp --json comm.json     transport vs raw sockets and memcpy
 //   gvirtus-bench calls --transport tcp --json calls.json   call rate through client and backend
+//   gvirtus-bench gpu --json gpu.json                       GPU workloads, native vs remoted
 //
 // Each mode parses its own arguments and prints a table; --json keeps the results for plots.
 // A new mode is one entry in kModes.
@@ -16,6 +17,7 @@
 #include "calls_mode.h"
 #include "comm_mode.h"
 #include "common/error.h"
+#include "gpu_mode.h"
 
 namespace {
 
@@ -30,6 +32,8 @@ constexpr Mode kModes[] = {
      gvirtus::bench::run_comm_mode},
     {"calls", "synchronous and asynchronous call rate through a real client and backend",
      gvirtus::bench::run_calls_mode},
+    {"gpu", "GPU workloads natively and through gvirtus over each transport",
+     gvirtus::bench::run_gpu_mode},
 };
 
 void print_help() {
