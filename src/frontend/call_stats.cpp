@@ -1,5 +1,6 @@
 #include "frontend/call_stats.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -85,6 +86,17 @@ void print_at_exit() {
   std::fputs(table.c_str(), stderr);
 }
 
+// A forked child has its own session (see Client) and prints its own table at its exit: it
+// starts counting from zero rather than repeating its parent's calls.
+void reset_in_child() {
+  for (Counters& row : g_rows) {
+    for (auto* counter : {&row.sync_calls, &row.async_calls, &row.failed, &row.request_bytes,
+                          &row.reply_bytes, &row.transport_ns}) {
+      counter->store(0, std::memory_order_relaxed);
+    }
+  }
+}
+
 bool env_enabled() {
   const char* value = std::getenv("GVIRTUS_STATS");
   return value != nullptr && *value != '\0' && std::string_view(value) != "0";
@@ -96,6 +108,7 @@ const bool g_initialised = [] {
   if (env_enabled()) {
     call_stats_detail::g_enabled.store(true, std::memory_order_relaxed);
     std::atexit(print_at_exit);
+    ::pthread_atfork(nullptr, nullptr, reset_in_child);
   }
   return true;
 }();
