@@ -56,6 +56,11 @@ class Connection {
     (void)bytes;
   }
 
+  // Memory that the peer maps too (the same bytes, perhaps at another address), or an empty span
+  // when the transport shares none. Both ends see the same span size; they agree on positions in
+  // it by offset. What lives there and who may write it when is the callers' protocol.
+  virtual std::span<std::byte> shared_memory() { return {}; }
+
   // Wakes every thread blocked in send()/recv() on this connection, which then fail with
   // kDisconnected; later calls fail the same way. Thread-safe, idempotent. The peer sees the
   // connection end.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/backend_process.h"
@@ -36,27 +37,38 @@ std::vector<std::string> programs() {
   return out;
 }
 
-class Parity : public ::testing::TestWithParam<std::string> {};
+// Every program over every transport: the stub and the backend must behave the same whatever
+// carries the frames (shm also moves large copies differently).
+using ProgramOverTransport = std::tuple<std::string, TestTransport>;
+
+class Parity : public ::testing::TestWithParam<ProgramOverTransport> {};
 
 TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
-  const std::string program = std::string(GVIRTUS_E2E_BIN) + "/" + GetParam();
+  const auto& [name, transport] = GetParam();
+  const std::string program = std::string(GVIRTUS_E2E_BIN) + "/" + name;
   const RunResult native = run("env -u LD_LIBRARY_PATH " + program + " 2>/dev/null");
   ASSERT_FALSE(native.output.empty()) << "the native run printed nothing";
 
-  BackendProcess backend("", R"(["cudart"])");
+  BackendProcess backend("", R"(["cudart"])", transport);
   const std::string config = backend.client_config_file();
   const RunResult remote =
       run("env " GVIRTUS_E2E_REMOTE_ENV " " + std::string(GVIRTUS_BUILD_BIN) +
           "/gvirtus-run --config " + config + " -- " + program + " 2>/dev/null");
   EXPECT_EQ(remote.output, native.output) << "backend log:\n" << backend.log();
   // The remoted run really went through the backend (and not NVIDIA's library).
-  EXPECT_NE(backend.log().find("session with " + GetParam()), std::string::npos) << backend.log();
+  EXPECT_NE(backend.log().find("session with " + name), std::string::npos) << backend.log();
   EXPECT_EQ(remote.status, native.status);
   EXPECT_EQ(native.output.find("FAILED"), std::string::npos) << native.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, Parity, ::testing::ValuesIn(programs()),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Programs, Parity,
+                         ::testing::Combine(::testing::ValuesIn(programs()),
+                                            ::testing::Values(TestTransport::tcp,
+                                                              TestTransport::shm)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_over_" +
+                                  to_string(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace gvirtus::testing

@@ -15,13 +15,18 @@
 
 namespace gvirtus::testing {
 
-BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins) {
+const char* to_string(TestTransport transport) {
+  return transport == TestTransport::shm ? "shm" : "tcp";
+}
+
+BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
+                               TestTransport transport)
+    : transport_(transport) {
   char tmpl[] = "/tmp/gvirtus-test-XXXXXX";
   dir_ = ::mkdtemp(tmpl);
   const std::string config = dir_ + "/properties.json";
-  std::ofstream(config) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
-                        << R"("server_address":"127.0.0.1","port":"0"},"plugins":)" << plugins
-                        << "}]" << (extra_json.empty() ? "" : "," + extra_json) << "}";
+  std::ofstream(config) << R"({"communicator":[{"endpoint":)" << endpoint_json() << R"(,"plugins":)"
+                        << plugins << "}]" << (extra_json.empty() ? "" : "," + extra_json) << "}";
   const std::string log_path = dir_ + "/backend.log";
   log_fd_ = ::open(log_path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
   pid_ = ::fork();
@@ -34,6 +39,7 @@ BackendProcess::BackendProcess(const std::string& extra_json, const std::string&
   }
   const bool listening = eventually(10000, [&] {
     const std::string text = log();
+    if (transport_ == TestTransport::shm) return text.find("listening on shm") != std::string::npos;
     const auto at = text.find("listening on tcp://127.0.0.1:");
     if (at == std::string::npos) return false;
     port_ = static_cast<uint16_t>(std::atoi(text.c_str() + at + 29));
@@ -49,19 +55,25 @@ BackendProcess::~BackendProcess() {
   std::filesystem::remove_all(dir_, ec);
 }
 
+std::string BackendProcess::endpoint_json() const {
+  if (transport_ == TestTransport::shm)
+    return R"({"suite":"shm","protocol":"shm","path":")" + dir_ + R"(/shm.sock"})";
+  // Before the daemon has started, port_ is 0: it picks an ephemeral port and logs it.
+  return R"({"suite":"tcp/ip","protocol":"tcp","server_address":"127.0.0.1","port":")" +
+         std::to_string(port_) + R"("})";
+}
+
 Config BackendProcess::client_config(uint32_t connect_timeout_ms) const {
-  return parse_config(R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
-                      R"("server_address":"127.0.0.1","port":")" +
-                          std::to_string(port_) + R"("},"plugins":[]}],"connect_timeout_ms":)" +
+  return parse_config(R"({"communicator":[{"endpoint":)" + endpoint_json() +
+                          R"(,"plugins":[]}],"connect_timeout_ms":)" +
                           std::to_string(connect_timeout_ms) + "}",
                       "<test client>");
 }
 
 std::string BackendProcess::client_config_file() const {
   const std::string path = dir_ + "/client.json";
-  std::ofstream(path) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
-                      << R"("server_address":"127.0.0.1","port":")" << port_
-                      << R"("},"plugins":[]}],"connect_timeout_ms":2000})";
+  std::ofstream(path) << R"({"communicator":[{"endpoint":)" << endpoint_json()
+                      << R"(,"plugins":[]}],"connect_timeout_ms":2000})";
   return path;
 }
 

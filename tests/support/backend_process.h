@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,17 +14,29 @@
 
 namespace gvirtus::testing {
 
+// The communicator a test backend listens on: tcp on an ephemeral loopback port, or shm with the
+// socket rendezvous in the backend's own temporary directory.
+enum class TestTransport { tcp, shm };
+const char* to_string(TestTransport transport);
+// So GoogleTest names the transport in parameterised test output.
+inline void PrintTo(TestTransport transport, std::ostream* out) {
+  *out << to_string(transport);
+}
+
 class BackendProcess {
  public:
   // `extra_json` is spliced into the top-level object (e.g. R"("limits":{"max_sessions":1})");
   // `plugins` is the endpoint's plugin list as JSON (e.g. R"(["cudart"])").
-  explicit BackendProcess(const std::string& extra_json = "", const std::string& plugins = "[]");
+  explicit BackendProcess(const std::string& extra_json = "", const std::string& plugins = "[]",
+                          TestTransport transport = TestTransport::tcp);
   ~BackendProcess();
   BackendProcess(const BackendProcess&) = delete;
   BackendProcess& operator=(const BackendProcess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // The tcp port (0 over shm).
   uint16_t port() const { return port_; }
+  TestTransport transport() const { return transport_; }
   // A client configuration pointing at this backend.
   Config client_config(uint32_t connect_timeout_ms = 2000) const;
   // The same as a file (kept until the backend goes), for programs run through gvirtus-run.
@@ -36,6 +49,10 @@ class BackendProcess {
   std::string log() const;
 
  private:
+  // The endpoint object, for the daemon and for its clients.
+  std::string endpoint_json() const;
+
+  TestTransport transport_ = TestTransport::tcp;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   std::string dir_;

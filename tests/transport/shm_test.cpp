@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +21,7 @@
 
 #include "common/config.h"
 #include "common/error.h"
+#include "common/unique_fd.h"
 #include "common/wire.h"
 #include "communicators/factory.h"
 #include "communicators/shm/shm_layout.h"
@@ -331,6 +334,83 @@ TEST(ShmConfig, bad_fields_give_errors_that_name_the_field) {
   expect_config_error(R"(,"path":")" + std::string(200, 'x') + "\"", "path: expected");
   expect_config_error(R"(,"dead_after_ms":1)", "dead_after_ms");
   expect_config_error(R"(,"ring_size":4096)", "ring_size: unknown shm field");
+  expect_config_error(R"(,"arena_bytes":1000)", "arena_bytes: expected a multiple of 4096");
+  expect_config_error(R"(,"file":"/dev/shm/x","arena_bytes":4096)", "arena_bytes: applies to");
+}
+
+// The arena is one memory seen by both sides: what one writes the other reads, with no message.
+void expect_shared_arena(const Pair& p, uint64_t expected_bytes) {
+  const auto server = p.server->shared_memory();
+  const auto client = p.client->shared_memory();
+  ASSERT_EQ(server.size(), expected_bytes);
+  ASSERT_EQ(client.size(), expected_bytes);
+  const auto data = pattern(size_t{1} << 20, 7);
+  const size_t at = expected_bytes - data.size();  // the far end: the whole span is mapped
+  std::memcpy(client.data() + at, data.data(), data.size());
+  EXPECT_EQ(std::memcmp(server.data() + at, data.data(), data.size()), 0);
+  server[0] = std::byte{0x5a};
+  EXPECT_EQ(client[0], std::byte{0x5a});
+  // The rings still work beside it.
+  const auto message = pattern(3000, 8);
+  send_one(*p.client, message);
+  const ByteView got = p.server->recv();
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), message.begin(), message.end()));
+}
+
+TEST(ShmArena, socket_mode_shares_the_configured_arena_beyond_the_rings) {
+  auto e = socket_endpoint(1 << 16, R"(,"arena_bytes":67108864)");
+  expect_shared_arena(connect_pair(*e), uint64_t{64} << 20);
+}
+
+TEST(ShmArena, socket_mode_default_arena_is_4_gib_and_sparse) {
+  auto e = socket_endpoint(1 << 16);
+  Pair p = connect_pair(*e);
+  EXPECT_EQ(p.client->shared_memory().size(), uint64_t{4} << 30);
+  expect_shared_arena(p, uint64_t{4} << 30);
+}
+
+TEST(ShmArena, arena_bytes_zero_shares_nothing) {
+  auto e = socket_endpoint(1 << 16, R"(,"arena_bytes":0)");
+  Pair p = connect_pair(*e);
+  EXPECT_TRUE(p.client->shared_memory().empty());
+  EXPECT_TRUE(p.server->shared_memory().empty());
+}
+
+TEST(ShmArena, file_mode_arena_is_the_file_beyond_the_rings) {
+  auto e = file_endpoint(1 << 16);
+  // As for an ivshmem device: a power-of-two file larger than the rings need.
+  {
+    UniqueFd fd(::open(e->file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::ftruncate(fd.get(), 16 << 20), 0);
+  }
+  expect_shared_arena(connect_pair(*e), (uint64_t{16} << 20) - shm::segment_bytes(1 << 16));
+}
+
+TEST(ShmArena, the_client_maps_the_arena_where_the_backend_does_when_it_can) {
+  // Two processes, as in real use: the address the backend reports is free in the client.
+  auto e = socket_endpoint(1 << 16, R"(,"arena_bytes":1048576)");
+  auto listener = from_config(e->json)->serve();
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto c = from_config(e->json)->connect(5s);
+    const auto address = reinterpret_cast<uintptr_t>(c->shared_memory().data());
+    (void)!::write(pipe_fds[1], &address, sizeof address);
+    c->recv();  // until the parent closes
+    ::_exit(0);
+  }
+  auto server = listener->accept();
+  uintptr_t client_address = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &client_address, sizeof client_address),
+            static_cast<ssize_t>(sizeof client_address));
+  EXPECT_EQ(client_address, reinterpret_cast<uintptr_t>(server->shared_memory().data()));
+  server.reset();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
 }
 
 TEST(ShmSocket, the_socket_path_is_removed_on_close_and_a_stale_one_is_replaced) {

@@ -209,4 +209,10 @@ void ShmConnection::shutdown() {
   if (!shut_down_.exchange(true)) link_->shutdown();
 }
 
+std::span<std::byte> ShmConnection::shared_memory() {
+  const uint64_t ring = link_->header()->ring_bytes;
+  auto* base = reinterpret_cast<std::byte*>(link_->header());
+  return {base + segment_bytes(ring), arena_bytes(link_->mapped_bytes(), ring)};
+}
+
 }  // namespace gvirtus::shm

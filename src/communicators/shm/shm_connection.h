@@ -32,6 +32,7 @@ class ShmConnection final : public Connection {
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
   void shutdown() override;
+  std::span<std::byte> shared_memory() override;
   std::string peer_name() const override { return link_->peer_name(); }
   std::string transport() const override { return "shm"; }
 

@@ -69,6 +69,7 @@ class FileLink final : public ShmLink {
   }
 
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
+  uint64_t mapped_bytes() const override { return mapping_.bytes(); }
   int side() const override { return side_; }
   void ring(int) override {}  // nothing to ring across a VM boundary: the sleeper polls
 

@@ -1,6 +1,11 @@
-// The shared segment of the shm communicator: a header, then two byte rings.
+// The shared segment of the shm communicator: a header, two byte rings, then the arena.
 //
-//   [SegmentHeader: 4 KiB][ring 0 data: client -> server][ring 1 data: server -> client]
+//   [SegmentHeader: 4 KiB][ring 0 data: client -> server][ring 1 data: server -> client][arena]
+//
+// The arena is memory both sides map that the rings never touch: the client places bulk data
+// there (cudaMallocHost memory) and passes offsets, so that data needs no trip through a ring
+// (Connection::shared_memory()). It is whatever the segment holds beyond the rings, in whole pages;
+// in socket mode the backend sizes it (arena_bytes), in file mode the file's size decides.
 //
 // Each ring is single-producer/single-consumer. `head` counts every byte the producer has
 // published, `tail` every byte the consumer has released; both only grow (64-bit, so they never
@@ -74,6 +79,16 @@ static_assert(kMinRingBytes >= 8 * 64, "a ring must hold several headers");
 
 inline constexpr uint64_t segment_bytes(uint64_t ring_bytes) {
   return kHeaderBytes + 2 * ring_bytes;
+}
+
+inline constexpr uint64_t kArenaAlign = 4096;
+// The most arena a segment may carry (it is sparse: only pages in use take memory).
+inline constexpr uint64_t kMaxArenaBytes = uint64_t{1} << 40;
+
+// The arena's bytes in a mapping of `mapped_bytes` with rings of `ring_bytes`.
+inline constexpr uint64_t arena_bytes(uint64_t mapped_bytes, uint64_t ring_bytes) {
+  const uint64_t rings = segment_bytes(ring_bytes);
+  return mapped_bytes > rings ? (mapped_bytes - rings) / kArenaAlign * kArenaAlign : 0;
 }
 
 // The data area of ring `r` in a segment mapped at `base`.

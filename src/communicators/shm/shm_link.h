@@ -23,6 +23,8 @@ class ShmLink {
 
   // The mapped segment; valid for the link's life.
   virtual SegmentHeader* header() const = 0;
+  // Bytes mapped at header(): the rings and the arena after them.
+  virtual uint64_t mapped_bytes() const = 0;
   // kServerSide or kClientSide.
   virtual int side() const = 0;
 

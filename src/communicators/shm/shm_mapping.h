@@ -11,8 +11,9 @@ namespace gvirtus::shm {
 class Mapping {
  public:
   Mapping() = default;
-  // Maps `bytes` of `fd` read-write and shared; throws Error{kFailed} naming `what`.
-  Mapping(int fd, uint64_t bytes, const std::string& what);
+  // Maps `bytes` of `fd` read-write and shared; throws Error{kFailed} naming `what`. With `at`,
+  // tries that address first (never replacing an existing mapping) and takes any other if taken.
+  Mapping(int fd, uint64_t bytes, const std::string& what, void* at = nullptr);
   ~Mapping() { reset(); }
   Mapping(Mapping&& other) noexcept
       : base_(std::exchange(other.base_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}

@@ -11,16 +11,16 @@ namespace gvirtus::shm {
 
 ShmOptions read_shm_options(const EndpointConfig& endpoint) {
   // A misspelt field must not silently fall back to its default.
-  static constexpr std::string_view kKnown[] = {"suite",      "protocol", "path",         "file",
-                                                "ring_bytes", "spin_us",  "dead_after_ms"};
+  static constexpr std::string_view kKnown[] = {
+      "suite", "protocol", "path", "file", "ring_bytes", "spin_us", "dead_after_ms", "arena_bytes"};
   const JsonValue& fields = endpoint.fields();
   for (size_t i = 0; i < fields.size(); ++i) {
     const std::string& key = fields.key(i);
     if (key.starts_with("_") || key.starts_with("comment")) continue;
     if (std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       endpoint.fail(key,
-                    "unknown shm field (expected path, file, ring_bytes, spin_us or "
-                    "dead_after_ms; see docs/shm.md)");
+                    "unknown shm field (expected path, file, ring_bytes, arena_bytes, spin_us "
+                    "or dead_after_ms; see docs/shm.md)");
     }
   }
   ShmOptions o;
@@ -43,6 +43,16 @@ ShmOptions read_shm_options(const EndpointConfig& endpoint) {
       (o.ring_bytes & (o.ring_bytes - 1)) != 0) {
     endpoint.fail("ring_bytes", "expected a power of two from 4096 to 1073741824, got " +
                                     std::to_string(o.ring_bytes));
+  }
+  const bool has_arena = endpoint.fields().find("arena_bytes") != nullptr;
+  if (has_arena && !o.file.empty()) {
+    endpoint.fail("arena_bytes",
+                  "applies to socket mode; in file mode the arena is the file beyond the rings");
+  }
+  o.arena_bytes = endpoint.uint_or("arena_bytes", o.arena_bytes);
+  if (o.arena_bytes % kArenaAlign != 0 || o.arena_bytes > kMaxArenaBytes) {
+    endpoint.fail("arena_bytes", "expected a multiple of 4096 up to 1099511627776 (1 TiB), got " +
+                                     std::to_string(o.arena_bytes));
   }
   const uint64_t spin = endpoint.uint_or("spin_us", static_cast<uint64_t>(o.spin.count()));
   if (spin > 1000000) endpoint.fail("spin_us", "expected at most 1000000 (1 s)");

@@ -19,6 +19,10 @@ struct ShmOptions {
   // Bytes of each direction's ring (a power of two). 4 MiB holds a few 1 MiB messages in flight
   // so sender and receiver overlap, and keeps a session's segment at 8 MiB (64 sessions: 512 MiB).
   uint64_t ring_bytes = uint64_t{4} << 20;
+  // Socket mode: bytes of each session's arena, the shared memory where the client places
+  // page-locked host memory (cudaMallocHost) so that copies need no trip through a ring. Sparse:
+  // only what the client allocates takes memory. 0 turns the arena off.
+  uint64_t arena_bytes = uint64_t{4} << 30;
   // How long a waiting side spins before it sleeps: a round trip answered within this costs no
   // system call.
   std::chrono::microseconds spin{50};

@@ -25,10 +25,15 @@ namespace gvirtus::shm {
 namespace {
 
 constexpr int kPassedFds = 3;  // segment, doorbell of ring 0, doorbell of ring 1
+// 2: the hello grew the backend's mapping address and the segment an arena.
+constexpr uint32_t kSocketHelloVersion = 2;
 
-// The hello that travels with the fds: explicit little-endian fields.
+// The hello that travels with the fds: explicit little-endian fields. `base` is where the
+// backend maps the segment: the client maps it at the same address when it can, so that a host
+// pointer into the arena means the same on both sides (as CUDA's unified addressing expects of
+// page-locked memory that kernels use).
 struct Hello {
-  std::byte bytes[24];  // magic u64, version u32, pad u32, ring_bytes u64
+  std::byte bytes[32];  // magic u64, version u32, pad u32, ring_bytes u64, base u64
 };
 
 std::string url(const std::string& path) {
@@ -70,6 +75,7 @@ class SocketLink final : public ShmLink {
   }
 
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
+  uint64_t mapped_bytes() const override { return mapping_.bytes(); }
   int side() const override { return side_; }
 
   void ring(int r) override {
@@ -169,7 +175,7 @@ class SocketListener final : public Listener {
  private:
   std::unique_ptr<Connection> establish(UniqueFd socket) {
     const std::string peer = describe_unix_peer(socket.get(), options_.path);
-    const uint64_t bytes = segment_bytes(options_.ring_bytes);
+    const uint64_t bytes = segment_bytes(options_.ring_bytes) + options_.arena_bytes;
     UniqueFd memfd(::memfd_create("gvirtus-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!memfd.valid()) raise_errno("shm: memfd_create for " + peer, errno);
     if (::ftruncate(memfd.get(), static_cast<off_t>(bytes)) != 0) {
@@ -185,9 +191,10 @@ class SocketListener final : public Listener {
 
     Hello hello;
     store_le<uint64_t>(hello.bytes, kMagic);
-    store_le<uint32_t>(hello.bytes + 8, kVersion);
+    store_le<uint32_t>(hello.bytes + 8, kSocketHelloVersion);
     store_le<uint32_t>(hello.bytes + 12, 0);
     store_le<uint64_t>(hello.bytes + 16, options_.ring_bytes);
+    store_le<uint64_t>(hello.bytes + 24, reinterpret_cast<uintptr_t>(mapping.base()));
     iovec iov{hello.bytes, sizeof hello.bytes};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
     msghdr msg{};
@@ -326,6 +333,11 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
       (msg.msg_flags & MSG_CTRUNC) != 0 || load_le<uint64_t>(hello.bytes) != kMagic) {
     raise(ErrorKind::kInvalidInput, name + " is not a gvirtus shm backend (bad hello)");
   }
+  if (load_le<uint32_t>(hello.bytes + 8) != kSocketHelloVersion) {
+    raise(ErrorKind::kInvalidInput,
+          name + " speaks shm hello version " + std::to_string(load_le<uint32_t>(hello.bytes + 8)) +
+              ", this build speaks " + std::to_string(kSocketHelloVersion));
+  }
   const uint64_t ring = load_le<uint64_t>(hello.bytes + 16);
   struct stat st {};
   if (::fstat(fds[0].get(), &st) != 0) raise_errno("shm: fstat of the segment", errno);
@@ -333,11 +345,14 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
   if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
     raise(ErrorKind::kInvalidInput, name + " passed a segment that can shrink under us");
   }
-  if (ring < kMinRingBytes || ring > kMaxRingBytes ||
-      static_cast<uint64_t>(st.st_size) != segment_bytes(ring)) {
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (ring < kMinRingBytes || ring > kMaxRingBytes || size < segment_bytes(ring) ||
+      size - segment_bytes(ring) > kMaxArenaBytes ||
+      (size - segment_bytes(ring)) % kArenaAlign != 0) {
     raise(ErrorKind::kInvalidInput, name + " passed a segment of the wrong size");
   }
-  Mapping mapping(fds[0].get(), static_cast<uint64_t>(st.st_size), "the shm segment of " + name);
+  auto* backend_base = reinterpret_cast<void*>(load_le<uint64_t>(hello.bytes + 24));
+  Mapping mapping(fds[0].get(), size, "the shm segment of " + name, backend_base);
   validate_header(mapping.base(), mapping.bytes(), name);
   const int flags = ::fcntl(socket.get(), F_GETFL);
   if (flags >= 0) ::fcntl(socket.get(), F_SETFL, flags & ~O_NONBLOCK);
