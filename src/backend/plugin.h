@@ -9,7 +9,9 @@
 // where a plugin may initialise CUDA; the daemon itself never does.
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <span>
 #include <string>
 
 #include "common/frame.h"
@@ -23,6 +25,9 @@ struct SessionInfo {
   std::string transport;  // "tcp"
   std::string program;    // the client's program name, from the handshake
   uint32_t client_pid = 0;
+  // Memory the client maps too (Connection::shared_memory()), empty over transports that share
+  // none. Valid for the session's life; its contents are the client's, hostile like any input.
+  std::span<std::byte> shared_memory;
 };
 
 // One call being executed. `args` reads the request payload; `reply` collects the reply payload

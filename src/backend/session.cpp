@@ -30,6 +30,7 @@ class Session {
       : connection_(connection), plugins_(plugins), limits_(limits) {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
+    info_.shared_memory = connection.shared_memory();
   }
 
   ~Session() {

@@ -92,6 +92,10 @@ HelloReply Client::backend() {
   return *hello_;
 }
 
+std::span<std::byte> Client::shared_memory() {
+  return connection().shared_memory();
+}
+
 Connection& Client::connection() {
   std::unique_lock lock(mutex_);
   if (failure_) throw *failure_;

@@ -65,6 +65,10 @@ class Client {
   // What the backend said in the handshake (connects if needed).
   HelloReply backend();
 
+  // Memory the backend maps too (Connection::shared_memory(); connects if needed), empty when
+  // the transport shares none.
+  std::span<std::byte> shared_memory();
+
   // Identifies the calling thread in frames (small integers, stable per thread).
   static uint32_t current_thread_id();
 

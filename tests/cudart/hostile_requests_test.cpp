@@ -24,7 +24,8 @@ namespace cr = cudart;
 
 class HostileCudart : public ::testing::Test {
  protected:
-  HostileCudart() : backend_("", R"(["cudart"])") {}
+  explicit HostileCudart(TestTransport transport = TestTransport::tcp)
+      : backend_("", R"(["cudart"])", transport) {}
 
   Client client() { return Client(backend_.client_config(), {to_ref(cr::kIdentity)}); }
 
@@ -170,6 +171,110 @@ TEST_F(HostileCudart, a_module_the_runtime_rejects_fails_and_the_session_goes_on
   const ByteView nothing;
   EXPECT_NO_THROW(
       c.call(core::call_id(core::Fn::kPing), std::span(&nothing, 1), [](WireReader&) {}));
+}
+
+// Shared host memory (shm's arena): offsets and sizes come from the client and are checked
+// against the arena before the backend touches it.
+class HostileShared : public HostileCudart {
+ protected:
+  HostileShared() : HostileCudart(TestTransport::shm) {}
+
+  static WireWriter register_request(uint64_t offset, uint64_t bytes) {
+    WireWriter w;
+    w.put<uint64_t>(offset);
+    w.put<uint64_t>(bytes);
+    w.put<uint32_t>(cudaHostAllocMapped);
+    return w;
+  }
+  static WireWriter copy_request(uint64_t offset, uint64_t count, int32_t kind) {
+    WireWriter w;
+    w.put<uint64_t>(0x1000);  // a device pointer (never reached: the request is refused first)
+    w.put<uint64_t>(offset);
+    w.put<uint64_t>(count);
+    w.put<int32_t>(kind);
+    return w;
+  }
+};
+
+TEST_F(HostileShared, registering_beyond_the_arena_ends_the_session) {
+  Client c = client();
+  const uint64_t arena = c.shared_memory().size();
+  ASSERT_GT(arena, 0u);
+  EXPECT_EQ(send(c, cr::Fn::cudaHostRegisterShared, register_request(arena, 4096)),
+            ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("outside the")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileShared, a_range_that_wraps_around_ends_the_session) {
+  Client c = client();
+  EXPECT_EQ(send(c, cr::Fn::cudaHostRegisterShared, register_request(4096, ~uint64_t{4095})),
+            ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileShared, registering_part_of_a_page_ends_the_session) {
+  Client c = client();
+  EXPECT_EQ(send(c, cr::Fn::cudaHostRegisterShared, register_request(100, 4096)),
+            ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("not whole pages")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileShared, a_copy_beyond_the_arena_ends_the_session) {
+  Client c = client();
+  const uint64_t arena = c.shared_memory().size();
+  EXPECT_EQ(
+      send(c, cr::Fn::cudaMemcpyShared, copy_request(arena - 4096, 8192, cudaMemcpyHostToDevice)),
+      ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("outside the")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileShared, a_shared_copy_of_another_kind_ends_the_session) {
+  Client c = client();
+  EXPECT_EQ(send(c, cr::Fn::cudaMemcpyShared, copy_request(0, 64, cudaMemcpyDeviceToDevice)),
+            ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("cudaMemcpyShared of kind")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileShared, unregistering_what_was_never_registered_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(8192);
+  EXPECT_EQ(send(c, cr::Fn::cudaHostUnregisterShared, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("not registered")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileShared, a_valid_registration_gets_the_runtimes_answer_and_the_session_goes_on) {
+  Client c = client();
+  int32_t result = -1;
+  uint64_t device = 1;
+  const WireWriter w = register_request(0, 8192);
+  const ByteView piece = w.view();
+  c.call(cr::call_id(cr::Fn::cudaHostRegisterShared), std::span(&piece, 1), [&](WireReader& in) {
+    result = in.get<int32_t>();
+    device = in.get<uint64_t>();
+  });
+  // On a GPU: success and the mapped memory's device pointer; here the runtime's own error.
+  EXPECT_EQ(result == cudaSuccess, device != 0) << result;
+  const ByteView nothing;
+  EXPECT_NO_THROW(
+      c.call(core::call_id(core::Fn::kPing), std::span(&nothing, 1), [](WireReader&) {}));
+}
+
+TEST_F(HostileCudart, shared_memory_calls_over_a_transport_that_shares_none_end_the_session) {
+  Client c = client();
+  ASSERT_TRUE(c.shared_memory().empty());
+  WireWriter w;
+  w.put<uint64_t>(0);
+  w.put<uint64_t>(4096);
+  w.put<uint32_t>(0);
+  EXPECT_EQ(send(c, cr::Fn::cudaHostRegisterShared, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("shares no memory")) << backend_.log();
+  expect_session_ended_alone(c);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Hand-written backend handlers for the custom rows of cudart_calls.txt.
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 
 #include <algorithm>
@@ -175,6 +176,19 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaMemcpyAsyncPush:
     case Fn::cudaMemcpyAsyncPull:
       result = run_memcpy(in, out, true);
+      return true;
+    case Fn::cudaHostRegisterShared:
+      result = run_host_register_shared(in, out);
+      return true;
+    case Fn::cudaHostUnregisterShared:
+      result = run_host_unregister_shared(in, out);
+      return true;
+    case Fn::cudaMemcpyShared:
+      result = run_memcpy_shared(in, out, false);
+      return true;
+    case Fn::cudaMemcpySharedAsyncPush:
+    case Fn::cudaMemcpySharedAsyncPull:
+      result = run_memcpy_shared(in, out, true);
       return true;
     default:
       return false;

@@ -6,6 +6,7 @@
 // the application unchanged, exactly as a native run would see them.
 #include "backend/plugin.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/shared_host_memory.h"
 
 namespace gvirtus::cudart {
 namespace {
@@ -29,7 +30,8 @@ class CudartSession final : public PluginSession {
 class CudartPlugin final : public BackendPlugin {
  public:
   PluginIdentity identity() const override { return kIdentity; }
-  std::unique_ptr<PluginSession> open_session(const SessionInfo&) override {
+  std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
+    set_shared_memory(session.shared_memory);  // one session per worker process
     return std::make_unique<CudartSession>();
   }
 };

@@ -1,14 +1,16 @@
-// Page-locked host memory, answered in the stub. The application's host memory is in the
-// client's address space, which the GPU cannot reach over a network transport, so
-// cudaMallocHost/cudaHostAlloc return page-aligned memory of the client (as the real ones are)
-// and cudaHostRegister records the range; both are tracked (address_ranges.h) so that
-// cudaMemcpyDefault, cudaPointerGetAttributes and cudaHostGetFlags answer as natively. Copies
-// from and to such memory travel like any host data. Kernels cannot dereference it: its device
-// pointer is reported as null (zero-copy mapped memory needs a shared-memory transport).
+// Page-locked host memory. Over a transport that shares memory with the backend (shm),
+// cudaMallocHost/cudaHostAlloc place it there and the backend registers it with the GPU
+// (shared_host.h): copies to and from it move no bytes through the transport, and
+// cudaHostAllocMapped memory has a device pointer that kernels use. Otherwise (tcp, or the arena
+// is full) they return page-aligned memory of the client, as the real ones are, which the GPU
+// cannot reach: copies carry its bytes, and its device pointer does not exist. cudaHostRegister
+// records the range. All are tracked (address_ranges.h) so that cudaMemcpyDefault,
+// cudaPointerGetAttributes and cudaHostGetFlags answer as natively.
 #include <sys/mman.h>
 
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/not_supported.h"
+#include "plugins/cudart/frontend/shared_host.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -28,8 +30,13 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
     *ptr = nullptr;
     return cudaSuccess;
   }
-  void* memory = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return record_local_error(cudaErrorMemoryAllocation);
+  SharedHostPlacement shared;
+  if (const cudaError_t rc = shared_host_alloc(size, flags, shared); rc != cudaSuccess) return rc;
+  void* memory = shared.ptr;
+  if (!shared.placed) {
+    memory = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return record_local_error(cudaErrorMemoryAllocation);
+  }
   host_allocations().add(memory, size, flags);
   *ptr = memory;
   return cudaSuccess;
@@ -62,6 +69,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaFreeHost(void* ptr) {
     return cr::record_local_error(cudaErrorInvalidValue);
   }
   cr::host_allocations().remove(ptr);
+  if (const auto shared = cr::shared_host_free(ptr)) return *shared;
   ::munmap(ptr, range->bytes);
   return cudaSuccess;
 }
@@ -106,18 +114,23 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes
   attributes->type = cudaMemoryTypeHost;
   attributes->device = device;
   attributes->hostPointer = const_cast<void*>(ptr);
-  attributes->devicePointer = nullptr;  // the GPU cannot reach the client's memory
+  // Only shared memory registered as mapped has one; the GPU cannot reach the client's own.
+  attributes->devicePointer = cr::shared_host_device_pointer(ptr).value_or(nullptr);
   return cudaSuccess;
 }
 
-// Device pointers of host memory exist only where the GPU can reach the memory: not over a
-// network transport, where this is cudaErrorNotSupported for page-locked memory (and, as
-// natively, cudaErrorInvalidValue for any other pointer).
+// Device pointers of host memory exist only where the GPU can reach the memory: mapped memory in
+// the shared arena. Elsewhere (a network transport) this is cudaErrorNotSupported for page-locked
+// memory (and, as natively, cudaErrorInvalidValue for any other pointer).
 GVIRTUS_CUDART_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host,
                                                            unsigned flags) {
   if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
   if (device == nullptr || flags != 0 || !cr::page_locked(host)) {
     return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  if (const auto mapped = cr::shared_host_device_pointer(host)) {
+    *device = *mapped;
+    return cudaSuccess;
   }
   static std::atomic<bool> logged{false};
   return static_cast<cudaError_t>(cr::not_supported("cudaHostGetDevicePointer", logged));

@@ -3,6 +3,7 @@
 
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
+#include "plugins/cudart/frontend/shared_host.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -37,10 +38,38 @@ cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind 
   return remote_async(Fn::cudaMemcpyAsyncPush, encode);
 }
 
+// A copy between the device and page-locked memory in the shared arena: the backend's runtime
+// reads or writes that memory itself, so no bytes travel and no chunking is needed. As natively,
+// an asynchronous one completes with its stream, and the application synchronises before it reads.
+cudaError_t copy_shared(void* device, uint64_t offset, size_t count, cudaMemcpyKind kind,
+                        const cudaStream_t* stream) {
+  auto encode = [&](WireWriter& w) {
+    w.put<uint64_t>(reinterpret_cast<uintptr_t>(device));
+    w.put<uint64_t>(offset);
+    w.put<uint64_t>(count);
+    w.put<int32_t>(kind);
+    if (stream != nullptr) put_value(w, *stream);
+  };
+  if (stream == nullptr) return remote_sync(Fn::cudaMemcpyShared, encode, [](WireReader&) {});
+  if (!within_device_allocation(device, count)) {
+    return remote_sync(Fn::cudaMemcpySharedAsyncPull, encode, [](WireReader&) {});
+  }
+  return remote_async(Fn::cudaMemcpySharedAsyncPush, encode);
+}
+
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                  const cudaStream_t* stream) {
   kind = resolve_kind(kind, dst, src);
   if (const cudaError_t rc = check_host_side(dst, src, count, kind); rc != cudaSuccess) return rc;
+  if (kind == cudaMemcpyHostToDevice) {
+    if (const auto offset = shared_host_offset(src, count)) {
+      return copy_shared(dst, *offset, count, kind, stream);
+    }
+  } else if (kind == cudaMemcpyDeviceToHost) {
+    if (const auto offset = shared_host_offset(dst, count)) {
+      return copy_shared(const_cast<void*>(src), *offset, count, kind, stream);
+    }
+  }
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
   if (count == 0) return copy_chunk(d, s, 0, kind, stream);
