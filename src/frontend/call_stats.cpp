@@ -49,12 +49,6 @@ size_t row_of(uint32_t call_id) {
   return plugin * kMaxFunctions + function;
 }
 
-uint64_t payload_bytes(std::span<const ByteView> payload) {
-  uint64_t bytes = 0;
-  for (const ByteView& piece : payload) bytes += piece.size();
-  return bytes;
-}
-
 uint64_t ns_since(std::chrono::steady_clock::time_point start) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
@@ -115,6 +109,12 @@ const bool g_initialised = [] {
 
 }  // namespace
 
+uint64_t payload_bytes(std::span<const ByteView> payload) {
+  uint64_t bytes = 0;
+  for (const ByteView& piece : payload) bytes += piece.size();
+  return bytes;
+}
+
 namespace call_stats_detail {
 std::atomic<bool> g_enabled{false};
 }  // namespace call_stats_detail
@@ -128,10 +128,10 @@ void register_call_names(uint16_t plugin, std::string_view plugin_name, CallName
   naming.namer.store(namer, std::memory_order_release);
 }
 
-void SyncCallStats::begin(uint32_t call_id, std::span<const ByteView> payload) {
+void SyncCallStats::begin(uint32_t call_id, uint64_t request_bytes) {
   active_ = true;
   call_id_ = call_id;
-  request_bytes_ = payload_bytes(payload);
+  request_bytes_ = request_bytes;
   exceptions_at_start_ = std::uncaught_exceptions();
   start_ = std::chrono::steady_clock::now();
 }

@@ -38,6 +38,9 @@ inline bool call_stats_enabled() {
   return call_stats_detail::g_enabled.load(std::memory_order_relaxed);
 }
 
+// The bytes of a payload's pieces.
+uint64_t payload_bytes(std::span<const ByteView> payload);
+
 // Gives the name of `function` of one plugin (e.g. cudart::name_of), or "" if it has none.
 using CallNamer = std::string_view (*)(uint16_t function);
 
@@ -55,7 +58,13 @@ class SyncCallStats {
   SyncCallStats(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode)
       : decode_(decode) {
     if (call_stats_enabled()) [[unlikely]]
-      begin(call_id, payload);
+      begin(call_id, payload_bytes(payload));
+  }
+  // A pipelined call (Client::begin_call), counted when its reply is awaited; `request_bytes`
+  // were sent at its start.
+  SyncCallStats(uint32_t call_id, uint64_t request_bytes, ReplyDecoder decode) : decode_(decode) {
+    if (call_stats_enabled()) [[unlikely]]
+      begin(call_id, request_bytes);
   }
   ~SyncCallStats() {
     if (active_) [[unlikely]]
@@ -70,7 +79,7 @@ class SyncCallStats {
   void operator()(WireReader& in);
 
  private:
-  void begin(uint32_t call_id, std::span<const ByteView> payload);
+  void begin(uint32_t call_id, uint64_t request_bytes);
   void end();
 
   ReplyDecoder decode_;

@@ -215,6 +215,28 @@ void Client::call(uint32_t call_id, std::span<const ByteView> payload, ReplyDeco
   wait_reply(id, stats.decoder());
 }
 
+Client::PendingCall Client::begin_call(uint32_t call_id, std::span<const ByteView> payload) {
+  uint64_t id;
+  {
+    std::lock_guard lock(mutex_);
+    id = next_request_id_++;
+    awaited_.push_back(id);
+  }
+  try {
+    send_frame(call_id, kFlagRequest, id, payload);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    stop_awaiting_locked(id);
+    throw;
+  }
+  return PendingCall{id, call_id, payload_bytes(payload)};
+}
+
+void Client::finish_call(PendingCall pending, ReplyDecoder decode) {
+  SyncCallStats stats(pending.call_id, pending.request_bytes, decode);  // inert when off
+  wait_reply(pending.request_id, stats.decoder());
+}
+
 void Client::send_async(uint32_t call_id, std::span<const ByteView> payload) {
   AsyncCallStats stats(call_id, payload);  // GVIRTUS_STATS: inert when off
   uint64_t id;

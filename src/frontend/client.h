@@ -53,6 +53,18 @@ class Client {
   // (with its kind and message), kDisconnected, kTimedOut, or kInvalidInput for a malformed reply.
   void call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode);
 
+  // A synchronous call split in two, so that a thread can have several in flight (a pipelined
+  // large copy: the backend works on one chunk while the client sends or reads the next). Every
+  // begun call must be finished, in any order; the backend answers a thread's calls in order.
+  // begin_call() throws like call() if the request cannot be sent (nothing is then pending).
+  struct PendingCall {
+    uint64_t request_id;
+    uint32_t call_id;
+    uint64_t request_bytes;  // for GVIRTUS_STATS
+  };
+  PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload);
+  void finish_call(PendingCall pending, ReplyDecoder decode);
+
   // Sends an asynchronous call. Throws Error only if it cannot be sent.
   void send_async(uint32_t call_id, std::span<const ByteView> payload);
 

@@ -1,5 +1,7 @@
 // cudaMemcpy: host data travels in the request (to the device) or in the reply (from it).
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
@@ -9,33 +11,82 @@
 namespace gvirtus::cudart {
 namespace {
 
-// One chunk of a copy. `stream` is present for cudaMemcpyAsync, whose copies that bring no data
-// back, into memory the stub knows is a device allocation, are sent without waiting.
-cudaError_t copy_chunk(char* dst, const char* src, size_t count, cudaMemcpyKind kind,
-                       const cudaStream_t* stream) {
-  auto encode = [&](WireWriter& w) {
+// One chunk of a copy, on the wire.
+struct Chunk {
+  char* dst;
+  const char* src;
+  size_t count;
+  cudaMemcpyKind kind;
+  const cudaStream_t* stream;  // present for cudaMemcpyAsync
+
+  void encode(WireWriter& w) const {
     w.put<uint64_t>(reinterpret_cast<uintptr_t>(dst));
     w.put<uint64_t>(reinterpret_cast<uintptr_t>(src));
     w.put<uint64_t>(count);
     w.put<int32_t>(kind);
     if (stream != nullptr) put_value(w, *stream);
     if (host_is_source(kind)) w.put_raw(src, count);
-  };
-  auto decode = [&](WireReader& r) {
+  }
+  void decode(WireReader& r) const {
     if (!host_is_destination(kind) || r.remaining() == 0) return;  // no data after a failure
     const auto data = r.get_blob(count);
     if (data.size() != count) raise(ErrorKind::kInvalidInput, "short cudaMemcpy reply");
     std::memcpy(dst, data.data(), count);
-  };
-  if (stream == nullptr) return remote_sync(Fn::cudaMemcpy, encode, decode);
-  // Sent without waiting when nothing comes back and the device side is surely valid.
-  const bool device_side_known =
-      within_device_allocation(dst, count) &&
-      (kind == cudaMemcpyHostToDevice || within_device_allocation(src, count));
-  if (host_is_destination(kind) || !device_side_known) {
-    return remote_sync(Fn::cudaMemcpyAsyncPull, encode, decode);
   }
-  return remote_async(Fn::cudaMemcpyAsyncPush, encode);
+  // cudaMemcpyAsync's copies that bring no data back, into memory the stub knows is a device
+  // allocation, are sent without waiting; every other chunk waits for its result.
+  bool waits() const {
+    if (stream == nullptr || host_is_destination(kind)) return true;
+    const bool device_side_known =
+        within_device_allocation(dst, count) &&
+        (kind == cudaMemcpyHostToDevice || within_device_allocation(src, count));
+    return !device_side_known;
+  }
+};
+
+// The chunks of a large copy, pipelined: the next chunk's request leaves before the previous
+// chunk's reply is read, so the backend copies one chunk while the client sends (to the device)
+// or takes in (from it) the next, and a copy costs about one round trip however many chunks it
+// has. Two chunks are in flight at most: memory stays bounded and a failure stops the copy one
+// chunk later at worst (its result is read and dropped; the first failure is returned, and the
+// backend's runtime has recorded it as the last error, as natively).
+cudaError_t copy_chunks(const Chunk& whole) {
+  if (!whole.waits()) {
+    for (size_t done = 0; done < whole.count || done == 0; done += kMemcpyChunkBytes) {
+      Chunk c = whole;
+      c.dst += done;
+      c.src += done;
+      c.count = std::min(kMemcpyChunkBytes, whole.count - done);
+      const cudaError_t rc =
+          remote_async(Fn::cudaMemcpyAsyncPush, [&](WireWriter& w) { c.encode(w); });
+      if (rc != cudaSuccess || whole.count == 0) return rc;
+    }
+    return cudaSuccess;
+  }
+  const Fn fn = whole.stream == nullptr ? Fn::cudaMemcpy : Fn::cudaMemcpyAsyncPull;
+  std::optional<std::pair<Chunk, RemotePending>> in_flight;
+  auto finish = [&]() {
+    const Chunk& c = in_flight->first;
+    const cudaError_t rc = remote_finish(in_flight->second, [&](WireReader& r) { c.decode(r); });
+    in_flight.reset();
+    return rc;
+  };
+  for (size_t done = 0; done < whole.count || done == 0; done += kMemcpyChunkBytes) {
+    Chunk c = whole;
+    c.dst += done;
+    c.src += done;
+    c.count = std::min(kMemcpyChunkBytes, whole.count - done);
+    RemotePending sent = remote_begin(fn, [&](WireWriter& w) { c.encode(w); });
+    if (in_flight) {
+      if (const cudaError_t rc = finish(); rc != cudaSuccess) {
+        (void)remote_finish(sent, [](WireReader& r) { (void)r.get_raw(r.remaining()); });
+        return rc;
+      }
+    }
+    in_flight.emplace(c, sent);
+    if (whole.count == 0) break;
+  }
+  return finish();
 }
 
 // A copy between the device and page-locked memory in the shared arena: the backend's runtime
@@ -70,15 +121,8 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       return copy_shared(const_cast<void*>(src), *offset, count, kind, stream);
     }
   }
-  auto* d = static_cast<char*>(dst);
-  const auto* s = static_cast<const char*>(src);
-  if (count == 0) return copy_chunk(d, s, 0, kind, stream);
-  for (size_t done = 0; done < count; done += kMemcpyChunkBytes) {
-    const size_t n = std::min(kMemcpyChunkBytes, count - done);
-    const cudaError_t rc = copy_chunk(d + done, s + done, n, kind, stream);
-    if (rc != cudaSuccess) return rc;
-  }
-  return cudaSuccess;
+  return copy_chunks(
+      Chunk{static_cast<char*>(dst), static_cast<const char*>(src), count, kind, stream});
 }
 
 }  // namespace

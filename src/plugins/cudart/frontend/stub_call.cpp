@@ -81,29 +81,66 @@ cudaError_t known_init_failure() {
   return static_cast<cudaError_t>(g_init_failure.load(std::memory_order_relaxed));
 }
 
+// What every synchronous reply goes through: the result, then the call's outputs.
+cudaError_t read_result(Fn fn, FunctionRef<void(Client::ReplyDecoder)> wait, Decoder decode) {
+  cudaError_t result = cudaErrorUnknown;
+  auto read_reply = [&](WireReader& in) {
+    result = static_cast<cudaError_t>(in.get<int32_t>());
+    decode(in);
+    in.expect_end();
+  };
+  wait(read_reply);
+  if (is_init_failure(result)) g_init_failure.store(result, std::memory_order_relaxed);
+  // The backend now holds a newer error than any the stub recorded (see last_error.cpp).
+  if (result != cudaSuccess && fn != Fn::cudaGetLastError && fn != Fn::cudaPeekAtLastError) {
+    t_local_error = cudaSuccess;
+  }
+  return result;
+}
+
 cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
   (void)registered;
   try {
     WireWriter& args = encoder();
     encode(args);
     const ByteView pieces[] = {args.view()};
-    cudaError_t result = cudaErrorUnknown;
-    auto read_reply = [&](WireReader& in) {
-      result = static_cast<cudaError_t>(in.get<int32_t>());
-      decode(in);
-      in.expect_end();
-    };
-    Client::instance().call(call_id(fn), pieces, read_reply);
-    if (is_init_failure(result)) g_init_failure.store(result, std::memory_order_relaxed);
-    // The backend now holds a newer error than any the stub recorded (see last_error.cpp).
-    if (result != cudaSuccess && fn != Fn::cudaGetLastError && fn != Fn::cudaPeekAtLastError) {
-      t_local_error = cudaSuccess;
-    }
-    return result;
+    return read_result(
+        fn, [&](Client::ReplyDecoder read) { Client::instance().call(call_id(fn), pieces, read); },
+        decode);
   } catch (const Error& e) {
     return to_cuda_error(e, fn);
   } catch (...) {
     return cudaErrorUnknown;  // e.g. bad_alloc: never let an exception cross the C ABI
+  }
+}
+
+RemotePending remote_begin(Fn fn, Encoder encode) {
+  (void)registered;
+  RemotePending pending{fn};
+  try {
+    WireWriter& args = encoder();
+    encode(args);
+    const ByteView pieces[] = {args.view()};
+    pending.call = Client::instance().begin_call(call_id(fn), pieces);
+  } catch (const Error& e) {
+    pending.failed = to_cuda_error(e, fn);
+  } catch (...) {
+    pending.failed = cudaErrorUnknown;
+  }
+  return pending;
+}
+
+cudaError_t remote_finish(const RemotePending& pending, Decoder decode) {
+  if (pending.failed != cudaSuccess) return pending.failed;
+  try {
+    return read_result(
+        pending.fn,
+        [&](Client::ReplyDecoder read) { Client::instance().finish_call(pending.call, read); },
+        decode);
+  } catch (const Error& e) {
+    return to_cuda_error(e, pending.fn);
+  } catch (...) {
+    return cudaErrorUnknown;
   }
 }
 
