@@ -219,7 +219,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (!doc.is_object()) fail_expected(source, "top level", "an object", doc);
   reject_unknown_keys(doc, source, "",
                       {"communicator", "secure_application", "secret_file", "connect_timeout_ms",
-                       "reply_timeout_ms", "limits"});
+                       "reply_timeout_ms", "async_batch_us", "limits"});
   Config config;
   config.source = source;
 
@@ -262,6 +262,10 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (const JsonValue* v = doc.find("connect_timeout_ms")) {
     config.connect_timeout_ms =
         static_cast<uint32_t>(require_uint_in(*v, source, "connect_timeout_ms", 0, kMaxUint32));
+  }
+  if (const JsonValue* v = doc.find("async_batch_us")) {
+    config.async_batch_us =
+        static_cast<uint32_t>(require_uint_in(*v, source, "async_batch_us", 0, 100000));
   }
   if (const JsonValue* v = doc.find("reply_timeout_ms")) {
     config.reply_timeout_ms =

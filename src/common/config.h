@@ -75,7 +75,10 @@ struct Config {
   std::optional<std::string> secret_file;  // "secret_file", relative to the config's directory
   uint32_t connect_timeout_ms = 5000;      // "connect_timeout_ms": bound on a client's connect
   uint32_t reply_timeout_ms = 0;           // "reply_timeout_ms": bound on a sync reply; 0 = none
-  Limits limits;                           // "limits": { ... }
+  // "async_batch_us": how long a client may hold asynchronous calls to send several at once
+  // (frontend/async_batch.h); 0 sends each at once.
+  uint32_t async_batch_us = 20;
+  Limits limits;  // "limits": { ... }
 };
 
 // Parses a whole properties.json text; `source` names it in messages.

@@ -40,6 +40,12 @@ class Connection {
   // (callers serialize sends); safe to run concurrently with recv() on another thread.
   virtual void send(std::span<const ByteView> pieces) = 0;
 
+  // Sends several messages, in order, exactly as one send() each would; a transport may hand
+  // them over at once (one system call). Same thread-safety as send().
+  virtual void send_many(std::span<const std::span<const ByteView>> messages) {
+    for (const auto& pieces : messages) send(pieces);
+  }
+
   // Blocks until the next whole message has arrived and returns a view of it in transport-owned
   // memory, valid until the next recv() or until the connection is destroyed. Not thread-safe
   // against other recv() calls.

@@ -1,10 +1,12 @@
 #include "frontend/client.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <utility>
 
 #include "common/error.h"
@@ -33,6 +35,19 @@ void forget_client_in_child() {
   g_instance = nullptr;
 }
 
+// At exit, the process-wide client (never destroyed: threads may still use it) sends the
+// asynchronous calls it still holds. Another thread may be inside a send at that moment, so the
+// send lock is only tried, for a while.
+void flush_at_exit() {
+  Client* client = g_instance;
+  if (client == nullptr) return;
+  try {
+    client->flush_async();
+  } catch (...) {
+    // Exiting: the failure was logged when it happened.
+  }
+}
+
 std::string program_name() {
   const char* name = program_invocation_short_name;
   return name != nullptr ? name : "?";
@@ -44,6 +59,17 @@ Client::Client(Config config, std::vector<PluginRef> plugins)
     : config_(std::move(config)), plugins_(std::move(plugins)) {}
 
 Client::~Client() {
+  {
+    std::lock_guard send_lock(send_mutex_);
+    stopping_ = true;
+    batch_waiting_.notify_all();
+  }
+  if (flusher_.joinable()) flusher_.join();
+  try {
+    flush_async();  // what the application sent last is not lost
+  } catch (const Error&) {
+    // The session is gone; the failure was logged when it happened.
+  }
   if (connection_) connection_->shutdown();
 }
 
@@ -52,6 +78,7 @@ Client& Client::instance() {
   if (g_instance == nullptr) {
     static const bool atfork_installed = [] {
       ::pthread_atfork(nullptr, nullptr, forget_client_in_child);
+      std::atexit(flush_at_exit);
       return true;
     }();
     (void)atfork_installed;
@@ -187,13 +214,84 @@ void Client::send_frame(uint32_t call_id, uint16_t flags, uint64_t request_id,
   }
   pieces[0] = header.view();
   std::copy(payload.begin(), payload.end(), pieces + 1);
-  std::lock_guard send_lock(send_mutex_);
+  const std::span<const ByteView> frame(pieces, payload.size() + 1);
+  std::unique_lock send_lock(send_mutex_);
+  if ((flags & kFlagAsync) != 0 && config_.async_batch_us > 0 && !stopping_ &&
+      AsyncBatch::fits(bytes + kFrameHeaderBytes)) {
+    const bool first = batch_.empty();
+    batch_.add(frame);
+    if (batch_.full()) {
+      send_batch_locked(conn);
+    } else if (first) {
+      if (!flusher_.joinable()) {
+        flusher_ = std::thread([this, c = &conn] { run_flusher(c); });
+      } else {
+        batch_waiting_.notify_one();
+      }
+    }
+    return;
+  }
+  if (!batch_.empty()) {
+    send_batch_locked(conn, frame);  // the held calls first: calls keep their order
+    return;
+  }
   try {
-    conn.send(std::span<const ByteView>(pieces, payload.size() + 1));
+    conn.send(frame);
   } catch (const Error& e) {
     std::lock_guard lock(mutex_);
     fail_locked(e);
     throw *failure_;
+  }
+}
+
+void Client::send_batch_locked(Connection& connection, std::span<const ByteView> also) {
+  try {
+    batch_.send(connection, also);
+  } catch (const Error& e) {
+    std::lock_guard lock(mutex_);
+    fail_locked(e);
+    throw *failure_;
+  }
+}
+
+void Client::flush_async() {
+  std::unique_lock send_lock(send_mutex_, std::defer_lock);
+  // Bounded: at exit another thread may hold the lock for the length of one send.
+  for (int tries = 0; !send_lock.try_lock(); ++tries) {
+    if (tries == 1000) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (batch_.empty()) return;
+  Connection* connection;
+  {
+    std::lock_guard lock(mutex_);
+    if (failure_) throw *failure_;
+    connection = connection_.get();
+  }
+  if (connection != nullptr) send_batch_locked(*connection);
+}
+
+void Client::run_flusher(Connection* connection) {
+  // A batch is due within microseconds: the default 50 µs timer slack would more than double
+  // the wait.
+  ::prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  const auto window = std::chrono::microseconds(config_.async_batch_us);
+  std::unique_lock send_lock(send_mutex_);
+  while (!stopping_) {
+    if (batch_.empty()) {
+      batch_waiting_.wait(send_lock);
+      continue;
+    }
+    const auto due = batch_.since() + window;
+    if (std::chrono::steady_clock::now() < due) {
+      batch_waiting_.wait_until(send_lock, due);
+      continue;
+    }
+    try {
+      send_batch_locked(*connection);
+    } catch (const Error&) {
+      // The session has failed (fail_locked ran): the application's next call reports it.
+    }
   }
 }
 

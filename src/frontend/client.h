@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "common/config.h"
@@ -30,6 +31,7 @@
 #include "common/function_ref.h"
 #include "common/wire.h"
 #include "communicators/communicator.h"
+#include "frontend/async_batch.h"
 #include "protocol/handshake.h"
 
 namespace gvirtus {
@@ -65,8 +67,12 @@ class Client {
   PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload);
   void finish_call(PendingCall pending, ReplyDecoder decode);
 
-  // Sends an asynchronous call. Throws Error only if it cannot be sent.
+  // Sends an asynchronous call, or holds it briefly to send it with others (async_batch.h;
+  // "async_batch_us" in the configuration). Throws Error only if it cannot be sent.
   void send_async(uint32_t call_id, std::span<const ByteView> payload);
+
+  // Sends the asynchronous calls held for batching now (also done at exit). Throws like send.
+  void flush_async();
 
   // The first error reported for an asynchronous call since the last take, if any.
   std::optional<Error> take_async_error();
@@ -98,6 +104,10 @@ class Client {
   // Handles a frame that is not the one the receiving thread waits for. Called with mutex_ held.
   void route_locked(const Frame& frame);
   void fail_locked(const Error& error);
+  // The batch's flusher thread: sends a batch once it is async_batch_us old.
+  void run_flusher(Connection* connection);
+  // Sends the held batch (with `also`, if any); send_mutex_ held. Fails the session on error.
+  void send_batch_locked(Connection& connection, std::span<const ByteView> also = {});
   void stop_awaiting_locked(uint64_t request_id);
   static void finish(const FrameHeader& header, std::span<const std::byte> payload,
                      ReplyDecoder decode);
@@ -117,7 +127,11 @@ class Client {
   std::vector<uint64_t> awaited_;
   std::map<uint64_t, Stashed> stash_;  // replies read by another thread
   uint64_t next_request_id_ = 1;
-  std::mutex send_mutex_;  // serialises sends
+  std::mutex send_mutex_;  // serialises sends; guards the batch and the flusher's state
+  AsyncBatch batch_;
+  std::condition_variable batch_waiting_;  // wakes the flusher (with send_mutex_)
+  std::thread flusher_;                    // started with the first batched call
+  bool stopping_ = false;
   uint64_t fork_generation_ = 0;
 };
 

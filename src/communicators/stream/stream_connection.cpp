@@ -56,7 +56,38 @@ void StreamConnection::send(std::span<const ByteView> pieces) {
     if (piece.empty()) continue;
     iov[count++] = {const_cast<std::byte*>(piece.data()), piece.size()};
   }
+  write_all(iov, count);
+}
 
+void StreamConnection::send_many(std::span<const std::span<const ByteView>> messages) {
+  // As many whole messages per sendmsg() as fit kMaxBatchIovecs; a message with more pieces than
+  // that goes by itself.
+  constexpr size_t kMaxBatchIovecs = 512;
+  constexpr size_t kMaxBatchMessages = kMaxBatchIovecs / 2;
+  std::byte lengths[kMaxBatchMessages][kLengthBytes];
+  iovec iov[kMaxBatchIovecs];
+  size_t count = 0, held = 0;
+  for (const auto& pieces : messages) {
+    if (pieces.size() + 1 > kMaxBatchIovecs - count || held == kMaxBatchMessages) {
+      write_all(iov, count);
+      count = held = 0;
+    }
+    if (pieces.size() + 1 > kMaxBatchIovecs) {
+      send(pieces);  // refuses it with the reason
+      continue;
+    }
+    uint64_t total = 0;
+    for (const ByteView& piece : pieces) total += piece.size();
+    store_le<uint64_t>(lengths[held], total);
+    iov[count++] = {lengths[held++], kLengthBytes};
+    for (const ByteView& piece : pieces) {
+      if (!piece.empty()) iov[count++] = {const_cast<std::byte*>(piece.data()), piece.size()};
+    }
+  }
+  if (count > 0) write_all(iov, count);
+}
+
+void StreamConnection::write_all(iovec* iov, size_t count) {
   // Loop over partial writes, advancing through the iovec array in place.
   size_t first = 0;
   while (first < count) {

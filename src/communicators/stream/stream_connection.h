@@ -6,6 +6,8 @@
 // connection owns, taking as much as the socket has, so a small message usually costs one read().
 #pragma once
 
+#include <sys/uio.h>
+
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -23,6 +25,7 @@ class StreamConnection final : public Connection {
                    size_t max_message_bytes = kDefaultMaxMessageBytes);
 
   void send(std::span<const ByteView> pieces) override;
+  void send_many(std::span<const std::span<const ByteView>> messages) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
   void shutdown() override;
@@ -33,6 +36,8 @@ class StreamConnection final : public Connection {
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
   ByteView receive(Deadline deadline);
+  // Writes every byte of iov[0, count), looping over partial writes; modifies the array.
+  void write_all(iovec* iov, size_t count);
   // Reads at least `want` more buffered bytes, waiting until `deadline` if there is one.
   void fill(size_t want, size_t message_bytes, Deadline deadline);
   // Makes room for a message of `total` bytes from the current position.
