@@ -1,10 +1,10 @@
 #include "plugins/cudart/frontend/shared_host.h"
 
-#include <iterator>
 #include <map>
 #include <mutex>
 #include <span>
 
+#include "common/range_allocator.h"
 #include "frontend/client.h"
 #include "plugins/cudart/common/shared_host_wire.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -18,12 +18,12 @@ struct Block {
   void* device;  // for cudaHostAllocMapped blocks; else null
 };
 
-// First-fit allocation of whole pages in one session's shared memory. A forked child gets a new
+// The current session's shared memory and the blocks placed in it. A forked child gets a new
 // session and so a new arena; blocks of the parent's arena are then simply not found here, and
 // copies from them carry their bytes as for any client memory.
 class SharedArena {
  public:
-  // The arena of the current session, or nullptr when its transport shares no memory.
+  // The arena of the current session, or an empty span when its transport shares no memory.
   std::span<std::byte> current() {
     std::span<std::byte> memory;
     try {
@@ -34,53 +34,28 @@ class SharedArena {
     std::lock_guard lock(mutex_);
     if (memory.data() != memory_.data() || memory.size() != memory_.size()) {
       memory_ = memory;
-      free_.clear();
-      blocks_.clear();
-      if (!memory.empty()) free_.emplace(0, memory.size());
+      ranges_.reset(memory.size());
+      devices_.clear();
     }
     return memory_;
   }
 
   std::optional<Block> take(uint64_t bytes) {
     std::lock_guard lock(mutex_);
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      if (it->second < bytes) continue;
-      const Block block{it->first, bytes, nullptr};
-      const uint64_t rest = it->second - bytes;
-      free_.erase(it);
-      if (rest > 0) free_.emplace(block.offset + bytes, rest);
-      blocks_.emplace(block.offset, block);
-      return block;
-    }
-    return std::nullopt;
+    const auto range = ranges_.take(bytes);
+    if (!range) return std::nullopt;
+    return Block{range->offset, range->bytes, nullptr};
   }
 
   void set_device(uint64_t offset, void* device) {
     std::lock_guard lock(mutex_);
-    if (auto it = blocks_.find(offset); it != blocks_.end()) it->second.device = device;
+    if (device != nullptr) devices_[offset] = device;
   }
 
-  // Returns the block's pages to the free list, merged with free neighbours.
   void give_back(uint64_t offset) {
     std::lock_guard lock(mutex_);
-    const auto it = blocks_.find(offset);
-    if (it == blocks_.end()) return;
-    uint64_t start = offset, bytes = it->second.bytes;
-    blocks_.erase(it);
-    auto next = free_.lower_bound(start);
-    if (next != free_.end() && next->first == start + bytes) {
-      bytes += next->second;
-      next = free_.erase(next);
-    }
-    if (next != free_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == start) {
-        start = prev->first;
-        bytes += prev->second;
-        free_.erase(prev);
-      }
-    }
-    free_.emplace(start, bytes);
+    ranges_.give_back(offset);
+    devices_.erase(offset);
   }
 
   // The live block holding [ptr, ptr + count) in the current arena.
@@ -90,12 +65,10 @@ class SharedArena {
     if (memory_.empty() || p < memory_.data() || p >= memory_.data() + memory_.size()) {
       return std::nullopt;
     }
-    const auto offset = static_cast<uint64_t>(p - memory_.data());
-    auto it = blocks_.upper_bound(offset);
-    if (it == blocks_.begin()) return std::nullopt;
-    const Block& block = std::prev(it)->second;
-    if (count > block.bytes || offset + count > block.offset + block.bytes) return std::nullopt;
-    return block;
+    const auto range = ranges_.find(static_cast<uint64_t>(p - memory_.data()), count);
+    if (!range) return std::nullopt;
+    const auto device = devices_.find(range->offset);
+    return Block{range->offset, range->bytes, device == devices_.end() ? nullptr : device->second};
   }
 
   std::byte* base() {
@@ -106,8 +79,8 @@ class SharedArena {
  private:
   std::mutex mutex_;
   std::span<std::byte> memory_;
-  std::map<uint64_t, uint64_t> free_;  // offset -> bytes
-  std::map<uint64_t, Block> blocks_;   // by offset
+  RangeAllocator ranges_{0, kSharedHostAlign};
+  std::map<uint64_t, void*> devices_;  // offset -> device pointer of mapped blocks
 };
 
 SharedArena& arena() {
@@ -121,8 +94,7 @@ cudaError_t shared_host_alloc(size_t size, unsigned flags, SharedHostPlacement& 
   placement = {};
   const auto memory = arena().current();
   if (memory.empty() || size > memory.size()) return cudaSuccess;
-  const uint64_t bytes = (size + kSharedHostAlign - 1) / kSharedHostAlign * kSharedHostAlign;
-  const auto block = arena().take(bytes);
+  const auto block = arena().take(size);
   if (!block) return cudaSuccess;  // full: the caller allocates locally
   uint64_t device = 0;
   const cudaError_t rc = remote_sync(
