@@ -297,20 +297,7 @@ void Client::run_flusher(Connection* connection) {
 
 void Client::call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode) {
   SyncCallStats stats(call_id, payload, decode);  // GVIRTUS_STATS: inert when off
-  uint64_t id;
-  {
-    std::lock_guard lock(mutex_);
-    id = next_request_id_++;
-    awaited_.push_back(id);
-  }
-  try {
-    send_frame(call_id, kFlagRequest, id, payload);
-  } catch (...) {
-    std::lock_guard lock(mutex_);
-    stop_awaiting_locked(id);
-    throw;
-  }
-  wait_reply(id, stats.decoder());
+  wait_reply(begin_call(call_id, payload).request_id, stats.decoder());
 }
 
 Client::PendingCall Client::begin_call(uint32_t call_id, std::span<const ByteView> payload) {
