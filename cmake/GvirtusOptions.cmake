@@ -5,6 +5,9 @@ set(GVIRTUS_WITH_RDMA "AUTO" CACHE STRING "Build the rdma communicator plugin: A
 option(GVIRTUS_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 
 if(GVIRTUS_SANITIZE)
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
+  # Undefined behaviour fails the test that hit it (by default UBSan reports and goes on, and a
+  # passing test's output is never shown).
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
