@@ -45,6 +45,10 @@ class Parity : public ::testing::TestWithParam<ProgramOverTransport> {};
 
 TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
   const auto& [name, transport] = GetParam();
+  if (name == "mapped_memory" && transport == TestTransport::tcp) {
+    GTEST_SKIP() << "kernels cannot reach client memory over tcp (docs/cudart.md, Host memory): "
+                    "mapped_memory runs over shm only";
+  }
   const std::string program = std::string(GVIRTUS_E2E_BIN) + "/" + name;
   const RunResult native = run("env -u LD_LIBRARY_PATH " + program + " 2>/dev/null");
   ASSERT_FALSE(native.output.empty()) << "the native run printed nothing";

@@ -39,9 +39,10 @@ std::byte* shared_range(uint64_t offset, uint64_t bytes, const char* what) {
 }
 
 unsigned register_flags(uint32_t host_alloc_flags) {
-  unsigned flags = cudaHostRegisterDefault;
+  // Mapped always: with unified addressing every page-locked allocation is mapped natively
+  // (its device pointer is its host pointer), whatever flags it was allocated with.
+  unsigned flags = cudaHostRegisterMapped;
   if (host_alloc_flags & cudaHostAllocPortable) flags |= cudaHostRegisterPortable;
-  if (host_alloc_flags & cudaHostAllocMapped) flags |= cudaHostRegisterMapped;
   // Write-combining is a property of how memory is allocated; registered memory has none. It only
   // changes speed, never results.
   return flags;
@@ -79,7 +80,7 @@ cudaError_t run_host_register_shared(WireReader& in, WireWriter& out) {
   }
   cudaError_t result = ::cudaHostRegister(host, bytes, register_flags(flags));
   void* device = nullptr;
-  if (result == cudaSuccess && (flags & cudaHostAllocMapped) != 0) {
+  if (result == cudaSuccess) {
     result = ::cudaHostGetDevicePointer(&device, host, 0);
     if (result != cudaSuccess) ::cudaHostUnregister(host);
   }

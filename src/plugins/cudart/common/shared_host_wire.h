@@ -6,7 +6,8 @@
 // addresses).
 //
 //   cudaHostRegisterShared   u64 offset, u64 bytes, u32 cudaHostAlloc flags
-//                            -> i32 result, u64 device pointer (0 unless cudaHostAllocMapped)
+//                            -> i32 result, u64 device pointer (registered mapped whatever the
+//                            flags, as unified addressing maps every page-locked allocation)
 //   cudaHostUnregisterShared u64 offset -> i32 result
 //   cudaMemcpyShared*        u64 device pointer, u64 offset, u64 count, i32 kind (HostToDevice:
 //                            from the shared memory; DeviceToHost: into it), [u64 stream for the

@@ -15,7 +15,7 @@ namespace {
 struct Block {
   uint64_t offset;
   uint64_t bytes;
-  void* device;  // for cudaHostAllocMapped blocks; else null
+  void* device;  // its device pointer, once the backend registered it
 };
 
 // The current session's shared memory and the blocks placed in it. A forked child gets a new

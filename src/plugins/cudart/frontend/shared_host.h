@@ -1,8 +1,9 @@
 // Page-locked host memory in the transport's shared memory (common/shared_host_wire.h).
 //
 // Over shm the backend maps the session's arena too, so cudaMallocHost/cudaHostAlloc memory placed
-// there is memory the GPU reaches: the backend registers it (pinned, and mapped for kernels when
-// cudaHostAllocMapped asks), and copies to or from it send an offset instead of the bytes. Over a
+// there is memory the GPU reaches: the backend registers it (pinned and mapped, as unified
+// addressing maps every page-locked allocation), and copies to or from it send an offset instead
+// of the bytes. Over a
 // transport that shares nothing, or when the arena is full, nothing here applies and callers use
 // ordinary client memory. Thread-safe.
 #pragma once
@@ -31,7 +32,7 @@ std::optional<cudaError_t> shared_host_free(void* ptr);
 // live shared block.
 std::optional<uint64_t> shared_host_offset(const void* ptr, size_t count);
 
-// The device pointer of `ptr` in a shared block allocated with cudaHostAllocMapped.
+// The device pointer of `ptr` in a shared block (all are mapped, as under unified addressing).
 std::optional<void*> shared_host_device_pointer(const void* ptr);
 
 }  // namespace gvirtus::cudart
