@@ -1,7 +1,10 @@
 #include "plugins/cudart/frontend/shared_host.h"
 
+#include <pthread.h>
+
 #include <map>
 #include <mutex>
+#include <new>
 #include <span>
 
 #include "common/range_allocator.h"
@@ -71,6 +74,15 @@ class SharedArena {
     return Block{range->offset, range->bytes, device == devices_.end() ? nullptr : device->second};
   }
 
+  // In a forked child: no arena until the child's own session gives one. Only the forking
+  // thread exists, so no lock is held by anyone else (the mutex is made anew).
+  void forget() {
+    new (&mutex_) std::mutex;
+    memory_ = {};
+    ranges_.reset(0);
+    devices_.clear();
+  }
+
   std::byte* base() {
     std::lock_guard lock(mutex_);
     return memory_.data();
@@ -83,8 +95,16 @@ class SharedArena {
   std::map<uint64_t, void*> devices_;  // offset -> device pointer of mapped blocks
 };
 
+SharedArena* g_arena = nullptr;
+
 SharedArena& arena() {
-  static SharedArena* a = new SharedArena;  // never destroyed: used until the process ends
+  static SharedArena* a = [] {
+    g_arena = new SharedArena;  // never destroyed: used until the process ends
+    // A forked child has a session (and arena) of its own: the parent's blocks, still mapped in
+    // the child, must not be taken for blocks of the child's arena. Their bytes then travel.
+    ::pthread_atfork(nullptr, nullptr, [] { g_arena->forget(); });
+    return g_arena;
+  }();
   return *a;
 }
 
