@@ -3,6 +3,7 @@
 // rendezvous modes, configuration errors, and leaks over many sessions.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -406,6 +407,51 @@ TEST(ShmArena, the_client_maps_the_arena_where_the_backend_does_when_it_can) {
   ASSERT_EQ(::read(pipe_fds[0], &client_address, sizeof client_address),
             static_cast<ssize_t>(sizeof client_address));
   EXPECT_EQ(client_address, reinterpret_cast<uintptr_t>(server->shared_memory().data()));
+  server.reset();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+}
+
+TEST(ShmArena, a_client_without_address_space_for_the_arena_connects_without_it) {
+  auto e = socket_endpoint(1 << 16, R"(,"arena_bytes":68719476736)");  // 64 GiB
+  auto listener = from_config(e->json)->serve();
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    // 16 GiB more address space than in use (a sanitizer reserves terabytes up front): the rings
+    // fit, a 64 GiB arena does not.
+    std::ifstream status("/proc/self/status");
+    uint64_t in_use_kib = 0;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("VmSize:", 0) == 0) in_use_kib = std::stoull(line.substr(7));
+    }
+    const rlim_t most = in_use_kib * 1024 + (uint64_t{16} << 30);
+    rlimit limit{most, most};
+    ::setrlimit(RLIMIT_AS, &limit);
+    uint64_t result = 1;  // 1: could not connect
+    try {
+      auto c = from_config(e->json)->connect(5s);
+      result = c->shared_memory().size() == 0 ? 0 : 2;  // 2: it mapped the arena after all
+      send_one(*c, pattern(1000, 3));
+      (void)!::write(pipe_fds[1], &result, sizeof result);
+      c->recv();  // until the parent closes
+    } catch (...) {
+      (void)!::write(pipe_fds[1], &result, sizeof result);
+    }
+    ::_exit(0);
+  }
+  auto server = listener->accept();
+  uint64_t result = 9;
+  ASSERT_EQ(::read(pipe_fds[0], &result, sizeof result), static_cast<ssize_t>(sizeof result));
+  EXPECT_EQ(result, 0u) << "1: the client could not connect; 2: the arena was mapped";
+  if (result == 0) {
+    const auto message = pattern(1000, 3);
+    const ByteView got = server->recv();
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), message.begin(), message.end()));
+  }
   server.reset();
   int status = 0;
   ::waitpid(child, &status, 0);

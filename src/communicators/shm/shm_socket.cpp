@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "common/unique_fd.h"
 #include "common/wire.h"
 #include "communicators/shm/shm_connection.h"
@@ -352,7 +353,16 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
     raise(ErrorKind::kInvalidInput, name + " passed a segment of the wrong size");
   }
   auto* backend_base = reinterpret_cast<void*>(load_le<uint64_t>(hello.bytes + 24));
-  Mapping mapping(fds[0].get(), size, "the shm segment of " + name, backend_base);
+  Mapping mapping;
+  try {
+    mapping = Mapping(fds[0].get(), size, "the shm segment of " + name, backend_base);
+  } catch (const Error& e) {
+    // No room for the arena in this address space (a ulimit -v, a 32-bit-sized limit): the rings
+    // alone still carry everything, and page-locked memory stays in the client.
+    if (size == segment_bytes(ring)) throw;
+    GVIRTUS_LOG(kInfo) << e.what() << "; using " << name << " without its arena";
+    mapping = Mapping(fds[0].get(), segment_bytes(ring), "the shm rings of " + name);
+  }
   validate_header(mapping.base(), mapping.bytes(), name);
   const int flags = ::fcntl(socket.get(), F_GETFL);
   if (flags >= 0) ::fcntl(socket.get(), F_SETFL, flags & ~O_NONBLOCK);
