@@ -414,6 +414,19 @@ TEST(ShmArena, the_client_maps_the_arena_where_the_backend_does_when_it_can) {
   ::close(pipe_fds[1]);
 }
 
+// 16 GiB more address space than this process uses (a sanitizer reserves terabytes up front):
+// the rings fit, a 64 GiB arena does not.
+void limit_address_space_to_16_gib_more() {
+  std::ifstream status("/proc/self/status");
+  uint64_t in_use_kib = 0;
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmSize:", 0) == 0) in_use_kib = std::stoull(line.substr(7));
+  }
+  const rlim_t most = in_use_kib * 1024 + (uint64_t{16} << 30);
+  rlimit limit{most, most};
+  ::setrlimit(RLIMIT_AS, &limit);
+}
+
 TEST(ShmArena, a_client_without_address_space_for_the_arena_connects_without_it) {
   auto e = socket_endpoint(1 << 16, R"(,"arena_bytes":68719476736)");  // 64 GiB
   auto listener = from_config(e->json)->serve();
@@ -421,16 +434,7 @@ TEST(ShmArena, a_client_without_address_space_for_the_arena_connects_without_it)
   ASSERT_EQ(::pipe(pipe_fds), 0);
   const pid_t child = ::fork();
   if (child == 0) {
-    // 16 GiB more address space than in use (a sanitizer reserves terabytes up front): the rings
-    // fit, a 64 GiB arena does not.
-    std::ifstream status("/proc/self/status");
-    uint64_t in_use_kib = 0;
-    for (std::string line; std::getline(status, line);) {
-      if (line.rfind("VmSize:", 0) == 0) in_use_kib = std::stoull(line.substr(7));
-    }
-    const rlim_t most = in_use_kib * 1024 + (uint64_t{16} << 30);
-    rlimit limit{most, most};
-    ::setrlimit(RLIMIT_AS, &limit);
+    limit_address_space_to_16_gib_more();
     uint64_t result = 1;  // 1: could not connect
     try {
       auto c = from_config(e->json)->connect(5s);
@@ -457,6 +461,37 @@ TEST(ShmArena, a_client_without_address_space_for_the_arena_connects_without_it)
   ::waitpid(child, &status, 0);
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
+}
+
+TEST(ShmArena, a_backend_without_address_space_for_the_arena_serves_without_it) {
+  auto e = socket_endpoint(1 << 16, R"(,"arena_bytes":68719476736)");  // 64 GiB
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    limit_address_space_to_16_gib_more();
+    try {
+      auto listener = from_config(e->json)->serve();
+      (void)!::write(ready[1], "L", 1);
+      auto server = listener->accept();
+      send_one(*server, pattern(1000, 4));
+      server->recv();  // until the parent closes
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  auto client = from_config(e->json)->connect(5s);
+  EXPECT_TRUE(client->shared_memory().empty());
+  const auto message = pattern(1000, 4);
+  const ByteView got = client->recv(5000ms);
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), message.begin(), message.end()));
+  client.reset();
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
 }
 
 TEST(ShmSocket, the_socket_path_is_removed_on_close_and_a_stale_one_is_replaced) {

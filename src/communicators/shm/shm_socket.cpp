@@ -176,17 +176,29 @@ class SocketListener final : public Listener {
  private:
   std::unique_ptr<Connection> establish(UniqueFd socket) {
     const std::string peer = describe_unix_peer(socket.get(), options_.path);
-    const uint64_t bytes = segment_bytes(options_.ring_bytes) + options_.arena_bytes;
+    const uint64_t rings = segment_bytes(options_.ring_bytes);
     UniqueFd memfd(::memfd_create("gvirtus-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING));
     if (!memfd.valid()) raise_errno("shm: memfd_create for " + peer, errno);
-    if (::ftruncate(memfd.get(), static_cast<off_t>(bytes)) != 0) {
-      raise_errno("shm: sizing a segment of " + std::to_string(bytes) + " bytes", errno);
+    auto size_to = [&](uint64_t bytes) {
+      if (::ftruncate(memfd.get(), static_cast<off_t>(bytes)) != 0) {
+        raise_errno("shm: sizing a segment of " + std::to_string(bytes) + " bytes", errno);
+      }
+    };
+    size_to(rings + options_.arena_bytes);
+    Mapping mapping;
+    try {
+      mapping = Mapping(memfd.get(), rings + options_.arena_bytes, "the shm segment for " + peer);
+    } catch (const Error& e) {
+      // No address space for the arena here (a LimitAS): serve with the rings alone.
+      if (options_.arena_bytes == 0) throw;
+      GVIRTUS_LOG(kWarning) << e.what() << "; serving " << peer << " without an arena";
+      size_to(rings);
+      mapping = Mapping(memfd.get(), rings, "the shm rings for " + peer);
     }
     // Sealed: neither side can shrink it under the other's mapping (which would be SIGBUS).
     if (::fcntl(memfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
       raise_errno("shm: sealing the segment", errno);
     }
-    Mapping mapping(memfd.get(), bytes, "the shm segment for " + peer);
     init_header(mapping.base(), options_.ring_bytes);
     UniqueFd bell0 = make_eventfd(), bell1 = make_eventfd();
 
