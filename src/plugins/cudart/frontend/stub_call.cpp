@@ -28,6 +28,15 @@ bool is_init_failure(cudaError_t e) {
          e == cudaErrorCompatNotSupportedOnDevice;
 }
 
+// Errors after which the runtime's answers may change: sticky context errors (a kernel fault and
+// the like, 700-799), an uncorrectable ECC error, and a backend the stub has lost.
+bool may_change_state(cudaError_t e) {
+  return (e >= 700 && e < 800) || e == cudaErrorECCUncorrectable ||
+         e == cudaErrorDevicesUnavailable;
+}
+
+std::atomic<uint64_t> g_state_epoch{0};
+
 cudaError_t to_cuda_error(const Error& e, Fn fn) {
   GVIRTUS_LOG(kDebug) << name_of(fn) << ": " << e.what();
   switch (e.kind()) {
@@ -36,6 +45,7 @@ cudaError_t to_cuda_error(const Error& e, Fn fn) {
     case ErrorKind::kDisconnected:
     case ErrorKind::kTimedOut:
     case ErrorKind::kOverloaded:
+      g_state_epoch.fetch_add(1, std::memory_order_relaxed);
       return cudaErrorDevicesUnavailable;
     default:
       return cudaErrorUnknown;
@@ -77,6 +87,10 @@ cudaError_t runtime_init_status() {
   return cudaSuccess;
 }
 
+uint64_t state_epoch() {
+  return g_state_epoch.load(std::memory_order_relaxed);
+}
+
 cudaError_t known_init_failure() {
   return static_cast<cudaError_t>(g_init_failure.load(std::memory_order_relaxed));
 }
@@ -91,6 +105,7 @@ cudaError_t read_result(Fn fn, FunctionRef<void(Client::ReplyDecoder)> wait, Dec
   };
   wait(read_reply);
   if (is_init_failure(result)) g_init_failure.store(result, std::memory_order_relaxed);
+  if (may_change_state(result)) g_state_epoch.fetch_add(1, std::memory_order_relaxed);
   // The backend now holds a newer error than any the stub recorded (see last_error.cpp).
   if (result != cudaSuccess && fn != Fn::cudaGetLastError && fn != Fn::cudaPeekAtLastError) {
     t_local_error = cudaSuccess;

@@ -62,6 +62,10 @@ cudaError_t runtime_init_status();
 // cudaPeekAtLastError report it.
 cudaError_t record_local_error(cudaError_t error);
 
+// Counts the remote results that may have changed state the stub keeps on the side (a sticky
+// context error, a lost backend): caches made at another count are not to be trusted.
+uint64_t state_epoch();
+
 // The calling thread's pending locally produced error (cudaSuccess if none); `take` clears it.
 cudaError_t local_last_error(bool take);
 
