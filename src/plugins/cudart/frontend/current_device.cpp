@@ -32,9 +32,9 @@ namespace cr = gvirtus::cudart;
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGetDevice(int* device) {
   const cr::KnownDevice& known = cr::t_known;
-  if (known.session != nullptr && known.session == cr::current_session() &&
+  // A null pointer goes to the backend, whose runtime gives its own error for it.
+  if (device != nullptr && known.session != nullptr && known.session == cr::current_session() &&
       known.epoch == cr::state_epoch()) {
-    if (device == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
     *device = known.device;
     return cudaSuccess;
   }
