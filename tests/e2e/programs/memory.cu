@@ -81,5 +81,24 @@ int main() {
   }
   SHOW(cudaFree(nullptr));
   SHOW(cudaGetLastError());
+
+  std::printf("== pointer attributes and cudaDeviceReset\n");
+  void* d = nullptr;
+  if (OK(cudaMalloc(&d, 1 << 20))) {
+    cudaPointerAttributes a;
+    std::memset(&a, 0x5a, sizeof a);
+    if (OK(cudaPointerGetAttributes(&a, (char*)d + 4096)))
+      std::printf("  type %d device %d devicePointer %s hostPointer %s\n", (int)a.type, a.device,
+                  a.devicePointer == (char*)d + 4096 ? "input" : "other",
+                  a.hostPointer == nullptr ? "null" : "some");
+    SHOW(cudaDeviceReset());
+    // The reset freed it: a memset into it now fails at once, as for any bad pointer.
+    SHOW(cudaMemsetAsync(d, 0, 1 << 20, nullptr));
+    SHOW(cudaGetLastError());
+    SHOW(cudaDeviceSynchronize());
+    SHOW(cudaGetLastError());
+  } else {
+    SHOW(cudaDeviceReset());
+  }
   return 0;
 }

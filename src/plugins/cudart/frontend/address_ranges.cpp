@@ -4,10 +4,15 @@
 
 namespace gvirtus::cudart {
 
-void AddressRanges::add(const void* start, size_t bytes, unsigned flags) {
+void AddressRanges::add(const void* start, size_t bytes, unsigned flags, int device) {
   const auto at = reinterpret_cast<uintptr_t>(start);
   std::unique_lock lock(mutex_);
-  ranges_[at] = Range{at, bytes, flags};
+  ranges_[at] = Range{at, bytes, flags, device};
+}
+
+void AddressRanges::remove_device(int device) {
+  std::unique_lock lock(mutex_);
+  std::erase_if(ranges_, [&](const auto& entry) { return entry.second.device == device; });
 }
 
 bool AddressRanges::remove(const void* start) {

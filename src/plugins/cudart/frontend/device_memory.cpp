@@ -1,5 +1,6 @@
-// Device allocations, remoted and recorded (address_ranges.h) so that cudaMemcpyDefault and
-// cudaPointerGetAttributes know device pointers from host ones.
+// Device allocations, remoted and recorded (address_ranges.h) with the device they live on, so
+// that cudaMemcpyDefault and cudaPointerGetAttributes know device pointers from host ones, and
+// cudaDeviceReset forgets what it frees.
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -7,9 +8,16 @@ namespace cr = gvirtus::cudart;
 
 namespace {
 
-cudaError_t recorded(cudaError_t rc, void** ptr, size_t bytes) {
+// The calling thread's current device (answered in the stub once known), -1 if it fails.
+int current_device() {
+  int device = -1;
+  return cudaGetDevice(&device) == cudaSuccess ? device : -1;
+}
+
+cudaError_t recorded(cudaError_t rc, void** ptr, size_t bytes,
+                     unsigned flags = cr::kPlainDeviceMemory) {
   if (rc == cudaSuccess && ptr != nullptr && *ptr != nullptr) {
-    cr::device_allocations().add(*ptr, bytes, 0);
+    cr::device_allocations().add(*ptr, bytes, flags, current_device());
   }
   return rc;
 }
@@ -37,13 +45,14 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaS
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size,
                                                           cudaMemPool_t pool, cudaStream_t stream) {
-  return recorded(cr::remote::cudaMallocFromPoolAsync(ptr, size, pool, stream), ptr, size);
+  return recorded(cr::remote::cudaMallocFromPoolAsync(ptr, size, pool, stream), ptr, size, 0);
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMalloc3D(cudaPitchedPtr* pitched, cudaExtent extent) {
   const cudaError_t rc = cr::remote::cudaMalloc3D(pitched, extent);
   if (rc == cudaSuccess && pitched != nullptr && pitched->ptr != nullptr) {
-    cr::device_allocations().add(pitched->ptr, pitched->pitch * extent.height * extent.depth, 0);
+    cr::device_allocations().add(pitched->ptr, pitched->pitch * extent.height * extent.depth,
+                                 cr::kPlainDeviceMemory, current_device());
   }
   return rc;
 }
@@ -54,4 +63,13 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaFree(void* ptr) {
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
   return forgotten(cr::remote::cudaFreeAsync(ptr, stream), ptr);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaDeviceReset() {
+  const int device = current_device();
+  const cudaError_t rc = cr::remote::cudaDeviceReset();
+  // Every allocation of the device is gone, whatever the result says: forget them all, so that a
+  // stale record never makes a later copy of that address look like a valid device copy.
+  cr::device_allocations().remove_device(device);
+  return rc;
 }

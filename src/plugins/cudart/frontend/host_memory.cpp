@@ -105,6 +105,17 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaHostGetFlags(unsigned* flags, void* ptr) {
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes,
                                                            const void* ptr) {
+  // Plain device memory the stub saw allocated is answered from its record.
+  if (const auto device = cr::device_allocations().find(ptr);
+      device && attributes != nullptr && (device->flags & cr::kPlainDeviceMemory) != 0 &&
+      device->device >= 0) {
+    *attributes = cudaPointerAttributes{};
+    attributes->type = cudaMemoryTypeDevice;
+    attributes->device = device->device;
+    attributes->devicePointer = const_cast<void*>(ptr);
+    attributes->hostPointer = nullptr;
+    return cudaSuccess;
+  }
   const auto range = cr::page_locked(ptr);
   if (!range) return cr::remote::cudaPointerGetAttributes(attributes, ptr);  // device or unknown
   if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
