@@ -40,7 +40,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, siz
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
-  return recorded(cr::remote::cudaMallocAsync(ptr, size, stream), ptr, size);
+  // The stream's device, which may not be the current one: attributes are asked remotely.
+  return recorded(cr::remote::cudaMallocAsync(ptr, size, stream), ptr, size, 0);
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size,
