@@ -5,6 +5,7 @@
 
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
+#include "plugins/cudart/frontend/memcpy_staged.h"
 #include "plugins/cudart/frontend/shared_host.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -119,6 +120,14 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
   } else if (kind == cudaMemcpyDeviceToHost) {
     if (const auto offset = shared_host_offset(dst, count)) {
       return copy_shared(const_cast<void*>(src), *offset, count, kind, stream);
+    }
+  }
+  // Ordinary client memory, synchronously: through pinned staging in the arena when there is one.
+  if (stream == nullptr && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)) {
+    const bool to_device = kind == cudaMemcpyHostToDevice;
+    if (const auto rc = copy_staged(to_device ? dst : const_cast<void*>(src),
+                                    const_cast<void*>(to_device ? src : dst), count, kind)) {
+      return *rc;
     }
   }
   return copy_chunks(

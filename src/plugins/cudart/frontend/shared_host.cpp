@@ -149,6 +149,10 @@ std::optional<uint64_t> shared_host_offset(const void* ptr, size_t count) {
   return static_cast<uint64_t>(static_cast<const std::byte*>(ptr) - arena().base());
 }
 
+const std::byte* shared_host_arena() {
+  return arena().current().data();
+}
+
 std::optional<void*> shared_host_device_pointer(const void* ptr) {
   const auto block = arena().find(ptr, 1);
   if (!block || block->device == nullptr) return std::nullopt;

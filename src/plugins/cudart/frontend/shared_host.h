@@ -32,6 +32,10 @@ std::optional<cudaError_t> shared_host_free(void* ptr);
 // live shared block.
 std::optional<uint64_t> shared_host_offset(const void* ptr, size_t count);
 
+// The start of the current session's shared memory (nullptr when it shares none): identifies
+// the arena, so that what was made in another session's can be told apart.
+const std::byte* shared_host_arena();
+
 // The device pointer of `ptr` in a shared block (all are mapped, as under unified addressing).
 std::optional<void*> shared_host_device_pointer(const void* ptr);
 
