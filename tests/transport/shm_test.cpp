@@ -66,7 +66,7 @@ std::unique_ptr<Endpoint> file_endpoint(uint64_t ring_bytes) {
   auto e = std::make_unique<Endpoint>();
   e->file = "/dev/shm/" + unique("file");
   e->json = R"({"suite":"shm","protocol":"shm","file":")" + e->file + R"(","ring_bytes":)" +
-            std::to_string(ring_bytes) + R"(,"dead_after_ms":300})";
+            std::to_string(ring_bytes) + R"(,"dead_after_ms":1500})";
   return e;
 }
 

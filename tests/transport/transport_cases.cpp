@@ -70,11 +70,12 @@ std::string shm_socket_endpoint(const std::string& path) {
   return R"({"suite":"shm","protocol":"shm","path":")" + path + R"(","ring_bytes":262144})";
 }
 
-// A short dead_after keeps the killed-peer tests quick; rings smaller than messages exercise
-// streaming in pieces.
+// A dead_after short enough for quick killed-peer tests, long enough that a heartbeat thread
+// starved on a loaded 2-CPU machine is not taken for a dead peer; rings smaller than messages
+// exercise streaming in pieces.
 std::string shm_file_endpoint(const std::string& file) {
   return R"({"suite":"shm","protocol":"shm","file":")" + file +
-         R"(","ring_bytes":262144,"dead_after_ms":300})";
+         R"(","ring_bytes":262144,"dead_after_ms":1500})";
 }
 
 }  // namespace
