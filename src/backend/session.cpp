@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/executor.h"
+#include "backend/session_table.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "protocol/core_calls.h"
@@ -52,6 +53,7 @@ class Session {
         if (fatal_) throw *fatal_;  // an executor ended the session: say why
         throw;
       }
+      count_current_request(message.size());  // for status queries (gvirtus-smi)
       dispatch(decode_frame(message, limits_.max_frame_bytes));
     }
   }
@@ -93,6 +95,7 @@ class Session {
     reply_.clear();
     encode(reply, reply_);
     send_reply(frame.header, reply_, 0, 0);
+    publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
   }
@@ -201,6 +204,7 @@ class Session {
     const ByteView pieces[] = {header.view(), reply.view()};
     std::lock_guard lock(send_mutex_);
     connection_.send(pieces);
+    count_current_reply(header.view().size() + reply.size());
   }
 
   Connection& connection_;

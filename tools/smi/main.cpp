@@ -1,0 +1,117 @@
+// gvirtus-smi: what each configured backend is doing — its GPUs (name, memory, utilisation) and
+// its client sessions (address, transport, program, calls, traffic, GPU memory held).
+//
+//   gvirtus-smi [--config FILE]
+//
+// Every endpoint of the configuration is asked in turn through a status query (a session that
+// opens no CUDA plugin, so the backend creates no CUDA context for it). Exit status: 0 when every
+// backend answered, 1 when one could not be reached or asked, 2 for a usage error.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "common/config.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "frontend/client.h"
+#include "protocol/core_calls.h"
+#include "protocol/status.h"
+#include "smi/smi_report.h"
+
+namespace {
+
+constexpr const char* kUsage = "usage: gvirtus-smi [--config FILE]\n";
+
+int usage(const std::string& why) {
+  std::cerr << "gvirtus-smi: " << why << "\n" << kUsage;
+  return 2;
+}
+
+// "tcp 127.0.0.1:9999" for an address-and-port endpoint, else its place in the file.
+std::string endpoint_label(const gvirtus::EndpointConfig& endpoint) {
+  std::string label = endpoint.protocol().empty() ? endpoint.suite() : endpoint.protocol();
+  try {
+    const std::string address = endpoint.string_or("server_address", "");
+    if (!address.empty()) {
+      return label + " " + address + ":" + std::to_string(endpoint.uint_or("port", 0));
+    }
+  } catch (const gvirtus::Error&) {
+    // A malformed address is reported by the connect attempt; fall back to the position.
+  }
+  return label + " (" + endpoint.where() + ")";
+}
+
+uint64_t unix_now_s() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Asks one endpoint; prints its block. Returns whether it answered.
+bool report(const gvirtus::Config& config, const gvirtus::EndpointConfig& endpoint) {
+  const std::string label = endpoint_label(endpoint);
+  gvirtus::Config one = config;
+  one.endpoints = {endpoint};
+  try {
+    gvirtus::Client client(std::move(one), {});
+    gvirtus::BackendStatus status;
+    client.call(gvirtus::core::call_id(gvirtus::core::Fn::kStatus), {},
+                [&](gvirtus::WireReader& in) { status = gvirtus::decode_backend_status(in); });
+    std::cout << gvirtus::smi::format_backend(label, status, unix_now_s());
+    return true;
+  } catch (const gvirtus::Error& e) {
+    std::string why = e.what();
+    if (e.kind() == gvirtus::ErrorKind::kUnimplemented) {
+      why += " (the backend predates status queries: upgrade it)";
+    }
+    std::cout << gvirtus::smi::format_unreachable(label, why);
+    return false;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gvirtus::set_log_program("gvirtus-smi");
+  std::string config_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout
+          << kUsage
+          << "Shows each configured gvirtus backend's GPUs (name, memory used/total,\n"
+             "utilisation) and client sessions (address, transport, program, calls,\n"
+             "traffic, GPU memory held).\n"
+             "  --config FILE  the properties.json naming the backends. Without it:\n"
+             "                 $GVIRTUS_CONFIG, else $GVIRTUS_HOME/etc/gvirtus/properties.json,\n"
+             "                 else the installed default.\n"
+             "Exit status: 0 all backends answered, 1 one could not be asked, 2 usage.\n";
+      return 0;
+    }
+    if (arg == "--config" && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (arg.rfind("--config=", 0) == 0) {
+      config_path = arg.substr(9);
+    } else {
+      return usage("unknown argument \"" + arg + "\"");
+    }
+  }
+  gvirtus::Config config;
+  std::filesystem::path path;
+  try {
+    path = config_path.empty() ? gvirtus::find_config() : std::filesystem::path(config_path);
+    config = gvirtus::load_config(path);
+  } catch (const gvirtus::Error& e) {
+    std::cerr << "gvirtus-smi: " << e.what() << "\n";
+    return 1;
+  }
+  std::cout << "gvirtus-smi: configuration " << path.string() << ", " << config.endpoints.size()
+            << (config.endpoints.size() == 1 ? " backend" : " backends") << "\n\n";
+  bool all_answered = true;
+  for (size_t i = 0; i < config.endpoints.size(); ++i) {
+    if (i > 0) std::cout << "\n";
+    all_answered = report(config, config.endpoints[i]) && all_answered;
+  }
+  return all_answered ? 0 : 1;
+}
