@@ -104,6 +104,10 @@ void SessionTable::publish(int slot, pid_t worker_pid, const std::string& peer,
   copy_bounded(s.transport, sizeof s.transport, transport);
   copy_bounded(s.program, sizeof s.program, program);
   s.seq.fetch_add(1, std::memory_order_release);  // even: consistent
+  // The figures count from here: the handshake is not a call (nothing else counts yet).
+  s.calls.store(0, std::memory_order_relaxed);
+  s.bytes_in.store(0, std::memory_order_relaxed);
+  s.bytes_out.store(0, std::memory_order_relaxed);
   s.state.store(kLive, std::memory_order_release);
 }
 

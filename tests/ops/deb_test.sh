@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the two Debian packages from the build tree (cpack -G DEB) and checks them: the exact
+# file list of each, the conffile, the dependency of the backend on the client of the same
+# version, and the systemd unit's paths for the /usr prefix.
+#   deb_test.sh BUILD_DIR VERSION
+# Exits 77 (ctest: skipped) when dpkg-deb is missing (not a Debian-based machine).
+set -euo pipefail
+BUILD="$1"
+VERSION="$2"
+command -v dpkg-deb >/dev/null || { echo "SKIP: dpkg-deb is not installed"; exit 77; }
+WORK="$(mktemp -d /tmp/gvirtus-deb-test.XXXXXX)"
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cpack --config "$BUILD/CPackConfig.cmake" -G DEB -B "$WORK" >"$WORK/cpack.log" 2>&1 ||
+  { cat "$WORK/cpack.log"; fail "cpack"; }
+ARCH="$(dpkg --print-architecture)"
+CLIENT="$WORK/gvirtus-client_${VERSION}_${ARCH}.deb"
+BACKEND="$WORK/gvirtus-backend_${VERSION}_${ARCH}.deb"
+[ -f "$CLIENT" ] && [ -f "$BACKEND" ] || { ls "$WORK"; fail "the two packages were not written"; }
+
+HAVE_CUDA=0
+[ -e "$BUILD/lib/gvirtus/libgvirtus-plugin-cudart.so" ] && HAVE_CUDA=1
+# Communicator plugins (libgvirtus-comm-<name>.so) are built only where their libraries are
+# (rdma-core...): they belong to the client package, which both sides install, and are listed
+# apart from the fixed list.
+files() {
+  dpkg-deb -c "$1" | awk '{print $6}' | grep -v '/$' | sed 's|^\./|/|' |
+    grep -v '^/usr/lib/gvirtus/libgvirtus-comm-[a-z0-9_-]*\.so$' | sort || true
+}
+comm_plugins() { dpkg-deb -c "$1" | awk '{print $6}' | grep -c 'libgvirtus-comm-' || true; }
+expect() { printf '%s\n' "$@" | sort; }
+
+expect /etc/gvirtus/properties.json /usr/bin/gvirtus-bench /usr/bin/gvirtus-ping \
+  /usr/bin/gvirtus-run /usr/bin/gvirtus-smi /usr/share/doc/gvirtus/README.md \
+  /usr/share/doc/gvirtus/configuration.md /usr/share/doc/gvirtus/install.md \
+  /usr/share/doc/gvirtus/transports.md /usr/share/doc/gvirtus/troubleshooting.md \
+  $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/stub/libcudart.so.13 \
+      /usr/libexec/gvirtus/samples/saxpy /usr/libexec/gvirtus/samples/matrixMul \
+      /usr/libexec/gvirtus/samples/streams_events) >"$WORK/client.expected"
+expect /usr/bin/gvirtus-backend /usr/lib/systemd/system/gvirtus-backend.service \
+  $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/libgvirtus-plugin-cudart.so) \
+  >"$WORK/backend.expected"
+files "$CLIENT" >"$WORK/client.files"
+files "$BACKEND" >"$WORK/backend.files"
+for p in client backend; do
+  echo "== gvirtus-$p: $(wc -l <"$WORK/$p.files") files"
+  cat "$WORK/$p.files"
+  diff -u "$WORK/$p.expected" "$WORK/$p.files" || fail "gvirtus-$p's files differ from the expected list"
+done
+
+[ "$(comm_plugins "$BACKEND")" = 0 ] || fail "communicator plugins belong to gvirtus-client"
+dpkg-deb -e "$CLIENT" "$WORK/client.control"
+grep -qx /etc/gvirtus/properties.json "$WORK/client.control/conffiles" ||
+  fail "the configuration is not a conffile"
+[ "$(dpkg-deb -f "$BACKEND" Depends | grep -o "gvirtus-client (= $VERSION)")" ] ||
+  fail "gvirtus-backend does not depend on gvirtus-client (= $VERSION): $(dpkg-deb -f "$BACKEND" Depends)"
+dpkg-deb --fsys-tarfile "$BACKEND" | tar -xO ./usr/lib/systemd/system/gvirtus-backend.service \
+  >"$WORK/unit"
+grep -qx "ExecStart=/usr/bin/gvirtus-backend --config /etc/gvirtus/properties.json" "$WORK/unit" ||
+  fail "the packaged unit's ExecStart: $(grep ExecStart "$WORK/unit")"
+echo "PASS"

@@ -1,0 +1,147 @@
+// gvirtus-smi against real backends: one serving a live client session, and one that is gone.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/frame.h"
+#include "frontend/client.h"
+#include "protocol/core_calls.h"
+#include "support/backend_process.h"
+
+namespace gvirtus::testing {
+namespace {
+
+struct SmiRun {
+  std::string output;
+  int exit_code = -1;
+};
+
+SmiRun run_smi(const std::string& config) {
+  SmiRun run;
+  const std::string command =
+      std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-smi --config " + config + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) run.output.append(buffer, n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+// The cells of the table row whose PID column is `pid`, trimmed; empty if there is none.
+std::vector<std::string> session_row(const std::string& output, uint32_t pid) {
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '|') continue;
+    std::vector<std::string> cells;
+    std::istringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      const auto first = cell.find_first_not_of(' ');
+      const auto last = cell.find_last_not_of(' ');
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    // Worker | Client | Transport | Program | PID | Calls | Received | Sent | GPU-Memory | Age
+    if (cells.size() == 10 && cells[4] == std::to_string(pid)) return cells;
+  }
+  return {};
+}
+
+void ping(Client& client, int times) {
+  for (int i = 0; i < times; ++i) {
+    const std::byte byte{42};
+    const ByteView pieces[] = {ByteView(&byte, 1)};
+    client.call(core::call_id(core::Fn::kPing), pieces, [](WireReader& in) { in.get_raw(1); });
+  }
+}
+
+// GPUs are either listed in a table or reported absent with the reason, never silently.
+void expect_gpus_reported(const std::string& output) {
+  const bool table = output.find("| GPU |") != std::string::npos &&
+                     output.find("Memory-Usage") != std::string::npos;
+  const bool none_with_reason = output.find("GPUs: 0 (") != std::string::npos;
+  EXPECT_TRUE(table != none_with_reason) << output;
+}
+
+TEST(Smi, shows_the_gpus_and_a_live_sessions_address_transport_and_calls) {
+  BackendProcess backend;
+  Client client(backend.client_config(), {});
+  ping(client, 7);
+  const uint32_t worker = client.backend().worker_pid;
+
+  const SmiRun smi = run_smi(backend.client_config_file());
+  EXPECT_EQ(smi.exit_code, 0) << smi.output;
+  EXPECT_NE(smi.output.find("Backend tcp 127.0.0.1:" + std::to_string(backend.port()) +
+                            ": gvirtus-backend"),
+            std::string::npos)
+      << smi.output;
+  EXPECT_NE(smi.output.find("pid " + std::to_string(backend.pid())), std::string::npos)
+      << smi.output;
+  expect_gpus_reported(smi.output);
+  // Our session, and not gvirtus-smi's own.
+  EXPECT_NE(smi.output.find("1 of 64 sessions"), std::string::npos) << smi.output;
+  const auto row = session_row(smi.output, static_cast<uint32_t>(::getpid()));
+  ASSERT_FALSE(row.empty()) << "no session row for pid " << ::getpid() << ":\n" << smi.output;
+  EXPECT_EQ(row[0], std::to_string(worker));
+  EXPECT_EQ(row[1].rfind("tcp://127.0.0.1:", 0), 0u) << row[1];
+  EXPECT_GT(std::stoi(row[1].substr(16)), 0) << row[1];
+  EXPECT_EQ(row[2], "tcp");
+  EXPECT_EQ(row[3], program_invocation_short_name);
+  EXPECT_EQ(row[5], "7");  // the seven pings; the handshake is not a call
+  const std::string traffic = std::to_string(7 * (kFrameHeaderBytes + 1)) + "B";  // header + 1
+  EXPECT_EQ(row[6], traffic);
+  EXPECT_EQ(row[7], traffic);
+  ping(client, 3);
+  EXPECT_EQ(session_row(run_smi(backend.client_config_file()).output, ::getpid())[5], "10");
+}
+
+TEST(Smi, a_session_that_ended_is_no_longer_listed) {
+  BackendProcess backend;
+  {
+    Client client(backend.client_config(), {});
+    ping(client, 1);
+    ASSERT_FALSE(session_row(run_smi(backend.client_config_file()).output, ::getpid()).empty());
+  }
+  // The worker exits when its client leaves; the daemon frees its slot when it reaps it.
+  std::string output;
+  EXPECT_TRUE(eventually(5000, [&] {
+    output = run_smi(backend.client_config_file()).output;
+    return output.find("Sessions: none") != std::string::npos;
+  })) << output;
+}
+
+TEST(Smi, an_unreachable_backend_is_named_with_the_reason_and_fails) {
+  std::string config;
+  {
+    BackendProcess gone;
+    config = gone.client_config_file();
+    const SmiRun before = run_smi(config);
+    ASSERT_EQ(before.exit_code, 0) << before.output;
+    gone.stop(SIGTERM);
+    std::ifstream in(config);
+    std::stringstream text;
+    text << in.rdbuf();
+    config = ::testing::TempDir() + "/smi-unreachable.json";
+    std::ofstream(config) << text.str();
+  }
+  const SmiRun smi = run_smi(config);
+  EXPECT_EQ(smi.exit_code, 1) << smi.output;
+  EXPECT_NE(smi.output.find(": UNREACHABLE: "), std::string::npos) << smi.output;
+  EXPECT_NE(smi.output.find("Connection refused"), std::string::npos) << smi.output;
+}
+
+TEST(Smi, a_missing_configuration_is_a_clear_error) {
+  const SmiRun smi = run_smi("/nonexistent/gvirtus.json");
+  EXPECT_EQ(smi.exit_code, 1) << smi.output;
+  EXPECT_NE(smi.output.find("/nonexistent/gvirtus.json"), std::string::npos) << smi.output;
+}
+
+}  // namespace
+}  // namespace gvirtus::testing
