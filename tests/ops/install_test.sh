@@ -52,6 +52,7 @@ done
 echo "== the installed backend, started with no --config and no GVIRTUS_* variable"
 CONFIG="$P/etc/gvirtus/properties.json"
 sed -i 's/"port": *"[0-9]*"/"port": "0"/' "$CONFIG"
+: >"$WORK/backend.log"  # exists before the background job opens it
 # Not through clean(): $! must be the backend itself (env execs it), not a subshell.
 env -i PATH=/usr/bin:/bin GVIRTUS_LOGLEVEL=info "$P/bin/gvirtus-backend" 2>"$WORK/backend.log" &
 BACKEND_PID=$!

@@ -137,6 +137,16 @@ TEST(Smi, an_unreachable_backend_is_named_with_the_reason_and_fails) {
   EXPECT_NE(smi.output.find("Connection refused"), std::string::npos) << smi.output;
 }
 
+TEST(Smi, a_backend_with_every_session_busy_is_reported_as_refusing_with_its_reason) {
+  BackendProcess backend(R"("limits":{"max_sessions":1})");
+  Client client(backend.client_config(), {});
+  ping(client, 1);
+  const SmiRun smi = run_smi(backend.client_config_file());
+  EXPECT_EQ(smi.exit_code, 1) << smi.output;
+  EXPECT_NE(smi.output.find(": REFUSED: "), std::string::npos) << smi.output;
+  EXPECT_NE(smi.output.find("maximum of 1 sessions"), std::string::npos) << smi.output;
+}
+
 TEST(Smi, a_missing_configuration_is_a_clear_error) {
   const SmiRun smi = run_smi("/nonexistent/gvirtus.json");
   EXPECT_EQ(smi.exit_code, 1) << smi.output;

@@ -65,7 +65,10 @@ bool report(const gvirtus::Config& config, const gvirtus::EndpointConfig& endpoi
     if (e.kind() == gvirtus::ErrorKind::kUnimplemented) {
       why += " (the backend predates status queries: upgrade it)";
     }
-    std::cout << gvirtus::smi::format_unreachable(label, why);
+    // Connection failures are kDisconnected or kTimedOut; anything else is the backend's answer.
+    const bool reached =
+        e.kind() != gvirtus::ErrorKind::kDisconnected && e.kind() != gvirtus::ErrorKind::kTimedOut;
+    std::cout << gvirtus::smi::format_unreachable(label, reached ? "REFUSED" : "UNREACHABLE", why);
     return false;
   }
 }

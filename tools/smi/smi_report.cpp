@@ -126,8 +126,9 @@ std::string format_backend(const std::string& endpoint, const BackendStatus& sta
   return out.str();
 }
 
-std::string format_unreachable(const std::string& endpoint, const std::string& why) {
-  return "Backend " + endpoint + ": UNREACHABLE: " + why + "\n";
+std::string format_unreachable(const std::string& endpoint, const std::string& state,
+                               const std::string& why) {
+  return "Backend " + endpoint + ": " + state + ": " + why + "\n";
 }
 
 }  // namespace gvirtus::smi

@@ -14,8 +14,10 @@ namespace gvirtus::smi {
 std::string format_backend(const std::string& endpoint, const BackendStatus& status,
                            uint64_t now_unix_s);
 
-// The block for a backend that could not be asked, with the reason.
-std::string format_unreachable(const std::string& endpoint, const std::string& why);
+// The block for a backend that could not be asked: `state` is "UNREACHABLE" (no connection) or
+// "REFUSED" (it answered with an error, e.g. all its sessions are busy), then the reason.
+std::string format_unreachable(const std::string& endpoint, const std::string& state,
+                               const std::string& why);
 
 // "1024MiB", or "N/A" for an unknown figure.
 std::string mebibytes(uint64_t bytes);
