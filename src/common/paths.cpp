@@ -69,4 +69,19 @@ std::vector<std::filesystem::path> plugin_dirs() {
   return out;
 }
 
+std::vector<std::filesystem::path> stub_dirs() {
+  const auto home = gvirtus_home();
+  std::vector<std::filesystem::path> out = {home / "lib" / "gvirtus" / "stub"};
+#ifdef GVIRTUS_INSTALL_LIBDIR
+  if (std::filesystem::path(GVIRTUS_INSTALL_LIBDIR) != "lib")
+    out.push_back(home / GVIRTUS_INSTALL_LIBDIR / "gvirtus" / "stub");
+#endif
+  out.push_back(home / "lib" / "stub");  // the build tree
+  // Beside the program, when GVIRTUS_HOME names a prefix holding only a configuration.
+  const auto exe = executable_dir();
+  out.push_back(exe / ".." / "lib" / "gvirtus" / "stub");
+  out.push_back(exe / ".." / "lib" / "stub");
+  return out;
+}
+
 }  // namespace gvirtus

@@ -34,4 +34,7 @@ std::vector<std::filesystem::path> config_candidates(const std::filesystem::path
 // Directories searched for backend plugins, most specific first.
 std::vector<std::filesystem::path> plugin_dirs();
 
+// Directories where the stub libcudart.so.13 may be, most specific first (gvirtus-run).
+std::vector<std::filesystem::path> stub_dirs();
+
 }  // namespace gvirtus
