@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/frame.h"
+#include "common/json.h"
 #include "frontend/client.h"
 #include "protocol/core_calls.h"
 #include "support/backend_process.h"
@@ -100,6 +101,26 @@ TEST(Smi, shows_the_gpus_and_a_live_sessions_address_transport_and_calls) {
   EXPECT_EQ(row[7], traffic);
   ping(client, 3);
   EXPECT_EQ(session_row(run_smi(backend.client_config_file()).output, ::getpid())[5], "10");
+}
+
+TEST(Smi, json_output_carries_the_same_figures_for_scripts) {
+  BackendProcess backend;
+  Client client(backend.client_config(), {});
+  ping(client, 4);
+  const SmiRun smi = run_smi(backend.client_config_file() + " --json");
+  EXPECT_EQ(smi.exit_code, 0) << smi.output;
+  const JsonValue doc = parse_json(smi.output, "gvirtus-smi --json");
+  const JsonValue& backends = *doc.find("backends");
+  ASSERT_EQ(backends.size(), 1u);
+  EXPECT_TRUE(backends[0].find("answered")->as_bool());
+  EXPECT_EQ(backends[0].find("daemon_pid")->as_uint64(), static_cast<uint64_t>(backend.pid()));
+  // No GPU table without a reason, and the reason only without GPUs.
+  EXPECT_NE(backends[0].find("gpus")->size() == 0, backends[0].find("gpu_error")->is_null());
+  const JsonValue& sessions = *backends[0].find("sessions");
+  ASSERT_EQ(sessions.size(), 1u) << smi.output;
+  EXPECT_EQ(sessions[0].find("client_pid")->as_uint64(), static_cast<uint64_t>(::getpid()));
+  EXPECT_EQ(sessions[0].find("calls")->as_uint64(), 4u);
+  EXPECT_EQ(sessions[0].find("transport")->as_string(), "tcp");
 }
 
 TEST(Smi, a_session_that_ended_is_no_longer_listed) {

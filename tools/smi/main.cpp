@@ -1,7 +1,7 @@
 // gvirtus-smi: what each configured backend is doing — its GPUs (name, memory, utilisation) and
 // its client sessions (address, transport, program, calls, traffic, GPU memory held).
 //
-//   gvirtus-smi [--config FILE]
+//   gvirtus-smi [--config FILE] [--json]
 //
 // Every endpoint of the configuration is asked in turn through a status query (a session that
 // opens no CUDA plugin, so the backend creates no CUDA context for it). Exit status: 0 when every
@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "common/config.h"
 #include "common/error.h"
@@ -21,7 +22,7 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: gvirtus-smi [--config FILE]\n";
+constexpr const char* kUsage = "usage: gvirtus-smi [--config FILE] [--json]\n";
 
 int usage(const std::string& why) {
   std::cerr << "gvirtus-smi: " << why << "\n" << kUsage;
@@ -48,9 +49,11 @@ uint64_t unix_now_s() {
                                    .count());
 }
 
-// Asks one endpoint; prints its block. Returns whether it answered.
-bool report(const gvirtus::Config& config, const gvirtus::EndpointConfig& endpoint) {
-  const std::string label = endpoint_label(endpoint);
+// Asks one endpoint.
+gvirtus::smi::BackendResult ask(const gvirtus::Config& config,
+                                const gvirtus::EndpointConfig& endpoint) {
+  gvirtus::smi::BackendResult result;
+  result.endpoint = endpoint_label(endpoint);
   gvirtus::Config one = config;
   one.endpoints = {endpoint};
   try {
@@ -58,19 +61,18 @@ bool report(const gvirtus::Config& config, const gvirtus::EndpointConfig& endpoi
     gvirtus::BackendStatus status;
     client.call(gvirtus::core::call_id(gvirtus::core::Fn::kStatus), {},
                 [&](gvirtus::WireReader& in) { status = gvirtus::decode_backend_status(in); });
-    std::cout << gvirtus::smi::format_backend(label, status, unix_now_s());
-    return true;
+    result.status = std::move(status);
   } catch (const gvirtus::Error& e) {
-    std::string why = e.what();
+    result.why = e.what();
     if (e.kind() == gvirtus::ErrorKind::kUnimplemented) {
-      why += " (the backend predates status queries: upgrade it)";
+      result.why += " (the backend predates status queries: upgrade it)";
     }
     // Connection failures are kDisconnected or kTimedOut; anything else is the backend's answer.
     const bool reached =
         e.kind() != gvirtus::ErrorKind::kDisconnected && e.kind() != gvirtus::ErrorKind::kTimedOut;
-    std::cout << gvirtus::smi::format_unreachable(label, reached ? "REFUSED" : "UNREACHABLE", why);
-    return false;
+    result.state = reached ? "REFUSED" : "UNREACHABLE";
   }
+  return result;
 }
 
 }  // namespace
@@ -78,6 +80,7 @@ bool report(const gvirtus::Config& config, const gvirtus::EndpointConfig& endpoi
 int main(int argc, char** argv) {
   gvirtus::set_log_program("gvirtus-smi");
   std::string config_path;
+  bool json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -89,10 +92,14 @@ int main(int argc, char** argv) {
              "  --config FILE  the properties.json naming the backends. Without it:\n"
              "                 $GVIRTUS_CONFIG, else $GVIRTUS_HOME/etc/gvirtus/properties.json,\n"
              "                 else the installed default.\n"
+             "  --json         one JSON document instead (bytes and seconds; unknown\n"
+             "                 figures are null).\n"
              "Exit status: 0 all backends answered, 1 one could not be asked, 2 usage.\n";
       return 0;
     }
-    if (arg == "--config" && i + 1 < argc) {
+    if (arg == "--json") {
+      json = true;
+    } else if (arg == "--config" && i + 1 < argc) {
       config_path = argv[++i];
     } else if (arg.rfind("--config=", 0) == 0) {
       config_path = arg.substr(9);
@@ -109,12 +116,22 @@ int main(int argc, char** argv) {
     std::cerr << "gvirtus-smi: " << e.what() << "\n";
     return 1;
   }
-  std::cout << "gvirtus-smi: configuration " << path.string() << ", " << config.endpoints.size()
-            << (config.endpoints.size() == 1 ? " backend" : " backends") << "\n\n";
+  std::vector<gvirtus::smi::BackendResult> results;
   bool all_answered = true;
-  for (size_t i = 0; i < config.endpoints.size(); ++i) {
-    if (i > 0) std::cout << "\n";
-    all_answered = report(config, config.endpoints[i]) && all_answered;
+  for (const gvirtus::EndpointConfig& endpoint : config.endpoints) {
+    results.push_back(ask(config, endpoint));
+    all_answered = all_answered && results.back().status.has_value();
+  }
+  if (json) {
+    std::cout << gvirtus::smi::format_json(path.string(), results);
+    return all_answered ? 0 : 1;
+  }
+  std::cout << "gvirtus-smi: configuration " << path.string() << ", " << config.endpoints.size()
+            << (config.endpoints.size() == 1 ? " backend" : " backends") << "\n";
+  for (const auto& r : results) {
+    std::cout << "\n"
+              << (r.status ? gvirtus::smi::format_backend(r.endpoint, *r.status, unix_now_s())
+                           : gvirtus::smi::format_unreachable(r.endpoint, r.state, r.why));
   }
   return all_answered ? 0 : 1;
 }

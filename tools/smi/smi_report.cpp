@@ -1,5 +1,7 @@
 #include "smi/smi_report.h"
 
+#include "bench/json_out.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -129,6 +131,68 @@ std::string format_backend(const std::string& endpoint, const BackendStatus& sta
 std::string format_unreachable(const std::string& endpoint, const std::string& state,
                                const std::string& why) {
   return "Backend " + endpoint + ": " + state + ": " + why + "\n";
+}
+
+namespace {
+
+void figure(bench::JsonWriter& out, const char* key, uint64_t value) {
+  out.key(key);
+  if (value == GpuStatus::kUnknown) {
+    out.null();
+  } else {
+    out.value(value);
+  }
+}
+
+}  // namespace
+
+std::string format_json(const std::string& config_path, const std::vector<BackendResult>& results) {
+  bench::JsonWriter out;
+  out.begin_object().key("config").value(config_path).key("backends").begin_array();
+  for (const BackendResult& r : results) {
+    out.begin_object()
+        .key("endpoint")
+        .value(r.endpoint)
+        .key("answered")
+        .value(r.status.has_value());
+    if (!r.status) {
+      out.key("state").value(r.state).key("error").value(r.why).end_object();
+      continue;
+    }
+    const BackendStatus& s = *r.status;
+    out.key("backend_version").value(s.backend_version);
+    out.key("daemon_pid").value(uint64_t{s.daemon_pid});
+    out.key("started_unix_s").value(s.started_unix_s);
+    out.key("max_sessions").value(uint64_t{s.max_sessions});
+    out.key("gpu_error");
+    if (s.gpu_error.empty()) {
+      out.null();
+    } else {
+      out.value(s.gpu_error);
+    }
+    out.key("gpus").begin_array();
+    for (const GpuStatus& g : s.gpus) {
+      out.begin_object(bench::JsonWriter::kInline).key("index").value(uint64_t{g.index});
+      out.key("name").value(g.name).key("bus_id").value(g.bus_id);
+      figure(out, "memory_used_bytes", g.memory_used_bytes);
+      figure(out, "memory_total_bytes", g.memory_total_bytes);
+      figure(out, "utilization_percent", g.utilization_percent);
+      out.end_object();
+    }
+    out.end_array().key("sessions").begin_array();
+    for (const SessionStatus& x : s.sessions) {
+      out.begin_object(bench::JsonWriter::kInline).key("worker_pid").value(uint64_t{x.worker_pid});
+      out.key("peer").value(x.peer).key("transport").value(x.transport);
+      out.key("program").value(x.program).key("client_pid").value(uint64_t{x.client_pid});
+      out.key("started_unix_s").value(x.started_unix_s).key("calls").value(x.calls);
+      out.key("bytes_in").value(x.bytes_in).key("bytes_out").value(x.bytes_out);
+      figure(out, "device_memory_bytes", x.device_memory_bytes);
+      out.end_object();
+    }
+    out.end_array().end_object();
+  }
+  out.end_array().end_object();
+  return out.str();
 }
 
 }  // namespace gvirtus::smi
