@@ -28,7 +28,7 @@ BackendStatus backend_status() {
   }
   status.daemon_pid = static_cast<uint32_t>(table->daemon_pid());
   status.started_unix_s = table->started_unix_s();
-  status.max_sessions = table->capacity();
+  status.max_sessions = table->max_sessions();
   for (SessionStatus& s : table->snapshot()) {
     if (s.worker_pid == static_cast<uint32_t>(::getpid())) continue;
     if (const auto it = gpus.memory_by_pid.find(static_cast<pid_t>(s.worker_pid));

@@ -54,7 +54,9 @@ void refuse_overloaded(Connection& connection, uint32_t max_sessions) {
 
 class Daemon {
  public:
-  explicit Daemon(const Config& config) : config_(config), sessions_(config.limits.max_sessions) {
+  explicit Daemon(const Config& config)
+      : config_(config), sessions_(session_table_capacity(config.limits.max_sessions)) {
+    sessions_.set_max_sessions(config.limits.max_sessions);
     if (config.secure_application) {
       // Refuse rather than serve unauthenticated clients when the operator asked for security.
       raise(ErrorKind::kInvalidInput,
@@ -136,30 +138,29 @@ class Daemon {
       GVIRTUS_LOG(kWarning) << "accept on " << listener.local_name() << " failed: " << e.what();
       return;
     }
-    if (workers_.size() >= config_.limits.max_sessions) {
+    // Beyond max_sessions a few more are accepted, for status queries only (session_table.h).
+    const bool status_only = workers_.size() >= config_.limits.max_sessions;
+    if (workers_.size() >= uint64_t{config_.limits.max_sessions} + kStatusOnlySessions) {
       GVIRTUS_LOG(kWarning) << "refusing " << connection->peer_name() << ": " << workers_.size()
                             << " sessions already";
       refuse_overloaded(*connection, config_.limits.max_sessions);
       return;
     }
+    // No slot (more sessions than a status reply lists): served, but not shown by status queries.
     const int slot = sessions_.claim();
-    if (slot < 0) {  // cannot happen while workers_ is bounded by max_sessions; refuse anyway
-      refuse_overloaded(*connection, config_.limits.max_sessions);
-      return;
-    }
     const pid_t pid = ::fork();
     if (pid < 0) {
       GVIRTUS_LOG(kError) << "fork for " << connection->peer_name() << ": " << std::strerror(errno);
-      sessions_.release(slot);
+      sessions_.release(slot);  // ignores -1
       return;
     }
-    if (pid == 0) run_worker(*connection, slot);  // never returns
+    if (pid == 0) run_worker(*connection, slot, status_only);  // never returns
     workers_.emplace(pid, slot);
     GVIRTUS_LOG(kInfo) << "worker " << pid << " serves " << connection->peer_name();
     // The parent's copy of the connection closes here; the worker keeps its own.
   }
 
-  [[noreturn]] void run_worker(Connection& connection, int slot) {
+  [[noreturn]] void run_worker(Connection& connection, int slot, bool status_only) {
     // Die with the daemon even if it is killed with SIGKILL, so no worker is ever orphaned.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() == 1) ::_exit(0);
@@ -169,7 +170,7 @@ class Daemon {
     ::signal(SIGINT, SIG_IGN);  // a Ctrl-C reaches the daemon, which then stops the workers
     sigprocmask(SIG_SETMASK, &saved_mask_, nullptr);
     set_log_program("gvirtus-worker");
-    set_current_session_slot(&sessions_, slot);
+    set_current_session_slot(&sessions_, slot, status_only);
     const int status = run_session(connection, plugins_, config_.limits);
     ::_exit(status);
   }

@@ -111,6 +111,12 @@ class Session {
   void dispatch(const Frame& frame) {
     const FrameHeader& h = frame.header;
     if (!h.is_request()) raise(ErrorKind::kInvalidInput, "a client sent a reply frame");
+    if (current_session_is_status_only() && h.call_id != core::call_id(core::Fn::kStatus)) {
+      const std::string why = "the backend serves its maximum of " +
+                              std::to_string(limits_.max_sessions) + " sessions; try again later";
+      send_error(h, reply_, ErrorKind::kOverloaded, why);
+      raise(ErrorKind::kOverloaded, why);  // ends this session
+    }
     if (!inline_thread_) inline_thread_ = h.thread_id;
     if (h.thread_id == *inline_thread_) {
       execute(h, frame.payload, reply_);

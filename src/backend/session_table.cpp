@@ -54,8 +54,15 @@ uint64_t unix_now_s() {
 
 SessionTable* g_table = nullptr;
 int g_slot = -1;
+bool g_status_only = false;
 
 }  // namespace
+
+uint32_t session_table_capacity(uint32_t max_sessions) {
+  constexpr uint64_t kMax = kMaxStatusSessions;
+  return static_cast<uint32_t>(
+      std::min<uint64_t>(uint64_t{max_sessions} + kStatusOnlySessions, kMax));
+}
 
 SessionTable::SessionTable(uint32_t capacity)
     : capacity_(capacity),
@@ -151,9 +158,14 @@ std::vector<SessionStatus> SessionTable::snapshot() const {
   return out;
 }
 
-void set_current_session_slot(SessionTable* table, int slot) {
+void set_current_session_slot(SessionTable* table, int slot, bool status_only) {
   g_table = table;
   g_slot = slot;
+  g_status_only = status_only;
+}
+
+bool current_session_is_status_only() {
+  return g_status_only;
 }
 
 SessionTable* current_session_table() {

@@ -24,6 +24,15 @@ namespace gvirtus {
 
 struct SessionSlot;
 
+// Sessions the daemon accepts beyond limits.max_sessions for status queries only, so that
+// gvirtus-smi can still see a backend whose sessions are all busy (its worker answers Status and
+// refuses any other call as "overloaded").
+inline constexpr uint32_t kStatusOnlySessions = 4;
+
+// Slots for a daemon of `max_sessions`: one per session and status-only session, at most as many
+// as a status reply may list (sessions beyond that are served but not listed).
+uint32_t session_table_capacity(uint32_t max_sessions);
+
 class SessionTable {
  public:
   // Maps room for `capacity` sessions (MAP_SHARED | MAP_ANONYMOUS). Throws Error on failure.
@@ -33,6 +42,9 @@ class SessionTable {
   SessionTable& operator=(const SessionTable&) = delete;
 
   uint32_t capacity() const { return capacity_; }
+  // limits.max_sessions of the daemon (for status replies); set by the daemon.
+  uint32_t max_sessions() const { return max_sessions_; }
+  void set_max_sessions(uint32_t n) { max_sessions_ = n; }
   pid_t daemon_pid() const { return daemon_pid_; }
   uint64_t started_unix_s() const { return started_unix_s_; }
 
@@ -53,6 +65,7 @@ class SessionTable {
 
  private:
   uint32_t capacity_;
+  uint32_t max_sessions_ = 0;
   pid_t daemon_pid_;
   uint64_t started_unix_s_;
   size_t bytes_;
@@ -62,7 +75,9 @@ class SessionTable {
 // The slot of the session this worker process serves, set by the daemon right after fork(). The
 // session code reports through these; in a process with no table (tests that run a session
 // directly) they do nothing.
-void set_current_session_slot(SessionTable* table, int slot);
+void set_current_session_slot(SessionTable* table, int slot, bool status_only = false);
+// Whether this worker was accepted beyond max_sessions and may serve only status queries.
+bool current_session_is_status_only();
 SessionTable* current_session_table();
 void publish_current_session(const std::string& peer, const std::string& transport,
                              const std::string& program, uint32_t client_pid);

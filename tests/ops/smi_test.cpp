@@ -158,14 +158,24 @@ TEST(Smi, an_unreachable_backend_is_named_with_the_reason_and_fails) {
   EXPECT_NE(smi.output.find("Connection refused"), std::string::npos) << smi.output;
 }
 
-TEST(Smi, a_backend_with_every_session_busy_is_reported_as_refusing_with_its_reason) {
+TEST(Smi, a_backend_with_every_session_busy_still_answers_but_serves_no_other_client) {
   BackendProcess backend(R"("limits":{"max_sessions":1})");
   Client client(backend.client_config(), {});
-  ping(client, 1);
+  ping(client, 2);
   const SmiRun smi = run_smi(backend.client_config_file());
-  EXPECT_EQ(smi.exit_code, 1) << smi.output;
-  EXPECT_NE(smi.output.find(": REFUSED: "), std::string::npos) << smi.output;
-  EXPECT_NE(smi.output.find("maximum of 1 sessions"), std::string::npos) << smi.output;
+  EXPECT_EQ(smi.exit_code, 0) << smi.output;
+  EXPECT_NE(smi.output.find("1 of 1 sessions"), std::string::npos) << smi.output;
+  EXPECT_EQ(session_row(smi.output, ::getpid())[5], "2") << smi.output;
+  // A status-only session refuses anything but a status query.
+  Client second(backend.client_config(), {});
+  try {
+    ping(second, 1);
+    FAIL() << "a client beyond max_sessions was served";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kOverloaded) << e.what();
+    EXPECT_NE(std::string(e.what()).find("maximum of 1 sessions"), std::string::npos) << e.what();
+  }
+  ping(client, 1);  // the real session is undisturbed
 }
 
 TEST(Smi, a_missing_configuration_is_a_clear_error) {

@@ -151,6 +151,8 @@ TEST(SmiReport, unknown_figures_read_na_and_no_gpu_gives_the_reason) {
       << text;
   EXPECT_NE(text.find("N/A"), std::string::npos) << text;
   EXPECT_EQ(smi::duration(90061), "1d 1:01:01");
+  EXPECT_EQ(smi::format_unreachable("tcp x:1", "REFUSED", "overloaded"),
+            "Backend tcp x:1: REFUSED: overloaded\n");
   EXPECT_EQ(smi::mebibytes(GpuStatus::kUnknown), "N/A");
 }
 
