@@ -43,6 +43,12 @@ if(TARGET samples)
   endforeach()
 endif()
 
+# The timed workloads of `gvirtus-bench gpu`, which finds them here once installed.
+if(TARGET gvirtus-gpu-workloads)
+  install(PROGRAMS ${PROJECT_BINARY_DIR}/bin/gpu_workloads DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gvirtus
+          COMPONENT client)
+endif()
+
 # CPack: `cpack -G DEB` in the build tree writes gvirtus-client_<v>_<arch>.deb and
 # gvirtus-backend_<v>_<arch>.deb (tests/ops checks their file lists).
 set(CPACK_PACKAGE_NAME gvirtus)

@@ -37,7 +37,7 @@ expect /etc/gvirtus/properties.json /usr/bin/gvirtus-bench /usr/bin/gvirtus-ping
   /usr/share/doc/gvirtus/transports.md /usr/share/doc/gvirtus/troubleshooting.md \
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/stub/libcudart.so.13 \
       /usr/libexec/gvirtus/samples/saxpy /usr/libexec/gvirtus/samples/matrixMul \
-      /usr/libexec/gvirtus/samples/streams_events) >"$WORK/client.expected"
+      /usr/libexec/gvirtus/samples/streams_events /usr/libexec/gvirtus/gpu_workloads) >"$WORK/client.expected"
 expect /usr/bin/gvirtus-backend /usr/lib/systemd/system/gvirtus-backend.service \
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/libgvirtus-plugin-cudart.so) \
   >"$WORK/backend.expected"
