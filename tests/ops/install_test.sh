@@ -42,6 +42,12 @@ if [ "$HAVE_CUDA" = 1 ]; then
 fi
 grep -qx "ExecStart=$P/bin/gvirtus-backend --config $P/etc/gvirtus/properties.json" \
   "$P/lib/systemd/system/gvirtus-backend.service" || fail "the unit's ExecStart does not name $P"
+# The unit is one systemd accepts (directive names, paths), where systemd's tools are.
+if command -v systemd-analyze >/dev/null; then
+  systemd-analyze verify "$P/lib/systemd/system/gvirtus-backend.service" >"$WORK/verify" 2>&1 ||
+    fail "systemd-analyze verify: $(cat "$WORK/verify")"
+  [ ! -s "$WORK/verify" ] || fail "systemd-analyze verify warns: $(cat "$WORK/verify")"
+fi
 # No installed program or library looks for libraries in the build tree (RPATH/RUNPATH).
 for f in $(find "$P/bin" "$P/lib" -type f); do
   if readelf -d "$f" 2>/dev/null | grep -E "R(UN)?PATH" | grep -qF "$BUILD"; then
