@@ -32,6 +32,7 @@ class Session {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
     info_.shared_memory = connection.shared_memory();
+    info_.device_bytes = current_session_device_bytes();
   }
 
   ~Session() {

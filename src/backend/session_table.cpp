@@ -29,6 +29,7 @@ struct SessionSlot {
   std::atomic<uint64_t> calls;
   std::atomic<uint64_t> bytes_in;
   std::atomic<uint64_t> bytes_out;
+  std::atomic<uint64_t> device_bytes;  // allocated by the session's plugins
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free &&
                   std::atomic<uint32_t>::is_always_lock_free,
@@ -87,6 +88,7 @@ int SessionTable::claim() {
       slots_[i].calls.store(0, std::memory_order_relaxed);
       slots_[i].bytes_in.store(0, std::memory_order_relaxed);
       slots_[i].bytes_out.store(0, std::memory_order_relaxed);
+      slots_[i].device_bytes.store(0, std::memory_order_relaxed);
       return static_cast<int>(i);
     }
   }
@@ -116,6 +118,11 @@ void SessionTable::publish(int slot, pid_t worker_pid, const std::string& peer,
   s.bytes_in.store(0, std::memory_order_relaxed);
   s.bytes_out.store(0, std::memory_order_relaxed);
   s.state.store(kLive, std::memory_order_release);
+}
+
+std::atomic<uint64_t>* SessionTable::device_bytes(int slot) {
+  if (slot < 0 || static_cast<uint32_t>(slot) >= capacity_) return nullptr;
+  return &slots_[slot].device_bytes;
 }
 
 void SessionTable::count_request(int slot, uint64_t bytes) {
@@ -153,6 +160,7 @@ std::vector<SessionStatus> SessionTable::snapshot() const {
     status.calls = s.calls.load(std::memory_order_relaxed);
     status.bytes_in = s.bytes_in.load(std::memory_order_relaxed);
     status.bytes_out = s.bytes_out.load(std::memory_order_relaxed);
+    status.allocated_bytes = s.device_bytes.load(std::memory_order_relaxed);
     out.push_back(std::move(status));
   }
   return out;
@@ -166,6 +174,10 @@ void set_current_session_slot(SessionTable* table, int slot, bool status_only) {
 
 bool current_session_is_status_only() {
   return g_status_only;
+}
+
+std::atomic<uint64_t>* current_session_device_bytes() {
+  return g_table != nullptr ? g_table->device_bytes(g_slot) : nullptr;
 }
 
 SessionTable* current_session_table() {

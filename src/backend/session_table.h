@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,6 +57,8 @@ class SessionTable {
   // Worker: the client this slot serves, after its handshake; the slot appears in snapshots.
   void publish(int slot, pid_t worker_pid, const std::string& peer, const std::string& transport,
                const std::string& program, uint32_t client_pid);
+  // Worker: the counter of device memory the session's plugins have allocated; null for -1.
+  std::atomic<uint64_t>* device_bytes(int slot);
   // Worker: one request of `bytes` received / one reply of `bytes` sent.
   void count_request(int slot, uint64_t bytes);
   void count_reply(int slot, uint64_t bytes);
@@ -78,6 +81,8 @@ class SessionTable {
 void set_current_session_slot(SessionTable* table, int slot, bool status_only = false);
 // Whether this worker was accepted beyond max_sessions and may serve only status queries.
 bool current_session_is_status_only();
+// The counter plugins keep this session's allocated device memory in (SessionInfo), or null.
+std::atomic<uint64_t>* current_session_device_bytes();
 SessionTable* current_session_table();
 void publish_current_session(const std::string& peer, const std::string& transport,
                              const std::string& program, uint32_t client_pid);

@@ -46,6 +46,7 @@ void encode(const BackendStatus& status, WireWriter& out) {
     out.put<uint64_t>(s.calls);
     out.put<uint64_t>(s.bytes_in);
     out.put<uint64_t>(s.bytes_out);
+    out.put<uint64_t>(s.allocated_bytes);
     out.put<uint64_t>(s.device_memory_bytes);
   }
 }
@@ -80,6 +81,7 @@ BackendStatus decode_backend_status(WireReader& in) {
     s.calls = in.get<uint64_t>();
     s.bytes_in = in.get<uint64_t>();
     s.bytes_out = in.get<uint64_t>();
+    s.allocated_bytes = in.get<uint64_t>();
     s.device_memory_bytes = in.get<uint64_t>();
     status.sessions.push_back(std::move(s));
   }

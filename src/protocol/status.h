@@ -35,7 +35,9 @@ struct SessionStatus {
   uint64_t calls = 0;                       // requests served (synchronous and asynchronous)
   uint64_t bytes_in = 0;                    // request bytes received, headers included
   uint64_t bytes_out = 0;                   // reply bytes sent, headers included
-  uint64_t device_memory_bytes = kUnknown;  // device memory the worker holds (NVML), all GPUs
+  uint64_t allocated_bytes = 0;             // device memory the session's application has allocated
+  uint64_t device_memory_bytes = kUnknown;  // device memory the worker holds (NVML), all GPUs:
+                                            // the allocations plus the CUDA context
 };
 
 struct BackendStatus {

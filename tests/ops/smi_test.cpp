@@ -49,8 +49,9 @@ std::vector<std::string> session_row(const std::string& output, uint32_t pid) {
       const auto last = cell.find_last_not_of(' ');
       cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
     }
-    // Worker | Client | Transport | Program | PID | Calls | Received | Sent | GPU-Memory | Age
-    if (cells.size() == 10 && cells[4] == std::to_string(pid)) return cells;
+    // Worker | Client | Transport | Program | PID | Calls | Received | Sent | Allocated |
+    // GPU-Memory | Age
+    if (cells.size() == 11 && cells[4] == std::to_string(pid)) return cells;
   }
   return {};
 }
@@ -99,6 +100,7 @@ TEST(Smi, shows_the_gpus_and_a_live_sessions_address_transport_and_calls) {
   const std::string traffic = std::to_string(7 * (kFrameHeaderBytes + 1)) + "B";  // header + 1
   EXPECT_EQ(row[6], traffic);
   EXPECT_EQ(row[7], traffic);
+  EXPECT_EQ(row[8], "0B");  // core calls allocate nothing
   ping(client, 3);
   EXPECT_EQ(session_row(run_smi(backend.client_config_file()).output, ::getpid())[5], "10");
 }

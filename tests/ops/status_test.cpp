@@ -36,6 +36,7 @@ BackendStatus sample_status() {
   session.calls = 123456;
   session.bytes_in = 3 << 20;
   session.bytes_out = 512;
+  session.allocated_bytes = uint64_t{768} << 20;
   session.device_memory_bytes = uint64_t{900} << 20;
   s.sessions.push_back(session);
   return s;
@@ -54,6 +55,7 @@ TEST(StatusCodec, round_trips_every_field) {
   ASSERT_EQ(back.sessions.size(), 1u);
   EXPECT_EQ(back.sessions[0].peer, "tcp://10.0.0.7:41234");
   EXPECT_EQ(back.sessions[0].calls, 123456u);
+  EXPECT_EQ(back.sessions[0].allocated_bytes, uint64_t{768} << 20);
   EXPECT_EQ(back.sessions[0].device_memory_bytes, uint64_t{900} << 20);
 }
 
@@ -92,6 +94,7 @@ TEST(SessionTable, a_forked_worker_publishes_and_counts_and_the_parent_sees_it) 
     publish_current_session("tcp://127.0.0.1:5555", "tcp", "app", 77);
     for (int i = 0; i < 5; ++i) count_current_request(100);
     count_current_reply(40);
+    current_session_device_bytes()->store(4096);
     ::_exit(0);
   }
   int status = 0;
@@ -105,6 +108,7 @@ TEST(SessionTable, a_forked_worker_publishes_and_counts_and_the_parent_sees_it) 
   EXPECT_EQ(sessions[0].calls, 5u);
   EXPECT_EQ(sessions[0].bytes_in, 500u);
   EXPECT_EQ(sessions[0].bytes_out, 40u);
+  EXPECT_EQ(sessions[0].allocated_bytes, 4096u);
   table.release(slot);
   EXPECT_TRUE(table.snapshot().empty());
 }
@@ -139,6 +143,7 @@ TEST(SmiReport, prints_gpus_and_sessions_like_nvidia_smi) {
   EXPECT_NE(text.find("123456"), std::string::npos) << text;
   EXPECT_NE(text.find("3.0MiB"), std::string::npos) << text;
   EXPECT_NE(text.find("900MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("768.0MiB"), std::string::npos) << text;
 }
 
 TEST(SmiReport, unknown_figures_read_na_and_no_gpu_gives_the_reason) {

@@ -116,13 +116,14 @@ std::string format_backend(const std::string& endpoint, const BackendStatus& sta
     return out.str();
   }
   Table sessions({"Worker", "Client", "Transport", "Program", "PID", "Calls", "Received", "Sent",
-                  "GPU-Memory", "Age"},
-                 {true, false, false, false, true, true, true, true, true, true});
+                  "Allocated", "GPU-Memory", "Age"},
+                 {true, false, false, false, true, true, true, true, true, true, true});
   for (const SessionStatus& s : status.sessions) {
     const uint64_t age = now_unix_s > s.started_unix_s ? now_unix_s - s.started_unix_s : 0;
     sessions.add({std::to_string(s.worker_pid), s.peer, s.transport, s.program,
                   std::to_string(s.client_pid), std::to_string(s.calls), bytes_human(s.bytes_in),
-                  bytes_human(s.bytes_out), mebibytes(s.device_memory_bytes), duration(age)});
+                  bytes_human(s.bytes_out), bytes_human(s.allocated_bytes),
+                  mebibytes(s.device_memory_bytes), duration(age)});
   }
   out << sessions.render();
   return out.str();
@@ -186,6 +187,7 @@ std::string format_json(const std::string& config_path, const std::vector<Backen
       out.key("program").value(x.program).key("client_pid").value(uint64_t{x.client_pid});
       out.key("started_unix_s").value(x.started_unix_s).key("calls").value(x.calls);
       out.key("bytes_in").value(x.bytes_in).key("bytes_out").value(x.bytes_out);
+      out.key("allocated_bytes").value(x.allocated_bytes);
       figure(out, "device_memory_bytes", x.device_memory_bytes);
       out.end_object();
     }
