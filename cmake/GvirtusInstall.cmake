@@ -25,10 +25,13 @@ install(CODE "${GVIRTUS_PREFIX_PATHS_CODE}
   set(BINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")
   set(CONFIG \"\${gvirtus_etc}/properties.json\")
   set(DOCDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DOCDIR}\")
-  configure_file(\"${PROJECT_SOURCE_DIR}/etc/systemd/gvirtus-backend.service.in\"
-                 \"${PROJECT_BINARY_DIR}/install/gvirtus-backend.service\" @ONLY)
+  # One scratch directory per destination: installs into several prefixes may run at once.
+  string(MD5 unit_dir \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}\")
+  set(unit \"${PROJECT_BINARY_DIR}/install/unit-\${unit_dir}/gvirtus-backend.service\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/etc/systemd/gvirtus-backend.service.in\" \"\${unit}\" @ONLY)
   file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/lib/systemd/system\" TYPE FILE
-       FILES \"${PROJECT_BINARY_DIR}/install/gvirtus-backend.service\")" COMPONENT backend)
+       FILES \"\${unit}\")
+  file(REMOVE_RECURSE \"${PROJECT_BINARY_DIR}/install/unit-\${unit_dir}\")" COMPONENT backend)
 
 install(FILES README.md docs/install.md docs/configuration.md docs/transports.md
               docs/troubleshooting.md
