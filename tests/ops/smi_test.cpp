@@ -180,6 +180,33 @@ TEST(Smi, a_backend_with_every_session_busy_still_answers_but_serves_no_other_cl
   ping(client, 1);  // the real session is undisturbed
 }
 
+TEST(Smi, every_backend_of_the_configuration_is_asked_even_after_one_fails) {
+  BackendProcess up;
+  uint16_t down_port = 0;
+  {
+    BackendProcess gone;
+    down_port = gone.port();
+  }
+  const std::string config = ::testing::TempDir() + "/smi-two-backends.json";
+  auto endpoint = [](uint16_t port) {
+    return R"({"endpoint":{"suite":"tcp/ip","protocol":"tcp","server_address":"127.0.0.1",)"
+           R"("port":")" +
+           std::to_string(port) + R"("},"plugins":[]})";
+  };
+  std::ofstream(config) << R"({"communicator":[)" << endpoint(down_port) << ","
+                        << endpoint(up.port()) << R"(],"connect_timeout_ms":2000})";
+  const SmiRun smi = run_smi(config);
+  EXPECT_EQ(smi.exit_code, 1) << smi.output;
+  EXPECT_NE(smi.output.find("2 backends"), std::string::npos) << smi.output;
+  EXPECT_NE(smi.output.find("Backend tcp 127.0.0.1:" + std::to_string(down_port) + ": UNREACHABLE"),
+            std::string::npos)
+      << smi.output;
+  EXPECT_NE(
+      smi.output.find("Backend tcp 127.0.0.1:" + std::to_string(up.port()) + ": gvirtus-backend"),
+      std::string::npos)
+      << smi.output;
+}
+
 TEST(Smi, a_missing_configuration_is_a_clear_error) {
   const SmiRun smi = run_smi("/nonexistent/gvirtus.json");
   EXPECT_EQ(smi.exit_code, 1) << smi.output;
