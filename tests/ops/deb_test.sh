@@ -59,4 +59,37 @@ dpkg-deb --fsys-tarfile "$BACKEND" | tar -xO ./usr/lib/systemd/system/gvirtus-ba
   >"$WORK/unit"
 grep -qx "ExecStart=/usr/bin/gvirtus-backend --config /etc/gvirtus/properties.json" "$WORK/unit" ||
   fail "the packaged unit's ExecStart: $(grep ExecStart "$WORK/unit")"
+# The packaged programs run: unpack both packages side by side (as installed, under usr/) and run
+# a sample through the unpacked backend and gvirtus-run (a configuration of our own: the packages'
+# is read from /etc).
+if [ "$HAVE_CUDA" = 1 ]; then
+  ROOT="$WORK/root"
+  dpkg-deb -x "$CLIENT" "$ROOT"
+  dpkg-deb -x "$BACKEND" "$ROOT"
+  sed 's/"port": *"[0-9]*"/"port": "0"/' "$ROOT/etc/gvirtus/properties.json" >"$WORK/backend.json"
+  : >"$WORK/backend.log"
+  env -i PATH=/usr/bin:/bin GVIRTUS_LOGLEVEL=info "$ROOT/usr/bin/gvirtus-backend" --config "$WORK/backend.json" \
+    2>"$WORK/backend.log" &
+  BACKEND_PID=$!
+  trap 'kill -TERM "$BACKEND_PID" 2>/dev/null; wait "$BACKEND_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+  PORT=""
+  for _ in $(seq 100); do
+    PORT="$(sed -n 's/.*listening on tcp:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$WORK/backend.log" | head -1)"
+    [ -n "$PORT" ] && break
+    kill -0 "$BACKEND_PID" 2>/dev/null || { cat "$WORK/backend.log"; fail "the packaged backend did not start"; }
+    sleep 0.1
+  done
+  [ -n "$PORT" ] || fail "the packaged backend did not report its port"
+  sed "s/\"port\": *\"0\"/\"port\": \"$PORT\"/" "$WORK/backend.json" >"$WORK/client.json"
+  SAXPY="$ROOT/usr/libexec/gvirtus/samples/saxpy"
+  native_rc=0
+  env -i PATH=/usr/bin:/bin "$SAXPY" >"$WORK/native.out" 2>/dev/null || native_rc=$?
+  remote_rc=0
+  env -i PATH=/usr/bin:/bin "$ROOT/usr/bin/gvirtus-run" --config "$WORK/client.json" -- "$SAXPY" \
+    >"$WORK/remote.out" 2>/dev/null || remote_rc=$?
+  cmp -s "$WORK/native.out" "$WORK/remote.out" && [ "$native_rc" = "$remote_rc" ] ||
+    fail "saxpy differs natively and through the packages: $(diff "$WORK/native.out" "$WORK/remote.out")"
+  grep -q "session with saxpy" "$WORK/backend.log" || fail "the packaged run did not reach the backend"
+  echo "== saxpy through the unpacked packages: identical output and exit status ($native_rc)"
+fi
 echo "PASS"
