@@ -70,14 +70,15 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION misc)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)  # dpkg-shlibdeps would need NVIDIA's packages registered
 set(CPACK_DEBIAN_CLIENT_PACKAGE_NAME gvirtus-client)
-set(CPACK_DEBIAN_CLIENT_PACKAGE_DEPENDS "libc6 (>= 2.36), libstdc++6 (>= 12), liblz4-1, libzstd1")
+set(CPACK_DEBIAN_CLIENT_PACKAGE_DEPENDS
+    "libc6 (>= 2.36), libstdc++6 (>= 12), libgcc-s1, liblz4-1, libzstd1")
 set(CPACK_COMPONENT_CLIENT_DESCRIPTION
     "gvirtus client: the stub libcudart.so.13, gvirtus-run, gvirtus-smi and tools\nRuns unmodified CUDA applications (built with nvcc -cudart shared) on the GPUs of a\ngvirtus backend: gvirtus-run -- ./app. Also holds the configuration, /etc/gvirtus/properties.json.")
 set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/install/client/conffiles)
 file(WRITE ${PROJECT_BINARY_DIR}/install/client/conffiles "/etc/gvirtus/properties.json\n")
 set(CPACK_DEBIAN_BACKEND_PACKAGE_NAME gvirtus-backend)
 set(CPACK_DEBIAN_BACKEND_PACKAGE_DEPENDS
-    "gvirtus-client (= ${PROJECT_VERSION}), libc6 (>= 2.36), libstdc++6 (>= 12)")
+    "gvirtus-client (= ${PROJECT_VERSION}), libc6 (>= 2.36), libstdc++6 (>= 12), libgcc-s1")
 set(CPACK_DEBIAN_BACKEND_PACKAGE_RECOMMENDS "nvidia-driver | nvidia-tesla-driver, libcudart13 | cuda-cudart-13-0")
 set(CPACK_COMPONENT_BACKEND_DESCRIPTION
     "gvirtus backend: serves remote CUDA calls on this machine's GPUs\ngvirtus-backend, its CUDA runtime plugin and a systemd unit (gvirtus-backend.service,\nnot enabled by default). Needs NVIDIA's driver and CUDA 13 runtime to do useful work.")
