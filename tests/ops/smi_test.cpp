@@ -3,10 +3,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/frame.h"
@@ -205,6 +207,40 @@ TEST(Smi, every_backend_of_the_configuration_is_asked_even_after_one_fails) {
       smi.output.find("Backend tcp 127.0.0.1:" + std::to_string(up.port()) + ": gvirtus-backend"),
       std::string::npos)
       << smi.output;
+}
+
+TEST(Smi, status_queries_stay_well_formed_while_sessions_come_and_go) {
+  BackendProcess backend;
+  std::atomic<bool> stop{false};
+  std::atomic<int> sessions{0};
+  std::vector<std::thread> churn;
+  for (int t = 0; t < 3; ++t) {
+    churn.emplace_back([&] {
+      while (!stop.load()) {
+        Client client(backend.client_config(), {});
+        ping(client, 3);
+        ++sessions;
+      }
+    });
+  }
+  size_t seen = 0;
+  for (int i = 0; i < 8; ++i) {
+    const SmiRun smi = run_smi(backend.client_config_file() + " --json");
+    ASSERT_EQ(smi.exit_code, 0) << smi.output;
+    const JsonValue doc = parse_json(smi.output, "gvirtus-smi --json");
+    const JsonValue& listed = *(*doc.find("backends"))[0].find("sessions");
+    seen += listed.size();
+    for (size_t j = 0; j < listed.size(); ++j) {
+      // Every listed session is one of this test's clients, published whole.
+      EXPECT_EQ(listed[j].find("client_pid")->as_uint64(), static_cast<uint64_t>(::getpid()));
+      EXPECT_EQ(listed[j].find("program")->as_string(), program_invocation_short_name);
+      EXPECT_LE(listed[j].find("calls")->as_uint64(), 3u);
+    }
+  }
+  stop = true;
+  for (auto& t : churn) t.join();
+  EXPECT_GT(sessions.load(), 0);
+  EXPECT_GT(seen, 0u) << "no query caught a live session: the churn did not overlap the queries";
 }
 
 TEST(Smi, a_missing_configuration_is_a_clear_error) {
