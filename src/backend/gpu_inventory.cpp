@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -89,10 +90,13 @@ class Nvml {
         continue;
       }
       char name[kNvmlNameBytes] = {};
-      if (name_(device, name, sizeof name) == kNvmlSuccess) gpu.name = name;
+      if (name_(device, name, sizeof name) == kNvmlSuccess) {
+        gpu.name = std::string(name, strnlen(name, sizeof name));
+      }
       NvmlPciInfo pci{};
-      if (pci_(device, &pci) == kNvmlSuccess)
+      if (pci_(device, &pci) == kNvmlSuccess) {
         gpu.bus_id = std::string(pci.bus_id, strnlen(pci.bus_id, sizeof pci.bus_id));
+      }
       NvmlMemory memory{};
       if (memory_(device, &memory) == kNvmlSuccess) {
         gpu.memory_used_bytes = memory.used;

@@ -13,7 +13,9 @@
 
 namespace gvirtus {
 
+namespace {
 enum SlotState : uint32_t { kFree = 0, kClaimed = 1, kLive = 2 };
+}  // namespace
 
 // One session's published facts. Lives in memory shared by the daemon and all its workers, so
 // only lock-free atomics and plain bytes are used.
@@ -23,7 +25,7 @@ struct SessionSlot {
   uint32_t worker_pid;
   uint32_t client_pid;
   uint64_t started_unix_s;
-  char peer[128];
+  char peer[128];  // longer texts are cut (an IPv6 address with its port fits)
   char transport[16];
   char program[64];
   std::atomic<uint64_t> calls;
