@@ -319,7 +319,10 @@ std::filesystem::path find_config() {
   // tree's source etc/.
   const std::filesystem::path home = gvirtus_home();
   std::vector<std::filesystem::path> candidates = config_candidates(home);
-  candidates.push_back((home / ".." / "etc" / "properties.json").lexically_normal());
+  // Only from a build tree (it has a CMakeCache.txt): an install prefix's parent is not ours.
+  if (file_exists(home / "CMakeCache.txt")) {
+    candidates.push_back((home / ".." / "etc" / "properties.json").lexically_normal());
+  }
   candidates.push_back(std::filesystem::path(GVIRTUS_INSTALL_SYSCONFDIR) / "properties.json");
   std::string looked;
   for (size_t i = 0; i < candidates.size(); ++i) {
