@@ -17,9 +17,15 @@ set(GVIRTUS_PREFIX_PATHS_CODE [[
   endif()
 ]])
 
+# Without the CUDA toolkit there is no cudart plugin: the default then serves the core calls only.
+if(TARGET gvirtus-plugin-cudart)
+  set(GVIRTUS_DEFAULT_CONFIG ${PROJECT_SOURCE_DIR}/etc/properties.json)
+else()
+  set(GVIRTUS_DEFAULT_CONFIG ${PROJECT_SOURCE_DIR}/etc/examples/core-only.json)
+endif()
 install(CODE "${GVIRTUS_PREFIX_PATHS_CODE}
   file(INSTALL DESTINATION \"\${gvirtus_etc}\" TYPE FILE
-       FILES \"${PROJECT_SOURCE_DIR}/etc/properties.json\")" COMPONENT client)
+       FILES \"${GVIRTUS_DEFAULT_CONFIG}\" RENAME properties.json)" COMPONENT client)
 
 install(CODE "${GVIRTUS_PREFIX_PATHS_CODE}
   set(BINDIR \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_BINDIR}\")

@@ -3,10 +3,25 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <system_error>
 
 namespace gvirtus {
+
+namespace {
+
+// The paths in normal form, each once, in their first order (for "looked in ..." messages).
+std::vector<std::filesystem::path> unique_normal(const std::vector<std::filesystem::path>& paths) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& p : paths) {
+    const auto normal = p.lexically_normal();
+    if (std::find(out.begin(), out.end(), normal) == out.end()) out.push_back(normal);
+  }
+  return out;
+}
+
+}  // namespace
 
 std::filesystem::path executable_dir() {
   std::error_code ec;
@@ -66,7 +81,7 @@ std::vector<std::filesystem::path> plugin_dirs() {
   // Beside the program, for a backend run from a build tree with GVIRTUS_HOME elsewhere.
   out.push_back(executable_dir() / ".." / "lib" / "gvirtus");
   out.push_back(executable_dir() / ".." / "lib");
-  return out;
+  return unique_normal(out);
 }
 
 std::vector<std::filesystem::path> stub_dirs() {
@@ -81,7 +96,7 @@ std::vector<std::filesystem::path> stub_dirs() {
   const auto exe = executable_dir();
   out.push_back(exe / ".." / "lib" / "gvirtus" / "stub");
   out.push_back(exe / ".." / "lib" / "stub");
-  return out;
+  return unique_normal(out);
 }
 
 }  // namespace gvirtus

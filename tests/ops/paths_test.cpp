@@ -35,7 +35,7 @@ TEST(InstallPaths, gvirtus_home_names_the_prefix_of_the_stub_and_plugins_first) 
   EXPECT_EQ(stub_dirs().front(), "/opt/gv/lib/gvirtus/stub");
   EXPECT_EQ(plugin_dirs().front(), "/opt/gv/lib/gvirtus");
   // Then beside the program, so a GVIRTUS_HOME holding only a configuration still works.
-  EXPECT_EQ(stub_dirs().back(), executable_dir() / ".." / "lib" / "stub");
+  EXPECT_EQ(stub_dirs().back(), (executable_dir() / ".." / "lib" / "stub").lexically_normal());
   if (old != nullptr) {
     ::setenv("GVIRTUS_HOME", saved.c_str(), 1);
   } else {
