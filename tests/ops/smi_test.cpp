@@ -1,9 +1,13 @@
 // gvirtus-smi against real backends: one serving a live client session, and one that is gone.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -241,6 +245,31 @@ TEST(Smi, status_queries_stay_well_formed_while_sessions_come_and_go) {
   for (auto& t : churn) t.join();
   EXPECT_GT(sessions.load(), 0);
   EXPECT_GT(seen, 0u) << "no query caught a live session: the churn did not overlap the queries";
+}
+
+TEST(Smi, a_backend_that_accepts_but_never_answers_is_given_up_within_the_timeout) {
+  // A listening socket nobody serves: the kernel completes the connection, no hello reply comes.
+  const int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(silent, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(silent, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(::listen(silent, 4), 0);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(::getsockname(silent, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  const std::string config = ::testing::TempDir() + "/smi-silent.json";
+  std::ofstream(config) << R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"
+                        << R"("server_address":"127.0.0.1","port":")" << ntohs(address.sin_port)
+                        << R"("},"plugins":[]}]})";
+  const auto start = std::chrono::steady_clock::now();
+  const SmiRun smi = run_smi(config + " --timeout 300");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ::close(silent);
+  EXPECT_EQ(smi.exit_code, 1) << smi.output;
+  EXPECT_NE(smi.output.find(": UNREACHABLE: "), std::string::npos) << smi.output;
+  EXPECT_LT(took, std::chrono::seconds(5)) << smi.output;
+  EXPECT_EQ(run_smi(config + " --timeout 0").exit_code, 2);
 }
 
 TEST(Smi, a_missing_configuration_is_a_clear_error) {

@@ -1,12 +1,13 @@
 // gvirtus-smi: what each configured backend is doing — its GPUs (name, memory, utilisation) and
 // its client sessions (address, transport, program, calls, traffic, GPU memory held).
 //
-//   gvirtus-smi [--config FILE] [--json]
+//   gvirtus-smi [--config FILE] [--json] [--timeout MS]
 //
 // Every endpoint of the configuration is asked in turn through a status query (a session that
 // opens no CUDA plugin, so the backend creates no CUDA context for it). Exit status: 0 when every
 // backend answered, 1 when one could not be reached or asked, 2 for a usage error.
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -22,7 +23,8 @@
 
 namespace {
 
-constexpr const char* kUsage = "usage: gvirtus-smi [--config FILE] [--json]\n";
+constexpr const char* kUsage = "usage: gvirtus-smi [--config FILE] [--json] [--timeout MS]\n";
+constexpr uint32_t kStatusReplyTimeoutMs = 10000;
 
 int usage(const std::string& why) {
   std::cerr << "gvirtus-smi: " << why << "\n" << kUsage;
@@ -81,6 +83,7 @@ int main(int argc, char** argv) {
   gvirtus::set_log_program("gvirtus-smi");
   std::string config_path;
   bool json = false;
+  uint32_t timeout_ms = 0;  // 0: the configuration's connect bound, kStatusReplyTimeoutMs
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -94,11 +97,21 @@ int main(int argc, char** argv) {
              "                 else the installed default.\n"
              "  --json         one JSON document instead (bytes and seconds; unknown\n"
              "                 figures are null).\n"
+             "  --timeout MS   bound on connecting to and on hearing from each backend\n"
+             "                 (default: connect_timeout_ms of the configuration, and 10 s\n"
+             "                 for the answer).\n"
              "Exit status: 0 all backends answered, 1 one could not be asked, 2 usage.\n";
       return 0;
     }
     if (arg == "--json") {
       json = true;
+    } else if (arg == "--timeout" && i + 1 < argc) {
+      char* end = nullptr;
+      const unsigned long ms = std::strtoul(argv[++i], &end, 10);
+      if (end == argv[i] || *end != '\0' || ms == 0 || ms > 3600000) {
+        return usage("--timeout wants milliseconds, 1 to 3600000");
+      }
+      timeout_ms = static_cast<uint32_t>(ms);
     } else if (arg == "--config" && i + 1 < argc) {
       config_path = argv[++i];
     } else if (arg.rfind("--config=", 0) == 0) {
@@ -116,6 +129,10 @@ int main(int argc, char** argv) {
     std::cerr << "gvirtus-smi: " << e.what() << "\n";
     return 1;
   }
+  // A status query must not hang on a backend that accepts but never answers (NVML can block on
+  // a GPU in a bad state): both the connect and the reply are bounded.
+  if (timeout_ms != 0) config.connect_timeout_ms = timeout_ms;
+  config.reply_timeout_ms = timeout_ms != 0 ? timeout_ms : kStatusReplyTimeoutMs;
   std::vector<gvirtus::smi::BackendResult> results;
   bool all_answered = true;
   for (const gvirtus::EndpointConfig& endpoint : config.endpoints) {
