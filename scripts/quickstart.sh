@@ -53,4 +53,6 @@ for sample in $CUDA_SAMPLES; do
   rm -f /tmp/gvirtus-native.$$ /tmp/gvirtus-remote.$$
 done
 [ "$failed" = 0 ] || exit 1
+echo "== what the backend reports (gvirtus-smi --config $CONFIG)"
+"$BIN/gvirtus-smi" --config "$CONFIG"
 echo "== done; stopping the backend"

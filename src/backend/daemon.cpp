@@ -8,12 +8,13 @@
 
 #include <cerrno>
 #include <csignal>
-#include <set>
+#include <map>
 #include <thread>
 #include <vector>
 
 #include "backend/plugin_registry.h"
 #include "backend/session.h"
+#include "backend/session_table.h"
 #include "common/error.h"
 #include "common/frame.h"
 #include "common/log.h"
@@ -53,7 +54,9 @@ void refuse_overloaded(Connection& connection, uint32_t max_sessions) {
 
 class Daemon {
  public:
-  explicit Daemon(const Config& config) : config_(config) {
+  explicit Daemon(const Config& config)
+      : config_(config), sessions_(session_table_capacity(config.limits.max_sessions)) {
+    sessions_.set_max_sessions(config.limits.max_sessions);
     if (config.secure_application) {
       // Refuse rather than serve unauthenticated clients when the operator asked for security.
       raise(ErrorKind::kInvalidInput,
@@ -114,7 +117,10 @@ class Daemon {
       int status = 0;
       const pid_t pid = ::waitpid(-1, &status, block ? 0 : WNOHANG);
       if (pid <= 0) return;
-      workers_.erase(pid);
+      if (const auto it = workers_.find(pid); it != workers_.end()) {
+        sessions_.release(it->second);
+        workers_.erase(it);
+      }
       if (WIFSIGNALED(status)) {
         GVIRTUS_LOG(kInfo) << "worker " << pid << " ended by signal " << WTERMSIG(status);
       } else {
@@ -132,24 +138,29 @@ class Daemon {
       GVIRTUS_LOG(kWarning) << "accept on " << listener.local_name() << " failed: " << e.what();
       return;
     }
-    if (workers_.size() >= config_.limits.max_sessions) {
+    // Beyond max_sessions a few more are accepted, for status queries only (session_table.h).
+    const bool status_only = workers_.size() >= config_.limits.max_sessions;
+    if (workers_.size() >= uint64_t{config_.limits.max_sessions} + kStatusOnlySessions) {
       GVIRTUS_LOG(kWarning) << "refusing " << connection->peer_name() << ": " << workers_.size()
                             << " sessions already";
       refuse_overloaded(*connection, config_.limits.max_sessions);
       return;
     }
+    // No slot (more sessions than a status reply lists): served, but not shown by status queries.
+    const int slot = sessions_.claim();
     const pid_t pid = ::fork();
     if (pid < 0) {
       GVIRTUS_LOG(kError) << "fork for " << connection->peer_name() << ": " << std::strerror(errno);
+      sessions_.release(slot);  // ignores -1
       return;
     }
-    if (pid == 0) run_worker(*connection);  // never returns
-    workers_.insert(pid);
+    if (pid == 0) run_worker(*connection, slot, status_only);  // never returns
+    workers_.emplace(pid, slot);
     GVIRTUS_LOG(kInfo) << "worker " << pid << " serves " << connection->peer_name();
     // The parent's copy of the connection closes here; the worker keeps its own.
   }
 
-  [[noreturn]] void run_worker(Connection& connection) {
+  [[noreturn]] void run_worker(Connection& connection, int slot, bool status_only) {
     // Die with the daemon even if it is killed with SIGKILL, so no worker is ever orphaned.
     ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (::getppid() == 1) ::_exit(0);
@@ -159,19 +170,20 @@ class Daemon {
     ::signal(SIGINT, SIG_IGN);  // a Ctrl-C reaches the daemon, which then stops the workers
     sigprocmask(SIG_SETMASK, &saved_mask_, nullptr);
     set_log_program("gvirtus-worker");
+    set_current_session_slot(&sessions_, slot, status_only);
     const int status = run_session(connection, plugins_, config_.limits);
     ::_exit(status);
   }
 
   void stop_workers() {
     listeners_.clear();
-    for (const pid_t pid : workers_) ::kill(pid, SIGTERM);
+    for (const auto& [pid, slot] : workers_) ::kill(pid, SIGTERM);
     const auto deadline = std::chrono::steady_clock::now() + kWorkerGracePeriod;
     while (!workers_.empty() && std::chrono::steady_clock::now() < deadline) {
       reap(false);
       if (!workers_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    for (const pid_t pid : workers_) {
+    for (const auto& [pid, slot] : workers_) {
       GVIRTUS_LOG(kWarning) << "worker " << pid << " ignored SIGTERM; killing it";
       ::kill(pid, SIGKILL);
     }
@@ -183,7 +195,8 @@ class Daemon {
   std::vector<std::unique_ptr<Listener>> listeners_;
   UniqueFd signal_fd_;
   sigset_t saved_mask_{};
-  std::set<pid_t> workers_;
+  SessionTable sessions_;         // shared with the workers: what status queries report
+  std::map<pid_t, int> workers_;  // worker pid -> its slot in sessions_
   bool stopping_ = false;
 };
 

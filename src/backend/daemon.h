@@ -5,6 +5,8 @@
 // poll() on the listeners and a signalfd: SIGCHLD reaps finished workers, SIGINT/SIGTERM stop the
 // daemon, which then terminates its workers (SIGTERM, then SIGKILL after a grace period) and
 // returns only when none is left. Workers die with the daemon (PR_SET_PDEATHSIG) if it is killed.
+// Before forking anything it maps the session table (session_table.h) through which workers
+// publish what status queries (gvirtus-smi) report.
 #pragma once
 
 #include "common/config.h"

@@ -9,6 +9,7 @@
 // where a plugin may initialise CUDA; the daemon itself never does.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <span>
@@ -28,6 +29,10 @@ struct SessionInfo {
   // Memory the client maps too (Connection::shared_memory()), empty over transports that share
   // none. Valid for the session's life; its contents are the client's, hostile like any input.
   std::span<std::byte> shared_memory;
+  // Where a plugin keeps the device memory it has allocated for this session, in bytes, for
+  // status queries (gvirtus-smi); null when nothing reads it. Shared with other processes: only
+  // atomic stores.
+  std::atomic<uint64_t>* device_bytes = nullptr;
 };
 
 // One call being executed. `args` reads the request payload; `reply` collects the reply payload

@@ -19,11 +19,6 @@ bool is_plain_name(const std::string& name) {
   });
 }
 
-std::vector<std::filesystem::path> plugin_dirs() {
-  const auto exe = executable_dir();
-  return {exe / ".." / "lib" / "gvirtus", exe / ".." / "lib"};
-}
-
 }  // namespace
 
 PluginRegistry::PluginRegistry() {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/executor.h"
+#include "backend/session_table.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "protocol/core_calls.h"
@@ -31,6 +32,7 @@ class Session {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
     info_.shared_memory = connection.shared_memory();
+    info_.device_bytes = current_session_device_bytes();
   }
 
   ~Session() {
@@ -52,6 +54,7 @@ class Session {
         if (fatal_) throw *fatal_;  // an executor ended the session: say why
         throw;
       }
+      count_current_request(message.size());  // for status queries (gvirtus-smi)
       dispatch(decode_frame(message, limits_.max_frame_bytes));
     }
   }
@@ -93,6 +96,7 @@ class Session {
     reply_.clear();
     encode(reply, reply_);
     send_reply(frame.header, reply_, 0, 0);
+    publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
   }
@@ -108,6 +112,12 @@ class Session {
   void dispatch(const Frame& frame) {
     const FrameHeader& h = frame.header;
     if (!h.is_request()) raise(ErrorKind::kInvalidInput, "a client sent a reply frame");
+    if (current_session_is_status_only() && h.call_id != core::call_id(core::Fn::kStatus)) {
+      const std::string why = "the backend serves its maximum of " +
+                              std::to_string(limits_.max_sessions) + " sessions; try again later";
+      send_error(h, reply_, ErrorKind::kOverloaded, why);
+      raise(ErrorKind::kOverloaded, why);  // ends this session
+    }
     if (!inline_thread_) inline_thread_ = h.thread_id;
     if (h.thread_id == *inline_thread_) {
       execute(h, frame.payload, reply_);
@@ -201,6 +211,7 @@ class Session {
     const ByteView pieces[] = {header.view(), reply.view()};
     std::lock_guard lock(send_mutex_);
     connection_.send(pieces);
+    count_current_reply(header.view().size() + reply.size());
   }
 
   Connection& connection_;

@@ -1,5 +1,7 @@
 #include "common/config.h"
 
+#include "common/paths.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -304,24 +306,22 @@ std::filesystem::path find_config() {
     return value;
   }
   if (env_set("GVIRTUS_HOME", value)) {
-    const std::filesystem::path p = std::filesystem::path(value) / "etc" / "properties.json";
-    if (!file_exists(p)) {
-      raise(ErrorKind::kInvalidInput,
-            "GVIRTUS_HOME is set to \"" + value + "\", but " + p.string() + " does not exist");
+    const auto in_home = config_candidates(value);
+    for (const auto& p : in_home) {
+      if (file_exists(p)) return p;
     }
-    return p;
+    raise(ErrorKind::kInvalidInput, "GVIRTUS_HOME is set to \"" + value + "\", but neither " +
+                                        in_home.front().string() + " nor " +
+                                        in_home.back().string() + " exists");
   }
-  // Relative to the executable first, so that an unpacked install tree and the build tree
-  // (build/bin/../../etc = the source etc/) work without installing anything.
-  std::vector<std::filesystem::path> candidates;
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const std::filesystem::path dir = exe.parent_path();
-    for (const char* rel : {"../etc/gvirtus/properties.json", "../etc/properties.json",
-                            "../../etc/properties.json"}) {
-      candidates.push_back((dir / rel).lexically_normal());
-    }
+  // Under the prefix this code runs from (a program's bin/.., the stub's
+  // lib/gvirtus/stub/../../..), so an install tree works without GVIRTUS_HOME; then the build
+  // tree's source etc/.
+  const std::filesystem::path home = gvirtus_home();
+  std::vector<std::filesystem::path> candidates = config_candidates(home);
+  // Only from a build tree (it has a CMakeCache.txt): an install prefix's parent is not ours.
+  if (file_exists(home / "CMakeCache.txt")) {
+    candidates.push_back((home / ".." / "etc" / "properties.json").lexically_normal());
   }
   candidates.push_back(std::filesystem::path(GVIRTUS_INSTALL_SYSCONFDIR) / "properties.json");
   std::string looked;

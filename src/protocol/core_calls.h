@@ -4,6 +4,7 @@
 //   Sink  - an asynchronous call that does nothing: the asynchronous throughput benchmark.
 //   Wait  - returns after the given milliseconds (at most kMaxWaitMs): a call that blocks, as a
 //           stream synchronisation does, for tests of how a session serves several threads.
+//   Status - the backend's GPUs and sessions, for operators (gvirtus-smi; protocol/status.h).
 #pragma once
 
 #include "common/frame.h"
@@ -13,7 +14,8 @@
   X(Hello, 0, sync, "u16 version, str program, u32 pid, u32 cuda, plugins[]") \
   X(Ping, 1, sync, "raw payload -> same payload")                             \
   X(Sink, 2, async, "raw payload")                                            \
-  X(Wait, 3, sync, "u32 milliseconds")
+  X(Wait, 3, sync, "u32 milliseconds")                                        \
+  X(Status, 4, sync, "-> BackendStatus (protocol/status.h)")
 
 namespace gvirtus::core {
 

@@ -51,7 +51,12 @@ GpuOptions parse_options(std::span<char* const> args) {
     }
   }
   if (o.transports.empty()) o.transports = bench_transport_names();
-  if (o.program.empty()) o.program = (executable_dir() / "gpu_workloads").string();
+  if (o.program.empty()) {
+    // Beside this tool in the build tree; <prefix>/libexec/gvirtus once installed.
+    const auto installed = executable_dir() / ".." / "libexec" / "gvirtus" / "gpu_workloads";
+    o.program = std::filesystem::exists(installed) ? installed.lexically_normal().string()
+                                                   : (executable_dir() / "gpu_workloads").string();
+  }
   if (!std::filesystem::exists(o.program)) {
     throw UsageError("gpu: no " + o.program +
                      " (it is built with the CUDA toolkit: bench/gpu/gpu_workloads.cu)");

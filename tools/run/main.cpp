@@ -25,10 +25,10 @@ int usage(const std::string& why) {
   return 2;
 }
 
-// Where the stub is: lib/gvirtus/stub beside an installed bin/, lib/stub in the build tree.
+// Where the stub is: <prefix>/lib/gvirtus/stub (or the configured libdir's) for an installed
+// gvirtus-run, lib/stub in the build tree; GVIRTUS_HOME, when set, names the prefix.
 std::filesystem::path find_stub_dir() {
-  const auto bin = gvirtus::executable_dir();
-  for (const auto& dir : {bin / ".." / "lib" / "gvirtus" / "stub", bin / ".." / "lib" / "stub"}) {
+  for (const auto& dir : gvirtus::stub_dirs()) {
     if (std::filesystem::exists(dir / "libcudart.so.13")) return dir.lexically_normal();
   }
   return {};
@@ -59,8 +59,10 @@ int main(int argc, char** argv) {
 
   const auto stub = find_stub_dir();
   if (stub.empty()) {
-    std::cerr << "gvirtus-run: the stub libcudart.so.13 is not installed beside "
-              << gvirtus::executable_dir().string() << "\n";
+    std::string looked;
+    for (const auto& dir : gvirtus::stub_dirs()) looked += " " + dir.lexically_normal().string();
+    std::cerr << "gvirtus-run: the stub libcudart.so.13 is not installed (looked in" << looked
+              << "); was gvirtus built without the CUDA toolkit?\n";
     return 1;
   }
   if (!config.empty()) {

@@ -5,6 +5,7 @@
 // or a device the runtime's own errors (cudaErrorInsufficientDriver, cudaErrorNoDevice) go back to
 // the application unchanged, exactly as a native run would see them.
 #include "backend/plugin.h"
+#include "plugins/cudart/backend/allocation_ledger.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 
@@ -13,8 +14,11 @@ namespace {
 
 class CudartSession final : public PluginSession {
  public:
+  explicit CudartSession(std::atomic<uint64_t>* device_bytes) : allocations_(device_bytes) {}
+
   void handle(Call& call) override {
     const auto fn = static_cast<Fn>(call_function(call.header.call_id));
+    const WireReader request = call.args;  // a copy before decoding, for the ledger
     cudaError_t result = cudaSuccess;
     if (!run_generated(fn, call.args, call.reply, result) &&
         !run_custom(fn, call.args, call.reply, result)) {
@@ -24,7 +28,13 @@ class CudartSession final : public PluginSession {
     }
     // An asynchronous call's failure needs no reply: the real runtime has recorded it, and the
     // application's next cudaGetLastError or synchronising call reports it, as natively.
+    if (result == cudaSuccess && affects_device_memory(fn)) {
+      allocations_.apply(memory_effect(fn, request, call.reply.view()));
+    }
   }
+
+ private:
+  AllocationLedger allocations_;  // what gvirtus-smi shows as the session's allocated memory
 };
 
 class CudartPlugin final : public BackendPlugin {
@@ -32,7 +42,7 @@ class CudartPlugin final : public BackendPlugin {
   PluginIdentity identity() const override { return kIdentity; }
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     set_shared_memory(session.shared_memory);  // one session per worker process
-    return std::make_unique<CudartSession>();
+    return std::make_unique<CudartSession>(session.device_bytes);
   }
 };
 
