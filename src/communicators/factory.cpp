@@ -11,6 +11,7 @@
 #include "common/paths.h"
 #include "communicators/shm/shm_communicator.h"
 #include "communicators/tcp/tcp_communicator.h"
+#include "communicators/vsock/vsock_communicator.h"
 
 namespace gvirtus {
 namespace {
@@ -33,7 +34,7 @@ const std::vector<PluginTransport>& plugin_transports() {
 struct Registry {
   std::mutex mutex;
   std::vector<TransportInfo> transports;
-  Registry() { transports = {tcp_transport_info(), shm_transport_info()}; }
+  Registry() { transports = {tcp_transport_info(), shm_transport_info(), vsock_transport_info()}; }
 };
 
 Registry& registry() {

@@ -1,6 +1,6 @@
 // Chooses the communicator of an endpoint from its "suite"/"protocol" in properties.json.
 //
-// Built-in transports (tcp, and later shm and vsock) are listed in factory.cpp; transports with
+// Built-in transports (tcp, shm, vsock) are listed in factory.cpp; transports with
 // heavy runtime dependencies (rdma) live in plugins,
 // libgvirtus-comm-<name>.so, loaded from the communicator directory only when an endpoint names
 // them, so the core never needs their libraries at run time. No client input ever names a plugin
