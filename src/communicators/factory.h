@@ -36,8 +36,11 @@ void register_transport(TransportInfo info);
 std::unique_ptr<Communicator> make_communicator(const EndpointConfig& endpoint,
                                                 size_t max_message_bytes = kDefaultMaxMessageBytes);
 
-// The entry point a communicator plugin exports; it calls register_transport().
-using CommunicatorPluginEntry = void();
+// The entry point a communicator plugin exports. It registers its transports through the
+// registrar it is given (register_transport of the loading program: plugins link their own copy
+// of the common code, and executables export none of theirs).
+using TransportRegistrar = void(TransportInfo);
+using CommunicatorPluginEntry = void(TransportRegistrar*);
 inline constexpr const char* kCommunicatorPluginEntry = "gvirtus_register_communicator";
 
 // Names of the registered transports, for --help and error messages.

@@ -1,0 +1,58 @@
+#!/bin/busybox sh
+# /init of the VM harness's guest (see run_vm.sh): brings up Soft-RoCE on a dummy interface and
+# vsock loopback, then runs our suites. Every step prints "### PASS name" or "### FAIL name";
+# "### ALL DONE" ends the run. Files for the host go out between "### FILE BEGIN/END" lines.
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /tmp && mount -t devpts devpts /dev/pts
+echo /sbin/modprobe > /proc/sys/kernel/modprobe
+. /etc/gvirtus-vm.env
+export TMPDIR=/tmp HOME=/tmp GVIRTUS_LOGLEVEL=warning
+say() { echo "### $*"; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+step() { # step NAME LIMIT_S cmd...: runs it, prints its output and PASS/FAIL with its time
+  n=$1; limit=$2; shift 2; a=$(uptime_s)
+  timeout "$limit" "$@" > /tmp/step.log 2>&1; rc=$?
+  b=$(uptime_s); t=$(awk "BEGIN{print $b-$a}")
+  grep -aE '^\[ *(RUN|OK|PASSED|FAILED|SKIPPED) *\]|^\[==========\]' /tmp/step.log | grep -v '^\[ RUN' | sed 's/^/  /'
+  if [ $rc = 0 ]; then say "PASS $n (${t}s)"; else tail -60 /tmp/step.log; say "FAIL $n (rc=$rc after ${t}s)"; fi
+}
+say "guest up at $(uptime_s)s, kernel $(uname -r)"
+for m in crc32_generic rdma_rxe rdma_ucm ib_uverbs dummy vsock_loopback; do
+  modprobe $m || say "FAIL modprobe $m"
+done
+ip link set lo up
+ip link show dummy0 >/dev/null 2>&1 || say "FAIL no dummy0"
+ip addr add 10.0.0.1/24 dev dummy0
+ip link set dummy0 up
+rdma link add rxe0 type rxe netdev dummy0 || say "FAIL rdma link add"
+ibv_devices | sed 's/^/  /'
+
+export GVIRTUS_TEST_RDMA_ADDR=10.0.0.1 GVIRTUS_BENCH_RDMA_ADDR=10.0.0.1
+step conformance-rdma-vsock 900 env GVIRTUS_TEST_TRANSPORTS=rdma,vsock \
+  "$BUILD/tests/transport_tests" --gtest_filter='AllTransports/*'
+
+if [ -x "$BUILD/tests/e2e/e2e_tests" ]; then
+  step parity-rdma 600 env \
+    GVIRTUS_PARITY_ENDPOINT='{"suite":"infiniband-rdma","protocol":"ib","server_address":"10.0.0.1","port":"0"}' \
+    "$BUILD/tests/e2e/e2e_tests" --gtest_filter="$PARITY_FILTER"
+  step parity-vsock 600 env \
+    GVIRTUS_PARITY_ENDPOINT='{"suite":"vsock","protocol":"vsock","cid":"local","listen_cid":"local","port":"0"}' \
+    "$BUILD/tests/e2e/e2e_tests" --gtest_filter="$PARITY_FILTER"
+else
+  say "FAIL parity: e2e_tests was not built (no CUDA toolkit at configure time)"
+fi
+
+if [ "$BENCH" = 1 ]; then
+  for t in tcp vsock ib; do
+    step bench-$t 900 "$BUILD/bin/gvirtus-bench" comm --transport $t --json /tmp/bench-$t.json
+    cat /tmp/step.log | sed 's/^/  /'
+    say "FILE BEGIN bench-$t.json"; cat /tmp/bench-$t.json; echo; say "FILE END"
+  done
+fi
+say "tests done at $(uptime_s)s"
+dmesg | grep -iE 'rxe|vsock|error|oops' | tail -10 | sed 's/^/  dmesg: /'
+say "ALL DONE"
+poweroff -f
