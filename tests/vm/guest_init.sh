@@ -31,6 +31,7 @@ rdma link add rxe0 type rxe netdev dummy0 || say "FAIL rdma link add"
 ibv_devices | sed 's/^/  /'
 
 export GVIRTUS_TEST_RDMA_ADDR=10.0.0.1 GVIRTUS_BENCH_RDMA_ADDR=10.0.0.1
+if [ -n "$DEBUG" ]; then GVIRTUS_LOGLEVEL=debug "$BUILD/bin/gvirtus-bench" comm --transport ib --quick --max-bytes 1024 --json /tmp/x.json 2>&1 | tail -20; fi
 step conformance-rdma-vsock 900 env GVIRTUS_TEST_TRANSPORTS=rdma,vsock \
   "$BUILD/tests/transport_tests" --gtest_filter='AllTransports/*'
 

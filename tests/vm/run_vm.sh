@@ -111,6 +111,7 @@ cat > "$R/etc/gvirtus-vm.env" <<ENV
 BUILD=$BUILD
 PARITY_FILTER='$PARITY_FILTER'
 BENCH=${BENCH_OUT:+1}
+DEBUG=${GVIRTUS_VM_DEBUG:-}
 ENV
 cp "$HERE/guest_init.sh" "$R/init"; chmod +x "$R/init"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initrd.gz"

@@ -16,9 +16,6 @@
 namespace gvirtus::rdma {
 namespace {
 
-constexpr int kAcceptEstablishMs = 5000;  // a client that stalls mid-handshake is dropped
-constexpr int kRetries = 7;               // RC transport and RNR retries before an error
-
 std::string url(const RdmaOptions& o) {
   const bool v6 = o.host.find(':') != std::string::npos;
   return "rdma://" + (v6 ? "[" + o.host + "]" : o.host) + ":" + std::to_string(o.port);
@@ -40,26 +37,6 @@ void resolve(const RdmaOptions& o, bool passive, AddrInfoList& out) {
   const std::string port = std::to_string(o.port);
   const int rc = ::getaddrinfo(o.host.c_str(), port.c_str(), &hints, &out.head);
   if (rc != 0) raise(ErrorKind::kFailed, "cannot resolve " + url(o) + ": " + ::gai_strerror(rc));
-}
-
-// An rdma_cm id not yet owned by a connection: destroyed unless released.
-struct IdGuard {
-  rdma_cm_id* id = nullptr;
-  ~IdGuard() {
-    if (id != nullptr) ::rdma_destroy_id(id);
-  }
-  rdma_cm_id* release() { return std::exchange(id, nullptr); }
-};
-
-rdma_conn_param connection_parameters(const std::byte* hello) {
-  rdma_conn_param p{};
-  p.private_data = hello;
-  p.private_data_len = kHelloBytes;
-  p.responder_resources = 0;  // no RDMA READs: writes only
-  p.initiator_depth = 0;
-  p.retry_count = kRetries;
-  p.rnr_retry_count = kRetries;
-  return p;
 }
 
 class RdmaListener final : public Listener {
@@ -90,8 +67,14 @@ class RdmaListener final : public Listener {
   }
 
   ~RdmaListener() override {
-    // A forked worker drops the daemon's listener without destroying it: it is the daemon's.
-    if (::getpid() == owner_pid_) ::rdma_destroy_id(id_);
+    // A forked worker drops the daemon's listener without destroying it: it is the daemon's. It
+    // keeps the channel's descriptor open too: the request it was handed still lives there until
+    // the worker moves it to a channel of its own.
+    if (::getpid() == owner_pid_) {
+      ::rdma_destroy_id(id_);
+    } else {
+      (void)channel_.release();
+    }
   }
 
   std::unique_ptr<Connection> accept() override {
@@ -101,21 +84,26 @@ class RdmaListener final : public Listener {
         ::rdma_ack_cm_event(event);
         continue;
       }
-      IdGuard request{event->id};
+      rdma_cm_id* request = event->id;
       Hello peer;
       const bool ok =
           decode_hello(event->param.conn.private_data, event->param.conn.private_data_len, peer);
       ::rdma_ack_cm_event(event);
-      const std::string peer_name = rdma_url(::rdma_get_peer_addr(request.id));
+      const std::string peer_name = rdma_url(::rdma_get_peer_addr(request));
       if (!ok) {
         GVIRTUS_LOG(kWarning) << "rdma: refusing " << peer_name
                               << ": its connect request is not a gvirtus hello of version "
                               << kHelloVersion;
-        ::rdma_reject(request.id, nullptr, 0);
+        ::rdma_reject(request, nullptr, 0);
+        ::rdma_destroy_id(request);
         continue;
       }
+      auto connection = std::make_unique<RdmaConnection>(options_, max_message_bytes_);
+      connection->take_request(request, peer, peer_name);
+      if (hand_off_) return connection;  // the worker that uses it accepts it
       try {
-        return establish(request, peer, peer_name);
+        connection->ensure_established();
+        return connection;
       } catch (const Error& e) {
         // One client's failed handshake is not the listener's failure: wait for the next.
         GVIRTUS_LOG(kWarning) << "rdma: accepting " << peer_name << " failed: " << e.what();
@@ -123,38 +111,15 @@ class RdmaListener final : public Listener {
     }
   }
 
+  void hand_off_to_workers() override { hand_off_ = true; }
   int wait_fd() const override { return channel_->fd(); }
   std::string local_name() const override { return url(options_); }
 
  private:
-  // Gives the request its own event channel (so the connection's events never mix with the
-  // listener's, and a worker process can own them), builds the connection and accepts.
-  std::unique_ptr<Connection> establish(IdGuard& request, const Hello& peer,
-                                        const std::string& peer_name) {
-    auto channel = std::make_unique<EventChannel>();
-    if (::rdma_migrate_id(request.id, channel->get()) != 0) {
-      raise_errno("rdma: rdma_migrate_id", errno);
-    }
-    auto connection = std::make_unique<RdmaConnection>(std::move(channel), request.release(),
-                                                       options_, max_message_bytes_);
-    connection->start(peer, peer_name);
-    std::byte hello[kHelloBytes];
-    encode_hello(connection->local_hello(), hello);
-    rdma_conn_param param = connection_parameters(hello);
-    if (::rdma_accept(connection->id(), &param) != 0) raise_errno("rdma: rdma_accept", errno);
-    rdma_cm_event* event = next_cm_event(connection->channel(), now_ms() + kAcceptEstablishMs);
-    if (event == nullptr) raise(ErrorKind::kTimedOut, "the client never completed the handshake");
-    const rdma_cm_event_type type = event->event;
-    ::rdma_ack_cm_event(event);
-    if (type != RDMA_CM_EVENT_ESTABLISHED) {
-      raise(ErrorKind::kDisconnected, std::string("handshake ended by ") + ::rdma_event_str(type));
-    }
-    return connection;
-  }
-
   RdmaOptions options_;
   size_t max_message_bytes_;
   pid_t owner_pid_;
+  bool hand_off_ = false;
   std::unique_ptr<EventChannel> channel_;
   rdma_cm_id* id_ = nullptr;
 };
@@ -170,74 +135,16 @@ class RdmaCommunicator final : public Communicator {
 
   std::unique_ptr<Connection> connect(std::chrono::milliseconds timeout) override {
     const int64_t deadline = now_ms() + timeout.count();
-    auto channel = std::make_unique<EventChannel>();
-    IdGuard id;
-    if (::rdma_create_id(channel->get(), &id.id, nullptr, RDMA_PS_TCP) != 0) {
-      raise_errno("rdma: rdma_create_id", errno);
-    }
     AddrInfoList list;
     resolve(options_, false, list);
-    const int step_ms = static_cast<int>(std::clamp<int64_t>(timeout.count(), 1, 2000));
-    if (::rdma_resolve_addr(id.id, nullptr, list.head->ai_addr, step_ms) != 0) {
-      raise_errno("cannot connect to " + name() + ": rdma_resolve_addr", errno);
-    }
-    expect(*channel, RDMA_CM_EVENT_ADDR_RESOLVED, deadline, timeout, nullptr);
-    if (::rdma_resolve_route(id.id, step_ms) != 0) {
-      raise_errno("cannot connect to " + name() + ": rdma_resolve_route", errno);
-    }
-    expect(*channel, RDMA_CM_EVENT_ROUTE_RESOLVED, deadline, timeout, nullptr);
-    auto connection = std::make_unique<RdmaConnection>(std::move(channel), id.release(), options_,
-                                                       max_message_bytes_);
-    std::byte hello[kHelloBytes];
-    encode_hello(connection->local_hello(), hello);
-    rdma_conn_param param = connection_parameters(hello);
-    if (::rdma_connect(connection->id(), &param) != 0) {
-      raise_errno("cannot connect to " + name() + ": rdma_connect", errno);
-    }
-    Hello peer;
-    expect(connection->channel(), RDMA_CM_EVENT_ESTABLISHED, deadline, timeout, &peer);
-    connection->start(peer, name());
+    auto connection = std::make_unique<RdmaConnection>(options_, max_message_bytes_);
+    connection->connect_to(list.head->ai_addr, name(), deadline, timeout);
     return connection;
   }
 
   std::string name() const override { return url(options_); }
 
  private:
-  // Waits for the next event of `channel`, which must be `wanted`; anything else is the reason
-  // the connect failed. With `hello`, the event must carry the server's hello.
-  void expect(EventChannel& channel, rdma_cm_event_type wanted, int64_t deadline,
-              std::chrono::milliseconds timeout, Hello* hello) {
-    rdma_cm_event* event = next_cm_event(channel, deadline);
-    if (event == nullptr) {
-      raise(ErrorKind::kTimedOut, "cannot connect to " + name() + ": no answer within " +
-                                      std::to_string(timeout.count()) + " ms");
-    }
-    const rdma_cm_event_type type = event->event;
-    const int status = event->status;
-    const bool hello_ok =
-        hello == nullptr ||
-        decode_hello(event->param.conn.private_data, event->param.conn.private_data_len, *hello);
-    ::rdma_ack_cm_event(event);
-    if (type == wanted && hello_ok) return;
-    if (type == wanted) {
-      raise(ErrorKind::kFailed, "cannot connect to " + name() +
-                                    ": the server's reply is not a gvirtus hello of version " +
-                                    std::to_string(kHelloVersion));
-    }
-    if (type == RDMA_CM_EVENT_REJECTED) {
-      raise(ErrorKind::kDisconnected,
-            "cannot connect to " + name() + ": connection refused (nothing listens there?)");
-    }
-    if (type == RDMA_CM_EVENT_ADDR_ERROR || type == RDMA_CM_EVENT_ROUTE_ERROR ||
-        type == RDMA_CM_EVENT_UNREACHABLE || type == RDMA_CM_EVENT_CONNECT_ERROR) {
-      raise(ErrorKind::kDisconnected, "cannot connect to " + name() + ": " +
-                                          ::rdma_event_str(type) + " (" + std::strerror(-status) +
-                                          "; is the address on an RDMA device? see docs/rdma.md)");
-    }
-    raise(ErrorKind::kFailed,
-          "cannot connect to " + name() + ": unexpected event " + ::rdma_event_str(type));
-  }
-
   RdmaOptions options_;
   size_t max_message_bytes_;
 };

@@ -43,34 +43,26 @@ void set_nonblocking(int fd) {
 
 }  // namespace
 
-RdmaConnection::RdmaConnection(std::unique_ptr<EventChannel> channel, rdma_cm_id* id,
-                               const RdmaOptions& options, size_t max_message_bytes)
+RdmaConnection::RdmaConnection(const RdmaOptions& options, size_t max_message_bytes)
     : options_(options),
       max_message_bytes_(max_message_bytes),
       owner_pid_(::getpid()),
-      created_generation_(fork_generation()),
-      channel_(std::move(channel)),
-      id_(id) {
-  try {
-    create_verbs();
-  } catch (...) {
-    teardown();
-    throw;
-  }
-}
+      created_generation_(fork_generation()) {}
 
 void RdmaConnection::create_verbs() {
-  ibv_context* context = id_->verbs;
-  if (context == nullptr) raise(ErrorKind::kFailed, "rdma: the address has no RDMA device");
-  pd_ = ::ibv_alloc_pd(context);
+  if (id_->verbs == nullptr) raise(ErrorKind::kFailed, "rdma: the address has no RDMA device");
+  created_pid_ = ::getpid();
+  context_ = ::ibv_open_device(id_->verbs->device);
+  if (context_ == nullptr) raise_errno("rdma: ibv_open_device", errno);
+  pd_ = ::ibv_alloc_pd(context_);
   if (pd_ == nullptr) raise_errno("rdma: ibv_alloc_pd", errno);
-  comp_ = ::ibv_create_comp_channel(context);
+  comp_ = ::ibv_create_comp_channel(context_);
   if (comp_ == nullptr) raise_errno("rdma: ibv_create_comp_channel", errno);
   set_nonblocking(comp_->fd);
   const uint32_t recv_depth = options_.slots + kExtraReceives;
   send_queue_depth_ = options_.slots + kExtraSends;
-  cq_ =
-      ::ibv_create_cq(context, static_cast<int>(recv_depth + send_queue_depth_), nullptr, comp_, 0);
+  cq_ = ::ibv_create_cq(context_, static_cast<int>(recv_depth + send_queue_depth_), nullptr, comp_,
+                        0);
   if (cq_ == nullptr) raise_errno("rdma: ibv_create_cq", errno);
   ibv_qp_init_attr attr{};
   attr.send_cq = cq_;
@@ -81,11 +73,12 @@ void RdmaConnection::create_verbs() {
   attr.cap.max_send_sge = kMaxSge;
   attr.cap.max_recv_sge = 1;
   attr.cap.max_inline_data = kRequestedInline;
-  if (::rdma_create_qp(id_, pd_, &attr) != 0) {
+  qp_ = ::ibv_create_qp(pd_, &attr);
+  if (qp_ == nullptr) {
     attr.cap.max_inline_data = 0;  // some devices have no inline sends
-    if (::rdma_create_qp(id_, pd_, &attr) != 0) raise_errno("rdma: rdma_create_qp", errno);
+    qp_ = ::ibv_create_qp(pd_, &attr);
+    if (qp_ == nullptr) raise_errno("rdma: ibv_create_qp", errno);
   }
-  qp_created_ = true;
   max_inline_ = attr.cap.max_inline_data;
   window_ = SharedRegion(size_t{options_.slots} * options_.slot_bytes);
   window_mr_ = ::ibv_reg_mr(pd_, window_.data(), window_.size(),
@@ -94,7 +87,24 @@ void RdmaConnection::create_verbs() {
   registrations_ = std::make_unique<RegistrationCache>(pd_, options_.max_registered_bytes);
   wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_.valid()) raise_errno("rdma: eventfd", errno);
+  modify_qp(IBV_QPS_INIT);
   for (uint32_t i = 0; i < recv_depth; ++i) post_receive();
+}
+
+void RdmaConnection::modify_qp(ibv_qp_state state) {
+  ibv_qp_attr attr{};
+  int mask = 0;
+  attr.qp_state = state;
+  if (::rdma_init_qp_attr(id_, &attr, &mask) != 0) raise_errno("rdma: rdma_init_qp_attr", errno);
+  if (state == IBV_QPS_INIT) {
+    // The peer writes into our window; rdma_cm leaves the active side's access flags at 0.
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
+    mask |= IBV_QP_ACCESS_FLAGS;
+  }
+  if (state == IBV_QPS_RTR) attr.max_dest_rd_atomic = 0;  // writes only, no reads served
+  if (state == IBV_QPS_RTS) attr.max_rd_atomic = 0;
+  const int rc = ::ibv_modify_qp(qp_, &attr, mask);
+  if (rc != 0) raise(ErrorKind::kFailed, "rdma: ibv_modify_qp: " + std::string(strerror(rc)));
 }
 
 RdmaConnection::~RdmaConnection() {
@@ -102,24 +112,30 @@ RdmaConnection::~RdmaConnection() {
 }
 
 void RdmaConnection::teardown() {
-  // The daemon hands accepted connections to a forked worker: after a fork, the creating process
-  // only drops its descriptors and mappings; the worker (or a process that never forked) destroys.
-  const bool owner = ::getpid() != owner_pid_ || fork_generation() == created_generation_;
-  if (!owner) {
+  // A request handed to a forked worker belongs to the worker: the accepting process leaves it.
+  const bool forked_since = fork_generation() != created_generation_;
+  if (request_ != nullptr) {
+    if (::getpid() == owner_pid_ && !forked_since) {
+      ::rdma_reject(request_, nullptr, 0);
+      ::rdma_destroy_id(request_);
+    }
+    request_ = nullptr;
+  }
+  // Objects are destroyed by the process that created them; in another one (a forked child that
+  // inherited the object) only memory is released, the kernel objects are not ours.
+  if (created_pid_ != 0 && ::getpid() != created_pid_) {
     if (registrations_) registrations_->abandon();
     return;
   }
   if (id_ != nullptr && !disconnected_sent_.exchange(true)) ::rdma_disconnect(id_);
-  if (qp_created_) {
-    ::rdma_destroy_qp(id_);
-    qp_created_ = false;
-  }
+  if (qp_ != nullptr) ::ibv_destroy_qp(std::exchange(qp_, nullptr));
   registrations_.reset();
   if (staging_mr_ != nullptr) ::ibv_dereg_mr(std::exchange(staging_mr_, nullptr));
   if (window_mr_ != nullptr) ::ibv_dereg_mr(std::exchange(window_mr_, nullptr));
   if (cq_ != nullptr) ::ibv_destroy_cq(std::exchange(cq_, nullptr));
   if (comp_ != nullptr) ::ibv_destroy_comp_channel(std::exchange(comp_, nullptr));
   if (pd_ != nullptr) ::ibv_dealloc_pd(std::exchange(pd_, nullptr));
+  if (context_ != nullptr) ::ibv_close_device(std::exchange(context_, nullptr));
   if (id_ != nullptr) ::rdma_destroy_id(std::exchange(id_, nullptr));
 }
 
@@ -150,7 +166,7 @@ void RdmaConnection::post_receive() {
   wr.wr_id = kRecvWr;
   wr.num_sge = 0;  // writes with immediate land in the window; the receive carries no data
   ibv_recv_wr* bad = nullptr;
-  const int rc = ::ibv_post_recv(id_->qp, &wr, &bad);
+  const int rc = ::ibv_post_recv(qp_, &wr, &bad);
   if (rc != 0) raise(ErrorKind::kFailed, "rdma: ibv_post_recv: " + std::string(strerror(rc)));
 }
 
@@ -167,7 +183,7 @@ void RdmaConnection::post_write(uint32_t slot, uint32_t imm, ibv_sge* sges, int 
   wr.wr.rdma.rkey = peer_.window_rkey;
   wr.imm_data = htonl(imm);
   ibv_send_wr* bad = nullptr;
-  const int rc = ::ibv_post_send(id_->qp, &wr, &bad);
+  const int rc = ::ibv_post_send(qp_, &wr, &bad);
   if (rc != 0) {
     std::lock_guard lock(mutex_);
     fail_locked("posting a write failed: " + std::string(std::strerror(rc)));
@@ -311,6 +327,7 @@ void RdmaConnection::wait(std::unique_lock<std::mutex>& lock, Ready ready, Deadl
 }
 
 void RdmaConnection::send(std::span<const ByteView> pieces) {
+  ensure_established();
   uint64_t total = 0;
   for (const ByteView& piece : pieces) total += piece.size();
   std::byte header[kLengthBytes];
@@ -427,7 +444,7 @@ void RdmaConnection::return_credits_locked(std::unique_lock<std::mutex>& lock, u
   wr.wr.rdma.rkey = peer_.window_rkey;
   wr.imm_data = htonl(imm);
   ibv_send_wr* bad = nullptr;
-  const int rc = ::ibv_post_send(id_->qp, &wr, &bad);
+  const int rc = ::ibv_post_send(qp_, &wr, &bad);
   if (rc != 0) fail_locked("posting credits failed: " + std::string(std::strerror(rc)));
 }
 
@@ -446,6 +463,7 @@ ByteView RdmaConnection::recv(std::chrono::milliseconds timeout) {
 }
 
 ByteView RdmaConnection::receive(Deadline deadline) {
+  ensure_established();
   std::unique_lock lock(mutex_);
   release_held_slot(lock);
   if (!in_message_) {
@@ -513,12 +531,17 @@ ByteView RdmaConnection::receive(Deadline deadline) {
 }
 
 void RdmaConnection::register_memory(const void* addr, size_t bytes) {
-  if (registrations_) registrations_->add(addr, bytes);
+  std::lock_guard lock(establish_mutex_);
+  if (registrations_ && established_) {
+    registrations_->add(addr, bytes);
+  } else {
+    early_registrations_.emplace_back(addr, bytes);  // made once the connection is set up
+  }
 }
 
 void RdmaConnection::shutdown() {
   if (shut_down_.exchange(true)) return;
-  if (!disconnected_sent_.exchange(true)) ::rdma_disconnect(id_);
+  if (id_ != nullptr && !disconnected_sent_.exchange(true)) ::rdma_disconnect(id_);
   const uint64_t one = 1;
   (void)!::write(wake_.get(), &one, sizeof one);
   std::lock_guard lock(mutex_);

@@ -29,20 +29,24 @@
 
 namespace gvirtus::rdma {
 
+// Every verbs object of a connection (its device context included) is created by the process
+// that uses it: the kernel refuses commands on rdma descriptors from another process (a forked
+// child has new credentials), so nothing opened before a fork can serve after it.
 class RdmaConnection final : public Connection {
  public:
-  // Takes the id (already bound to a device: address resolved or connect request received) and
-  // its own event channel; creates the verbs objects and posts the receives. The control path
-  // then exchanges hellos and calls start().
-  RdmaConnection(std::unique_ptr<EventChannel> channel, rdma_cm_id* id, const RdmaOptions& options,
-                 size_t max_message_bytes);
+  RdmaConnection(const RdmaOptions& options, size_t max_message_bytes);
   ~RdmaConnection() override;
 
-  Hello local_hello() const;
-  rdma_cm_id* id() const { return id_; }
-  EventChannel& channel() { return *channel_; }
-  // The peer's window is known and the connection is established: data may flow.
-  void start(const Hello& peer, std::string peer_name);
+  // Control path (rdma_handshake.cpp). The client: resolves, connects and returns established.
+  void connect_to(const sockaddr* address, const std::string& name, int64_t deadline_ms,
+                  std::chrono::milliseconds timeout);
+  // The server: takes a connect request (acknowledged, still on the listener's channel) and
+  // accepts it now, or - for a listener whose connections go to forked workers - on first use,
+  // in the process that uses it.
+  void take_request(rdma_cm_id* request, const Hello& peer, std::string peer_name);
+  void accept_request();
+  // Finishes a deferred accept in this process; every data-path entry calls it first.
+  void ensure_established();
 
   void send(std::span<const ByteView> pieces) override;
   ByteView recv() override;
@@ -59,7 +63,14 @@ class RdmaConnection final : public Connection {
     uint32_t bytes;
   };
 
+  // Opens this process's own device context and builds PD, CQ, QP and the window on it.
   void create_verbs();
+  // Moves the QP through `state` with the attributes rdma_cm computes for the connection.
+  void modify_qp(ibv_qp_state state);
+  Hello local_hello() const;
+  // The peer's window is known and the connection is established: data may flow.
+  void start(const Hello& peer, std::string peer_name);
+
   void post_receive();
   // Posts one RDMA WRITE WITH IMMEDIATE to peer slot `slot` (or credit only).
   void post_write(uint32_t slot, uint32_t imm, ibv_sge* sges, int count, bool inline_data,
@@ -83,21 +94,29 @@ class RdmaConnection final : public Connection {
   RdmaOptions options_;
   size_t max_message_bytes_;
   std::string peer_name_ = "rdma://?";
-  pid_t owner_pid_;
+  pid_t owner_pid_;        // the process that made this object
+  pid_t created_pid_ = 0;  // the process that created the verbs objects
   uint64_t created_generation_;
 
-  // Declared in creation order; ~RdmaConnection tears them down in reverse.
+  // A deferred accept: the request and what the peer said, until first use.
+  rdma_cm_id* request_ = nullptr;
+  std::mutex establish_mutex_;
+  std::atomic<bool> established_{false};
+
+  // Declared in creation order; teardown() destroys them in reverse.
   std::unique_ptr<EventChannel> channel_;
-  rdma_cm_id* id_;
+  rdma_cm_id* id_ = nullptr;
+  ibv_context* context_ = nullptr;
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* comp_ = nullptr;
   ibv_cq* cq_ = nullptr;
-  bool qp_created_ = false;
+  ibv_qp* qp_ = nullptr;
   SharedRegion window_;   // landing slots the peer writes into
   SharedRegion staging_;  // our outgoing segments, one per peer slot
   ibv_mr* window_mr_ = nullptr;
   ibv_mr* staging_mr_ = nullptr;
   std::unique_ptr<RegistrationCache> registrations_;
+  std::vector<std::pair<const void*, size_t>> early_registrations_;  // before establishment
   UniqueFd wake_;  // eventfd: shutdown() wakes a thread asleep in poll()
   uint32_t max_inline_ = 0;
   uint32_t send_queue_depth_ = 0;
