@@ -16,7 +16,11 @@ step() { # step NAME LIMIT_S cmd...: runs it, prints its output and PASS/FAIL wi
   n=$1; limit=$2; shift 2; a=$(uptime_s)
   timeout "$limit" "$@" > /tmp/step.log 2>&1; rc=$?
   b=$(uptime_s); t=$(awk "BEGIN{print $b-$a}")
-  grep -aE '^\[ *(RUN|OK|PASSED|FAILED|SKIPPED) *\]|^\[==========\]' /tmp/step.log | grep -v '^\[ RUN' | sed 's/^/  /'
+  if grep -q '^\[==========\]' /tmp/step.log; then  # gtest: one line per test
+    grep -aE '^\[ *(OK|PASSED|FAILED|SKIPPED) *\]|^\[==========\]' /tmp/step.log | sed 's/^/  /'
+  elif [ $rc = 0 ]; then
+    sed 's/^/  /' /tmp/step.log
+  fi
   if [ $rc = 0 ]; then say "PASS $n (${t}s)"; else tail -60 /tmp/step.log; say "FAIL $n (rc=$rc after ${t}s)"; fi
 }
 say "guest up at $(uptime_s)s, kernel $(uname -r)"
@@ -31,26 +35,34 @@ rdma link add rxe0 type rxe netdev dummy0 || say "FAIL rdma link add"
 ibv_devices | sed 's/^/  /'
 
 export GVIRTUS_TEST_RDMA_ADDR=10.0.0.1 GVIRTUS_BENCH_RDMA_ADDR=10.0.0.1
-if [ -n "$DEBUG" ]; then GVIRTUS_LOGLEVEL=debug "$BUILD/bin/gvirtus-bench" comm --transport ib --quick --max-bytes 1024 --json /tmp/x.json 2>&1 | tail -20; fi
+
+RDMA_ENDPOINT='{"suite":"infiniband-rdma","protocol":"ib","server_address":"10.0.0.1","port":"0"}'
+VSOCK_ENDPOINT='{"suite":"vsock","protocol":"vsock","cid":"local","listen_cid":"local","port":"0"}'
+step backend-survives-killed-client-rdma 120 /bin/survives_killed_client.sh "$RDMA_ENDPOINT"
+step backend-survives-killed-client-vsock 120 /bin/survives_killed_client.sh "$VSOCK_ENDPOINT"
 step conformance-rdma-vsock 900 env GVIRTUS_TEST_TRANSPORTS=rdma,vsock \
   "$BUILD/tests/transport_tests" --gtest_filter='AllTransports/*'
 
 if [ -x "$BUILD/tests/e2e/e2e_tests" ]; then
-  step parity-rdma 600 env \
-    GVIRTUS_PARITY_ENDPOINT='{"suite":"infiniband-rdma","protocol":"ib","server_address":"10.0.0.1","port":"0"}' \
+  step parity-rdma 600 env GVIRTUS_PARITY_ENDPOINT="$RDMA_ENDPOINT" \
     "$BUILD/tests/e2e/e2e_tests" --gtest_filter="$PARITY_FILTER"
-  step parity-vsock 600 env \
-    GVIRTUS_PARITY_ENDPOINT='{"suite":"vsock","protocol":"vsock","cid":"local","listen_cid":"local","port":"0"}' \
+  step parity-vsock 600 env GVIRTUS_PARITY_ENDPOINT="$VSOCK_ENDPOINT" \
     "$BUILD/tests/e2e/e2e_tests" --gtest_filter="$PARITY_FILTER"
 else
   say "FAIL parity: e2e_tests was not built (no CUDA toolkit at configure time)"
 fi
 
 if [ "$BENCH" = 1 ]; then
-  for t in tcp vsock ib; do
-    step bench-$t 900 "$BUILD/bin/gvirtus-bench" comm --transport $t --json /tmp/bench-$t.json
-    cat /tmp/step.log | sed 's/^/  /'
+  # rdma twice: busy-polled completions (the default) and blocking ones.
+  for t in tcp vsock ib ib-block; do
+    case $t in
+      ib-block) transport=ib; export GVIRTUS_BENCH_RDMA_COMPLETION=block ;;
+      *) transport=$t; unset GVIRTUS_BENCH_RDMA_COMPLETION ;;
+    esac
+    step bench-$t 900 "$BUILD/bin/gvirtus-bench" comm --transport $transport $BENCH_ARGS --json /tmp/bench-$t.json
+    sed 's/^/  /' /tmp/step.log
     say "FILE BEGIN bench-$t.json"; cat /tmp/bench-$t.json; echo; say "FILE END"
+    say "FILE BEGIN bench-$t.txt"; cat /tmp/step.log; say "FILE END"
   done
 fi
 say "tests done at $(uptime_s)s"

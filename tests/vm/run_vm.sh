@@ -8,6 +8,7 @@
 # when qemu or the kernel cannot be had here.
 #
 # usage: run_vm.sh BUILD_DIR [--bench OUT_DIR] [--parity-filter GTEST_FILTER]
+#   GVIRTUS_VM_BENCH_ARGS: extra gvirtus-bench comm arguments (e.g. "--max-bytes 4194304")
 set -euo pipefail
 
 BUILD=$(cd "$1" && pwd); shift
@@ -90,7 +91,7 @@ stage() {
   esac
 }
 OURS=("$BUILD/tests/transport_tests" "$BUILD/bin/gvirtus-backend" "$BUILD/bin/gvirtus-run"
-      "$BUILD/bin/gvirtus-bench" "$BUILD"/lib/gvirtus/*.so "$BUILD"/lib/stub/*)
+      "$BUILD/bin/gvirtus-bench" "$BUILD/bin/gvirtus-ping" "$BUILD"/lib/gvirtus/*.so "$BUILD"/lib/stub/*)
 [ -e "$BUILD/tests/e2e/e2e_tests" ] && OURS+=("$BUILD/tests/e2e/e2e_tests" "$BUILD"/tests/e2e/programs/*)
 for f in "${OURS[@]}"; do stage "$f"; done
 SYSTEM=(/usr/bin/rdma /usr/bin/ibv_devices "$PROVIDER")
@@ -111,9 +112,10 @@ cat > "$R/etc/gvirtus-vm.env" <<ENV
 BUILD=$BUILD
 PARITY_FILTER='$PARITY_FILTER'
 BENCH=${BENCH_OUT:+1}
-DEBUG=${GVIRTUS_VM_DEBUG:-}
+BENCH_ARGS='${GVIRTUS_VM_BENCH_ARGS:-}'
 ENV
 cp "$HERE/guest_init.sh" "$R/init"; chmod +x "$R/init"
+cp "$HERE/survives_killed_client.sh" "$R/bin/"; chmod +x "$R/bin/survives_killed_client.sh"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initrd.gz"
 
 # ---- boot ----

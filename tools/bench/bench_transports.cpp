@@ -65,8 +65,11 @@ std::string rdma_address() {
   return address != nullptr && *address != 0 ? address : "127.0.0.1";
 }
 
+// $GVIRTUS_BENCH_RDMA_COMPLETION picks "poll" (the default) or "block" completions.
 std::string ib_endpoint(const std::string& port) {
+  const char* completion = std::getenv("GVIRTUS_BENCH_RDMA_COMPLETION");
   return R"({"suite": "infiniband-rdma", "protocol": "ib", "server_address": ")" + rdma_address() +
+         R"(", "completion": ")" + (completion != nullptr ? completion : "poll") +
          R"(", "port": ")" + port + "\"}";
 }
 
