@@ -54,15 +54,15 @@ fi
 
 if [ "$BENCH" = 1 ]; then
   # rdma twice: busy-polled completions (the default) and blocking ones.
-  for t in tcp vsock ib ib-block; do
-    case $t in
+  for name in tcp vsock ib ib-block; do
+    case $name in
       ib-block) transport=ib; export GVIRTUS_BENCH_RDMA_COMPLETION=block ;;
-      *) transport=$t; unset GVIRTUS_BENCH_RDMA_COMPLETION ;;
+      *) transport=$name; unset GVIRTUS_BENCH_RDMA_COMPLETION ;;
     esac
-    step bench-$t 900 "$BUILD/bin/gvirtus-bench" comm --transport $transport $BENCH_ARGS --json /tmp/bench-$t.json
-    sed 's/^/  /' /tmp/step.log
-    say "FILE BEGIN bench-$t.json"; cat /tmp/bench-$t.json; echo; say "FILE END"
-    say "FILE BEGIN bench-$t.txt"; cat /tmp/step.log; say "FILE END"
+    step bench-$name 900 "$BUILD/bin/gvirtus-bench" comm --transport $transport $BENCH_ARGS \
+      --json /tmp/bench-$name.json
+    say "FILE BEGIN bench-$name.json"; cat /tmp/bench-$name.json; echo; say "FILE END"
+    say "FILE BEGIN bench-$name.txt"; cat /tmp/step.log; say "FILE END"
   done
 fi
 say "tests done at $(uptime_s)s"
