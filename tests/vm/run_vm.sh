@@ -25,6 +25,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=$BUILD/tests/vm/work
 CACHE=${GVIRTUS_VM_CACHE:-$BUILD/vm-cache}
 mkdir -p "$WORK" "$CACHE"
+rm -f "$WORK/summary.txt"  # never show an earlier run's summary
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -127,8 +128,13 @@ timeout "${GVIRTUS_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=multi
   -append "console=ttyS0 quiet panic=-1" > "$LOG" 2>&1
 QEMU_RC=$?
 set -e
-echo "qemu exit $QEMU_RC after $(( $(date +%s) - START )) s (kernel $KVER, serial log $LOG)"
-tr -d '\r' < "$LOG" | grep -a '^###' | grep -av '^### FILE' || true
+# The guest's summary: each step's PASS/FAIL with its time, one line per test. Also kept in
+# summary.txt, which scripts/test.sh prints after ctest so that CI logs show what ran inside.
+{
+  echo "== VM harness: qemu exit $QEMU_RC after $(( $(date +%s) - START )) s (kernel $KVER, serial log $LOG)"
+  tr -d '\r' < "$LOG" | awk '/^### FILE BEGIN/{skip=1} /^### FILE END/{skip=0; next} !skip' |
+    grep -a -E '^###|^  \[ *(OK|FAILED|SKIPPED|PASSED) *\]|^  \[====' || true
+} | tee "$WORK/summary.txt"
 if [ -n "$BENCH_OUT" ]; then
   mkdir -p "$BENCH_OUT"
   tr -d '\r' < "$LOG" | awk -v out="$BENCH_OUT" '
