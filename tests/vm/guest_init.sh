@@ -40,7 +40,7 @@ RDMA_ENDPOINT='{"suite":"infiniband-rdma","protocol":"ib","server_address":"10.0
 VSOCK_ENDPOINT='{"suite":"vsock","protocol":"vsock","cid":"local","listen_cid":"local","port":"0"}'
 step backend-survives-killed-client-rdma 120 /bin/survives_killed_client.sh "$RDMA_ENDPOINT"
 step backend-survives-killed-client-vsock 120 /bin/survives_killed_client.sh "$VSOCK_ENDPOINT"
-step conformance-rdma-vsock 900 env GVIRTUS_TEST_TRANSPORTS=rdma,vsock \
+step conformance-rdma-vsock 900 env GVIRTUS_TEST_TRANSPORTS=rdma,rdma_block,vsock \
   "$BUILD/tests/transport_tests" --gtest_filter='AllTransports/*'
 
 if [ -x "$BUILD/tests/e2e/e2e_tests" ]; then
