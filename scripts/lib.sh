@@ -6,6 +6,10 @@ BUILD_DIR="${GVIRTUS_BUILD_DIR:-$GVIRTUS_ROOT/build}"
 
 # Debian packages the build and tests need. The CUDA toolkit is optional (detected by CMake).
 GVIRTUS_PACKAGES=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev liblz4-dev libzstd-dev)
+# The rdma communicator (rdma-core headers) and the VM harness (tests/vm: qemu, busybox, the
+# Soft-RoCE provider, rdma tool, initramfs tools); installed without recommends (no qemu GUI).
+GVIRTUS_VM_PACKAGES=(libibverbs-dev librdmacm-dev ibverbs-providers iproute2 qemu-system-x86
+                     busybox-static cpio kmod python3)
 # cuobjdump (ground truth for the fatbin parser's tests) is not in the CUDA 13 toolkit; PyPI has it.
 GVIRTUS_CUOBJDUMP_PIP="nvidia-cuda-cuobjdump==13.2.86"
 GVIRTUS_CUOBJDUMP_DIR="$BUILD_DIR/tools/cuobjdump"
@@ -26,16 +30,27 @@ install_cuobjdump() {
 
 install_missing() {
   install_cuobjdump
-  local missing=()
+  local missing=() missing_vm=()
   for p in "${GVIRTUS_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "== installing: ${missing[*]}"
+  for p in "${GVIRTUS_VM_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_vm+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && [ ${#missing_vm[@]} -eq 0 ] && return 0
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+  fi
+  if [ ${#missing_vm[@]} -gt 0 ]; then
+    # Not fatal: without them the rdma plugin is not built and the VM test skips, saying why.
+    echo "== installing (rdma and VM harness): ${missing_vm[*]}"
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+      "${missing_vm[@]}" || echo "== could not install ${missing_vm[*]}; tests/vm will skip"
+  fi
 }
 
 build() {

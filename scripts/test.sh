@@ -7,3 +7,5 @@ install_missing
 build
 echo "== running ctest"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900
+# What ran inside the VM harness's guest (rdma and vsock), which ctest does not show on success.
+if [ -f "$BUILD_DIR/tests/vm/work/summary.txt" ]; then cat "$BUILD_DIR/tests/vm/work/summary.txt"; fi

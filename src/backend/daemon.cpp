@@ -70,6 +70,7 @@ class Daemon {
     for (const EndpointConfig& endpoint : config.endpoints) {
       auto communicator = make_communicator(endpoint, config.limits.max_frame_bytes);
       listeners_.push_back(communicator->serve());
+      listeners_.back()->hand_off_to_workers();  // each session runs in a forked worker
       GVIRTUS_LOG(kNotice) << "listening on " << listeners_.back()->local_name()
                            << " (plugins: " << plugins_.names() << ")";
     }

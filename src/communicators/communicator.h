@@ -92,6 +92,12 @@ class Listener {
 
   // Where this listener listens, with the real port when 0 was asked for ("tcp://127.0.0.1:9999").
   virtual std::string local_name() const = 0;
+
+  // Says that every connection accepted from now on will be used by a forked child (the
+  // backend's worker), not by the process that accepted it. Transports whose kernel objects
+  // cannot serve another process (rdma) then finish the setup in that child, on first use;
+  // others ignore it. Called once, before the first accept().
+  virtual void hand_off_to_workers() {}
 };
 
 // One configured endpoint of one transport: it can listen there or connect there.

@@ -11,6 +11,7 @@
 #include "common/paths.h"
 #include "communicators/shm/shm_communicator.h"
 #include "communicators/tcp/tcp_communicator.h"
+#include "communicators/vsock/vsock_communicator.h"
 
 namespace gvirtus {
 namespace {
@@ -33,7 +34,7 @@ const std::vector<PluginTransport>& plugin_transports() {
 struct Registry {
   std::mutex mutex;
   std::vector<TransportInfo> transports;
-  Registry() { transports = {tcp_transport_info(), shm_transport_info()}; }
+  Registry() { transports = {tcp_transport_info(), shm_transport_info(), vsock_transport_info()}; }
 };
 
 Registry& registry() {
@@ -56,8 +57,8 @@ const TransportInfo* find_locked(Registry& r, const EndpointConfig& endpoint) {
 
 std::vector<std::filesystem::path> plugin_dirs() {
   const auto here = module_dir(reinterpret_cast<const void*>(&make_communicator));
-  return {here / "gvirtus", here / ".." / "lib" / "gvirtus", executable_dir() / ".." / "lib",
-          executable_dir() / ".." / "lib" / "gvirtus"};
+  return {here / "gvirtus", here / ".." / "gvirtus", here / ".." / "lib" / "gvirtus",
+          executable_dir() / ".." / "lib", executable_dir() / ".." / "lib" / "gvirtus"};
 }
 
 // Loads the plugin that provides a known external transport. Its entry point registers it.
@@ -80,7 +81,8 @@ void load_plugin(const PluginTransport& transport, const EndpointConfig& endpoin
     if (entry == nullptr) {
       raise(ErrorKind::kFailed, path.string() + " has no " + kCommunicatorPluginEntry);
     }
-    entry();  // the handle stays open for the life of the process, like any transport's code
+    entry(&register_transport);  // the handle stays open for the life of the process, like any
+                                 // transport's code
     GVIRTUS_LOG(kInfo) << "loaded communicator plugin " << path.string();
     return;
   }

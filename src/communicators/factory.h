@@ -1,6 +1,6 @@
 // Chooses the communicator of an endpoint from its "suite"/"protocol" in properties.json.
 //
-// Built-in transports (tcp, and later shm and vsock) are listed in factory.cpp; transports with
+// Built-in transports (tcp, shm, vsock) are listed in factory.cpp; transports with
 // heavy runtime dependencies (rdma) live in plugins,
 // libgvirtus-comm-<name>.so, loaded from the communicator directory only when an endpoint names
 // them, so the core never needs their libraries at run time. No client input ever names a plugin
@@ -36,8 +36,11 @@ void register_transport(TransportInfo info);
 std::unique_ptr<Communicator> make_communicator(const EndpointConfig& endpoint,
                                                 size_t max_message_bytes = kDefaultMaxMessageBytes);
 
-// The entry point a communicator plugin exports; it calls register_transport().
-using CommunicatorPluginEntry = void();
+// The entry point a communicator plugin exports. It registers its transports through the
+// registrar it is given (register_transport of the loading program: plugins link their own copy
+// of the common code, and executables export none of theirs).
+using TransportRegistrar = void(TransportInfo);
+using CommunicatorPluginEntry = void(TransportRegistrar*);
 inline constexpr const char* kCommunicatorPluginEntry = "gvirtus_register_communicator";
 
 // Names of the registered transports, for --help and error messages.

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -37,6 +38,16 @@ std::vector<std::string> programs() {
   return out;
 }
 
+// $GVIRTUS_PARITY_ENDPOINT: one run per program over that endpoint instead of tcp and shm.
+const char* configured_endpoint() {
+  return std::getenv("GVIRTUS_PARITY_ENDPOINT");
+}
+
+std::vector<TestTransport> transports() {
+  if (configured_endpoint() != nullptr) return {TestTransport::tcp};  // stands for the endpoint
+  return {TestTransport::tcp, TestTransport::shm};
+}
+
 // Every program over every transport: the stub and the backend must behave the same whatever
 // carries the frames (shm also moves large copies differently).
 using ProgramOverTransport = std::tuple<std::string, TestTransport>;
@@ -53,7 +64,12 @@ TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
   const RunResult native = run("env -u LD_LIBRARY_PATH " + program + " 2>/dev/null");
   ASSERT_FALSE(native.output.empty()) << "the native run printed nothing";
 
-  BackendProcess backend("", R"(["cudart"])", transport);
+  // GVIRTUS_PARITY_ENDPOINT (an endpoint object with "port":"0") runs the remote side over that
+  // endpoint instead; the VM harness uses it for rdma and vsock (test names say "_over_endpoint").
+  const char* endpoint = configured_endpoint();
+  BackendProcess backend = endpoint != nullptr
+                               ? BackendProcess("", R"(["cudart"])", std::string(endpoint))
+                               : BackendProcess("", R"(["cudart"])", transport);
   const std::string config = backend.client_config_file();
   const RunResult remote =
       run("env " GVIRTUS_E2E_REMOTE_ENV " " + std::string(GVIRTUS_BUILD_BIN) +
@@ -67,11 +83,11 @@ TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
 
 INSTANTIATE_TEST_SUITE_P(Programs, Parity,
                          ::testing::Combine(::testing::ValuesIn(programs()),
-                                            ::testing::Values(TestTransport::tcp,
-                                                              TestTransport::shm)),
+                                            ::testing::ValuesIn(transports())),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_over_" +
-                                  to_string(std::get<1>(info.param));
+                                  (configured_endpoint() ? std::string("endpoint")
+                                                         : to_string(std::get<1>(info.param)));
                          });
 
 }  // namespace

@@ -19,9 +19,31 @@ const char* to_string(TestTransport transport) {
   return transport == TestTransport::shm ? "shm" : "tcp";
 }
 
+namespace {
+
+// The endpoint with its "port":"0" replaced by `port`.
+std::string with_port(const std::string& endpoint, const std::string& port) {
+  std::string out = endpoint;
+  const auto at = out.find(R"("port":"0")");
+  if (at != std::string::npos) out.replace(at, 10, R"("port":")" + port + "\"");
+  return out;
+}
+
+}  // namespace
+
 BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
                                TestTransport transport)
     : transport_(transport) {
+  start(extra_json, plugins);
+}
+
+BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
+                               const std::string& endpoint_json)
+    : custom_endpoint_(endpoint_json) {
+  start(extra_json, plugins);
+}
+
+void BackendProcess::start(const std::string& extra_json, const std::string& plugins) {
   char tmpl[] = "/tmp/gvirtus-test-XXXXXX";
   dir_ = ::mkdtemp(tmpl);
   const std::string config = dir_ + "/properties.json";
@@ -37,8 +59,17 @@ BackendProcess::BackendProcess(const std::string& extra_json, const std::string&
     ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), nullptr);
     ::_exit(127);
   }
-  const bool listening = eventually(10000, [&] {
+  const bool listening = eventually(30000, [&] {
     const std::string text = log();
+    if (!custom_endpoint_.empty()) {
+      // "listening on rdma://10.0.0.1:40112 (plugins: ...)": the port ends the URL.
+      const auto at = text.find("listening on ");
+      const auto end = at == std::string::npos ? at : text.find(' ', at + 13);
+      if (end == std::string::npos) return false;
+      const std::string url = text.substr(at + 13, end - at - 13);
+      port_text_ = url.substr(url.rfind(':') + 1);
+      return true;
+    }
     if (transport_ == TestTransport::shm) return text.find("listening on shm") != std::string::npos;
     const auto at = text.find("listening on tcp://127.0.0.1:");
     if (at == std::string::npos) return false;
@@ -56,6 +87,9 @@ BackendProcess::~BackendProcess() {
 }
 
 std::string BackendProcess::endpoint_json() const {
+  if (!custom_endpoint_.empty()) {
+    return port_text_.empty() ? custom_endpoint_ : with_port(custom_endpoint_, port_text_);
+  }
   if (transport_ == TestTransport::shm)
     return R"({"suite":"shm","protocol":"shm","path":")" + dir_ + R"(/shm.sock"})";
   // Before the daemon has started, port_ is 0: it picks an ephemeral port and logs it.

@@ -29,6 +29,11 @@ class BackendProcess {
   // `plugins` is the endpoint's plugin list as JSON (e.g. R"(["cudart"])").
   explicit BackendProcess(const std::string& extra_json = "", const std::string& plugins = "[]",
                           TestTransport transport = TestTransport::tcp);
+  // A backend on any endpoint: `endpoint_json` is the endpoint object the daemon and its clients
+  // use, with "port":"0" (replaced by the port the daemon logs). The VM harness runs rdma and vsock
+  // this way.
+  BackendProcess(const std::string& extra_json, const std::string& plugins,
+                 const std::string& endpoint_json);
   ~BackendProcess();
   BackendProcess(const BackendProcess&) = delete;
   BackendProcess& operator=(const BackendProcess&) = delete;
@@ -52,7 +57,11 @@ class BackendProcess {
   // The endpoint object, for the daemon and for its clients.
   std::string endpoint_json() const;
 
+  void start(const std::string& extra_json, const std::string& plugins);
+
   TestTransport transport_ = TestTransport::tcp;
+  std::string custom_endpoint_;  // with "port":"0"; empty: the transport_'s endpoint
+  std::string port_text_;        // the port a custom endpoint's daemon logged (32-bit for vsock)
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   std::string dir_;

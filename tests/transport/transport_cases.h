@@ -26,7 +26,11 @@ struct TransportCase {
   std::function<std::unique_ptr<Communicator>()> unreachable;
 };
 
+// Every case available here: tcp and shm always, vsock and rdma where the machine has them (see
+// transport_cases.cpp); GVIRTUS_TEST_TRANSPORTS narrows the list and makes its names mandatory.
 std::vector<TransportCase> transport_cases();
+// The cases that need nothing from the machine (tcp, shm).
+std::vector<TransportCase> builtin_cases();
 
 // Shows the case's name in test output instead of its bytes.
 inline void PrintTo(const TransportCase& c, std::ostream* out) {

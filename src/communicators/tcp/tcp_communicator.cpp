@@ -1,19 +1,17 @@
 #include "communicators/tcp/tcp_communicator.h"
 
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <climits>
 #include <cstring>
 
 #include "common/error.h"
 #include "common/unique_fd.h"
 #include "communicators/stream/stream_connection.h"
+#include "communicators/stream/stream_socket.h"
 
 namespace gvirtus {
 namespace {
@@ -75,86 +73,8 @@ uint16_t local_port(int fd) {
   return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
 }
 
-class TcpListener final : public Listener {
- public:
-  TcpListener(UniqueFd fd, TcpAddress bound, size_t max_message_bytes)
-      : fd_(std::move(fd)), bound_(std::move(bound)), max_message_bytes_(max_message_bytes) {}
-
-  // The listening socket is non-blocking, so a daemon that polled wait_fd() never stalls in
-  // accept() when the client gave up in between; accept() itself still blocks, in poll().
-  std::unique_ptr<Connection> accept() override {
-    for (;;) {
-      const int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        tune_connected(fd);
-        std::string peer = describe_peer(fd, "tcp");
-        return std::make_unique<StreamConnection>(UniqueFd(fd), "tcp", std::move(peer),
-                                                  max_message_bytes_);
-      }
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        pollfd p{fd_.get(), POLLIN, 0};
-        if (::poll(&p, 1, -1) < 0 && errno != EINTR) raise_errno("poll on " + url(bound_), errno);
-        continue;
-      }
-      // A client that gave up between poll() and accept() is not our failure: wait again.
-      if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO) continue;
-      raise_errno("accept on " + url(bound_), errno);
-    }
-  }
-  int wait_fd() const override { return fd_.get(); }
-  std::string local_name() const override { return url(bound_); }
-
- private:
-  UniqueFd fd_;
-  TcpAddress bound_;
-  size_t max_message_bytes_;
-};
-
-// Connects one resolved address without blocking past `deadline`. Returns an invalid fd and sets
-// `err` on failure.
-UniqueFd connect_one(const addrinfo& ai, std::chrono::steady_clock::time_point deadline, int& err) {
-  UniqueFd fd(
-      ::socket(ai.ai_family, ai.ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai.ai_protocol));
-  if (!fd.valid()) {
-    err = errno;
-    return {};
-  }
-  if (::connect(fd.get(), ai.ai_addr, ai.ai_addrlen) != 0) {
-    if (errno != EINPROGRESS) {
-      err = errno;
-      return {};
-    }
-    for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        err = ETIMEDOUT;
-        return {};
-      }
-      pollfd p{fd.get(), POLLOUT, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), INT_MAX)));
-      if (ready < 0) {
-        if (errno == EINTR) continue;
-        err = errno;
-        return {};
-      }
-      if (ready == 0) continue;
-      int so_error = 0;
-      socklen_t len = sizeof so_error;
-      ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &so_error, &len);
-      if (so_error != 0) {
-        err = so_error;
-        return {};
-      }
-      break;
-    }
-  }
-  const int flags = ::fcntl(fd.get(), F_GETFL);
-  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
-    err = errno;
-    return {};
-  }
-  return fd;
+StreamSocketTraits tcp_traits() {
+  return {"tcp", tune_connected, [](int fd) { return describe_peer(fd, "tcp"); }};
 }
 
 class TcpCommunicator final : public Communicator {
@@ -179,7 +99,8 @@ class TcpCommunicator final : public Communicator {
         continue;
       }
       TcpAddress bound{address_.host, local_port(fd.get())};
-      return std::make_unique<TcpListener>(std::move(fd), std::move(bound), max_message_bytes_);
+      return std::make_unique<StreamListener>(std::move(fd), url(bound), tcp_traits(),
+                                              max_message_bytes_);
     }
     raise(ErrorKind::kFailed, "cannot listen on " + url(address_) + ": " +
                                   std::strerror(last_error != 0 ? last_error : EADDRNOTAVAIL));
@@ -191,7 +112,8 @@ class TcpCommunicator final : public Communicator {
     resolve(address_, false, list);
     int err = EADDRNOTAVAIL;
     for (addrinfo* ai = list.head; ai != nullptr; ai = ai->ai_next) {
-      UniqueFd fd = connect_one(*ai, deadline, err);
+      UniqueFd fd =
+          connect_stream_socket(ai->ai_family, ai->ai_addr, ai->ai_addrlen, deadline, err);
       if (!fd.valid()) continue;
       tune_connected(fd.get());
       return std::make_unique<StreamConnection>(std::move(fd), "tcp", url(address_),
