@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/executor.h"
+#include "backend/session_auth.h"
 #include "backend/session_table.h"
 #include "common/frame.h"
 #include "common/log.h"
@@ -27,8 +28,9 @@ constexpr size_t kMaxExecutors = 128;
 
 class Session {
  public:
-  Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits)
-      : connection_(connection), plugins_(plugins), limits_(limits) {
+  Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
+          const Secret* secret)
+      : connection_(connection), plugins_(plugins), limits_(limits), secret_(secret) {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
     info_.shared_memory = connection.shared_memory();
@@ -93,9 +95,15 @@ class Session {
     sessions_[core::kPluginId] = plugins_.find(core::kPluginId)->open_session(info_);
 
     HelloReply reply{kBackendVersion, static_cast<uint32_t>(::getpid()), limits_.max_frame_bytes};
+    std::optional<BackendChallenge> challenge;
+    if (secret_ != nullptr) challenge = issue_challenge(*secret_, frame.payload, reply);
     reply_.clear();
     encode(reply, reply_);
     send_reply(frame.header, reply_, 0, 0);
+    if (challenge) {
+      await_client_proof(connection_, *secret_, *challenge, limits_.max_frame_bytes,
+                         kHandshakeTimeout);
+    }
     publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
@@ -217,6 +225,7 @@ class Session {
   Connection& connection_;
   const PluginRegistry& plugins_;
   const Limits& limits_;
+  const Secret* secret_;  // null: clients need not authenticate
   SessionInfo info_;
   std::map<uint16_t, std::unique_ptr<PluginSession>> sessions_;  // read-only after the handshake
   WireWriter reply_;                                             // the reading thread's replies
@@ -232,8 +241,9 @@ class Session {
 
 }  // namespace
 
-int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits) {
-  Session session(connection, plugins, limits);
+int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
+                const Secret* secret) {
+  Session session(connection, plugins, limits, secret);
   try {
     session.run();
   } catch (const Error& e) {
