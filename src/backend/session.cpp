@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backend/executor.h"
+#include "backend/inflight_budget.h"
 #include "backend/session_auth.h"
 #include "backend/session_table.h"
 #include "common/frame.h"
@@ -30,7 +31,11 @@ class Session {
  public:
   Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
           const Secret* secret)
-      : connection_(connection), plugins_(plugins), limits_(limits), secret_(secret) {
+      : connection_(connection),
+        plugins_(plugins),
+        limits_(limits),
+        secret_(secret),
+        inflight_(limits.max_inflight_bytes) {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
     info_.shared_memory = connection.shared_memory();
@@ -130,7 +135,9 @@ class Session {
     if (h.thread_id == *inline_thread_) {
       execute(h, frame.payload, reply_);
     } else {
-      executor_for(h.thread_id).post(h, frame.payload);
+      Executor& executor = executor_for(h.thread_id);
+      inflight_.acquire(frame.payload.size());  // back-pressure: may wait for the executors
+      executor.post(h, frame.payload);
     }
   }
 
@@ -159,6 +166,11 @@ class Session {
     if (executors_.size() >= kMaxExecutors) return *executor_list_[thread_id % kMaxExecutors];
     auto run = [this, reply = WireWriter()](const FrameHeader& h,
                                             std::span<const std::byte> payload) mutable {
+      struct Release {  // whatever happens to the call, its bytes are no longer queued
+        InflightBudget& budget;
+        uint64_t bytes;
+        ~Release() { budget.release(bytes); }
+      } release{inflight_, payload.size()};
       if (ending_.load(std::memory_order_relaxed)) return;
       try {
         execute(h, payload, reply);
@@ -234,6 +246,7 @@ class Session {
   std::mutex fatal_mutex_;
   std::optional<Error> fatal_;  // why an executor ended the session
   std::atomic<bool> ending_{false};
+  InflightBudget inflight_;  // request bytes queued for executors (limits.max_inflight_bytes)
   std::vector<Executor*> executor_list_;  // in creation order, for sharing beyond the bound
   // Last, so that it is destroyed first (the destructor clears it explicitly too).
   std::unordered_map<uint32_t, std::unique_ptr<Executor>> executors_;

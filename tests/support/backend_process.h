@@ -23,8 +23,20 @@ inline void PrintTo(TestTransport transport, std::ostream* out) {
   *out << to_string(transport);
 }
 
+// How to start a backend beyond the defaults (tcp on 127.0.0.1, a port of its choice).
+struct BackendOptions {
+  std::string extra_json;      // spliced into the top-level object
+  std::string plugins = "[]";  // the endpoint's plugin list as JSON
+  TestTransport transport = TestTransport::tcp;
+  std::string address = "127.0.0.1";  // tcp
+  uint16_t port = 0;                  // tcp; 0: the backend picks one
+  std::string endpoint_json;  // replaces the endpoint (e.g. a custom shm one) when not empty
+  std::vector<std::string> exec_prefix;  // runs the backend under this (e.g. ip netns exec NS)
+};
+
 class BackendProcess {
  public:
+  explicit BackendProcess(const BackendOptions& options);
   // `extra_json` is spliced into the top-level object (e.g. R"("limits":{"max_sessions":1})");
   // `plugins` is the endpoint's plugin list as JSON (e.g. R"(["cudart"])").
   explicit BackendProcess(const std::string& extra_json = "", const std::string& plugins = "[]",
@@ -53,6 +65,8 @@ class BackendProcess {
   std::string endpoint_json() const;
 
   TestTransport transport_ = TestTransport::tcp;
+  std::string address_ = "127.0.0.1";
+  std::string custom_endpoint_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
   std::string dir_;
