@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # The tests: installs what is missing, builds, and runs every test suite through ctest.
 # Suites that need a GPU or other hardware skip themselves and say why.
+# Then the same suites again from a second build directory under ASan+UBSan ($BUILD_DIR-asan;
+# the fuzzer is left out there, it is sanitized already); GVIRTUS_SKIP_SANITIZED=1 skips that.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 install_missing
 build
 echo "== running ctest"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900
+
+if [ "${GVIRTUS_SKIP_SANITIZED:-0}" != 1 ] && [[ "${GVIRTUS_CMAKE_ARGS:-}" != *SANITIZE* ]]; then
+  echo "== ASan+UBSan: building and running the suites in $BUILD_DIR-asan"
+  BUILD_DIR="$BUILD_DIR-asan" GVIRTUS_CMAKE_ARGS="${GVIRTUS_CMAKE_ARGS:-} -DGVIRTUS_SANITIZE=ON" build
+  # halt_on_error: a report fails its test; detect_leaks: the daemon's exit checks for leaks.
+  ASAN_OPTIONS="detect_leaks=1:halt_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" --timeout 900 \
+    -E '^session_fuzz$'
+fi

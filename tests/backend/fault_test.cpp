@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "common/error.h"
@@ -171,6 +172,46 @@ TEST(Faults, a_network_cut_fails_calls_within_a_bound_and_frees_the_backend_sess
   EXPECT_LT(plain_took, 45s);
   // On the other side of the cut, keepalive finds the clients gone and the workers end.
   EXPECT_TRUE(eventually(45000, [&] { return backend.workers().empty(); })) << backend.log();
+}
+
+size_t fd_count(pid_t pid) {
+  size_t n = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+       it != std::filesystem::directory_iterator(); ++it) {
+    ++n;
+  }
+  return n;
+}
+
+// The daemon keeps nothing of a session: after hundreds of them (some ended by their clients,
+// some by malformed frames) its descriptors are as before and its workers are gone. In the
+// sanitized build the daemon's own exit runs LeakSanitizer, so a leak fails the exit status.
+TEST(Leaks, hundreds_of_sessions_leave_nothing_behind_in_the_daemon) {
+  BackendProcess backend;
+  {
+    Client warm(backend.client_config(), {});
+    ASSERT_TRUE(ping(warm));
+  }
+  ASSERT_TRUE(eventually(5000, [&] { return backend.workers().empty(); }));
+  const size_t fds = fd_count(backend.pid());
+  for (int i = 0; i < 300; ++i) {
+    Client client(backend.client_config(), {});
+    ASSERT_TRUE(ping(client, std::to_string(i)));
+    if (i % 3 == 0) {  // a malformed call ends the session from the backend's side
+      const uint64_t bad = 0;
+      const ByteView piece(reinterpret_cast<const std::byte*>(&bad), sizeof bad);
+      EXPECT_NE(error_of([&] {
+                  client.call(core::call_id(core::Fn::kWait), std::span(&piece, 1),
+                              [](WireReader&) {});
+                }),
+                static_cast<ErrorKind>(0));
+    }
+  }
+  EXPECT_TRUE(eventually(10000, [&] { return backend.workers().empty(); }));
+  EXPECT_EQ(fd_count(backend.pid()), fds);
+  const int status = backend.stop(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << backend.log();
 }
 
 }  // namespace
