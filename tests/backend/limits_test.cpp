@@ -108,5 +108,15 @@ TEST(Limits, a_frame_over_the_limit_ends_only_its_session) {
   ping(good, std::string(60000, 'g'));  // under the limit: served
 }
 
+TEST(Defaults, the_backend_listens_on_loopback_unless_told_otherwise) {
+  BackendOptions options;
+  options.endpoint_json = R"({"suite":"tcp/ip","protocol":"tcp","port":"0"})";
+  BackendProcess backend(options);
+  EXPECT_THAT(backend.log(), ::testing::HasSubstr("listening on tcp://127.0.0.1:"));
+  const Config shipped = load_config(std::string(GVIRTUS_SOURCE_DIR) + "/etc/properties.json");
+  EXPECT_EQ(shipped.endpoints.at(0).string_or("server_address", ""), "127.0.0.1");
+  EXPECT_FALSE(shipped.secure_application);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing
