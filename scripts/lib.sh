@@ -6,7 +6,9 @@ BUILD_DIR="${GVIRTUS_BUILD_DIR:-$GVIRTUS_ROOT/build}"
 
 # Debian packages the build and tests need. The CUDA toolkit is optional (detected by CMake).
 GVIRTUS_PACKAGES=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev liblz4-dev libzstd-dev
-  libssl-dev)
+  libssl-dev
+  # the session fuzzer (clang++ with libFuzzer) and the network-cut test (ip netns)
+  clang libclang-rt-14-dev iproute2)
 # cuobjdump (ground truth for the fatbin parser's tests) is not in the CUDA 13 toolkit; PyPI has it.
 GVIRTUS_CUOBJDUMP_PIP="nvidia-cuda-cuobjdump==13.2.86"
 GVIRTUS_CUOBJDUMP_DIR="$BUILD_DIR/tools/cuobjdump"
