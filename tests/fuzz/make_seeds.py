@@ -11,7 +11,7 @@ import sys
 
 MAGIC, VERSION = 0x54525647, 2
 REQUEST, REPLY, ASYNC, ERROR = 1, 2, 4, 8
-HELLO, PING, SINK, WAIT, AUTH = 0, 1, 2, 3, 4
+HELLO, PING, SINK, WAIT, STATUS, AUTH = 0, 1, 2, 3, 4, 5
 
 
 def frame(call, payload=b"", flags=REQUEST, thread=1, request=1, version=VERSION):
@@ -51,6 +51,7 @@ SEEDS = {
     "reply_frame": seed(0, hello(()), frame(PING, flags=REPLY)),
     "hello_twice": seed(0, hello(()), hello(())),
     "auth_after_hello": seed(0, hello(()), frame(AUTH, b"\x00" + bytes(32))),
+    "status": seed(0, hello(()), frame(STATUS), frame(STATUS, b"junk", request=2)),
 }
 
 
