@@ -5,7 +5,10 @@ GVIRTUS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${GVIRTUS_BUILD_DIR:-$GVIRTUS_ROOT/build}"
 
 # Debian packages the build and tests need. The CUDA toolkit is optional (detected by CMake).
-GVIRTUS_PACKAGES=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev liblz4-dev libzstd-dev)
+GVIRTUS_PACKAGES=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev liblz4-dev libzstd-dev
+  libssl-dev
+  # the session fuzzer (clang++ with libFuzzer) and the network-cut test (ip netns)
+  clang libclang-rt-14-dev iproute2)
 # The rdma communicator (rdma-core headers) and the VM harness (tests/vm: qemu, busybox, the
 # Soft-RoCE provider, rdma tool, initramfs tools); installed without recommends (no qemu GUI).
 GVIRTUS_VM_PACKAGES=(libibverbs-dev librdmacm-dev ibverbs-providers iproute2 qemu-system-x86

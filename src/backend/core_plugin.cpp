@@ -66,6 +66,8 @@ class CoreSession final : public PluginSession {
         return;
       case core::Fn::kHello:
         raise(ErrorKind::kInvalidInput, "hello sent twice in one session");
+      case core::Fn::kAuthenticate:
+        raise(ErrorKind::kInvalidInput, "authenticate sent outside the handshake");
       default:
         raise(ErrorKind::kUnimplemented,
               "core call " + std::to_string(call_function(call.header.call_id)) + " is unknown");

@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "communicators/factory.h"
+#include "protocol/auth.h"
 
 namespace gvirtus {
 namespace {
@@ -57,13 +58,8 @@ class Daemon {
   explicit Daemon(const Config& config)
       : config_(config), sessions_(session_table_capacity(config.limits.max_sessions)) {
     sessions_.set_max_sessions(config.limits.max_sessions);
-    if (config.secure_application) {
-      // Refuse rather than serve unauthenticated clients when the operator asked for security.
-      raise(ErrorKind::kInvalidInput,
-            config.source +
-                ": secure_application: true needs shared-secret authentication, "
-                "which this build of gvirtus does not implement yet");
-    }
+    // Before listening: a missing, unsafe or short secret stops the daemon with the reason.
+    secret_ = configured_secret(config, SecretReader::kBackend);
     for (const EndpointConfig& endpoint : config.endpoints) {
       for (const std::string& name : endpoint.plugins()) plugins_.load(name);
     }
@@ -72,7 +68,8 @@ class Daemon {
       listeners_.push_back(communicator->serve());
       listeners_.back()->hand_off_to_workers();  // each session runs in a forked worker
       GVIRTUS_LOG(kNotice) << "listening on " << listeners_.back()->local_name()
-                           << " (plugins: " << plugins_.names() << ")";
+                           << " (plugins: " << plugins_.names() << "; "
+                           << (secret_ ? "clients must authenticate" : "no authentication") << ")";
     }
     const sigset_t set = handled_signals();
     sigprocmask(SIG_BLOCK, &set, &saved_mask_);
@@ -172,7 +169,8 @@ class Daemon {
     sigprocmask(SIG_SETMASK, &saved_mask_, nullptr);
     set_log_program("gvirtus-worker");
     set_current_session_slot(&sessions_, slot, status_only);
-    const int status = run_session(connection, plugins_, config_.limits);
+    const int status =
+        run_session(connection, plugins_, config_.limits, secret_ ? &*secret_ : nullptr);
     ::_exit(status);
   }
 
@@ -192,6 +190,7 @@ class Daemon {
   }
 
   const Config& config_;
+  std::optional<Secret> secret_;
   PluginRegistry plugins_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   UniqueFd signal_fd_;

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "backend/executor.h"
+#include "backend/inflight_budget.h"
+#include "backend/session_auth.h"
 #include "backend/session_table.h"
 #include "common/frame.h"
 #include "common/log.h"
@@ -27,8 +29,13 @@ constexpr size_t kMaxExecutors = 128;
 
 class Session {
  public:
-  Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits)
-      : connection_(connection), plugins_(plugins), limits_(limits) {
+  Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
+          const Secret* secret)
+      : connection_(connection),
+        plugins_(plugins),
+        limits_(limits),
+        secret_(secret),
+        inflight_(limits.max_inflight_bytes) {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
     info_.shared_memory = connection.shared_memory();
@@ -93,9 +100,15 @@ class Session {
     sessions_[core::kPluginId] = plugins_.find(core::kPluginId)->open_session(info_);
 
     HelloReply reply{kBackendVersion, static_cast<uint32_t>(::getpid()), limits_.max_frame_bytes};
+    std::optional<BackendChallenge> challenge;
+    if (secret_ != nullptr) challenge = issue_challenge(*secret_, frame.payload, reply);
     reply_.clear();
     encode(reply, reply_);
     send_reply(frame.header, reply_, 0, 0);
+    if (challenge) {
+      await_client_proof(connection_, *secret_, *challenge, limits_.max_frame_bytes,
+                         kHandshakeTimeout);
+    }
     publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
@@ -122,7 +135,9 @@ class Session {
     if (h.thread_id == *inline_thread_) {
       execute(h, frame.payload, reply_);
     } else {
-      executor_for(h.thread_id).post(h, frame.payload);
+      Executor& executor = executor_for(h.thread_id);
+      inflight_.acquire(frame.payload.size());  // back-pressure: may wait for the executors
+      executor.post(h, frame.payload);
     }
   }
 
@@ -151,6 +166,11 @@ class Session {
     if (executors_.size() >= kMaxExecutors) return *executor_list_[thread_id % kMaxExecutors];
     auto run = [this, reply = WireWriter()](const FrameHeader& h,
                                             std::span<const std::byte> payload) mutable {
+      struct Release {  // whatever happens to the call, its bytes are no longer queued
+        InflightBudget& budget;
+        uint64_t bytes;
+        ~Release() { budget.release(bytes); }
+      } release{inflight_, payload.size()};
       if (ending_.load(std::memory_order_relaxed)) return;
       try {
         execute(h, payload, reply);
@@ -217,6 +237,7 @@ class Session {
   Connection& connection_;
   const PluginRegistry& plugins_;
   const Limits& limits_;
+  const Secret* secret_;  // null: clients need not authenticate
   SessionInfo info_;
   std::map<uint16_t, std::unique_ptr<PluginSession>> sessions_;  // read-only after the handshake
   WireWriter reply_;                                             // the reading thread's replies
@@ -225,6 +246,7 @@ class Session {
   std::mutex fatal_mutex_;
   std::optional<Error> fatal_;  // why an executor ended the session
   std::atomic<bool> ending_{false};
+  InflightBudget inflight_;  // request bytes queued for executors (limits.max_inflight_bytes)
   std::vector<Executor*> executor_list_;  // in creation order, for sharing beyond the bound
   // Last, so that it is destroyed first (the destructor clears it explicitly too).
   std::unordered_map<uint32_t, std::unique_ptr<Executor>> executors_;
@@ -232,8 +254,9 @@ class Session {
 
 }  // namespace
 
-int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits) {
-  Session session(connection, plugins, limits);
+int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
+                const Secret* secret) {
+  Session session(connection, plugins, limits, secret);
   try {
     session.run();
   } catch (const Error& e) {

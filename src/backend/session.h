@@ -11,6 +11,7 @@
 #include "backend/plugin_registry.h"
 #include "common/config.h"
 #include "communicators/communicator.h"
+#include "protocol/auth.h"
 
 namespace gvirtus {
 
@@ -18,7 +19,9 @@ namespace gvirtus {
 inline constexpr std::chrono::milliseconds kHandshakeTimeout{10000};
 
 // Serves the client on `connection` until it leaves or misbehaves. Never throws; returns the
-// process exit status for the worker (0 when the client left normally).
-int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits);
+// process exit status for the worker (0 when the client left normally). With a `secret`, the
+// client must authenticate (protocol/auth.h) before any call is served.
+int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
+                const Secret* secret = nullptr);
 
 }  // namespace gvirtus

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "communicators/factory.h"
 #include "frontend/call_stats.h"
+#include "frontend/client_auth.h"
 #include "protocol/core_calls.h"
 
 namespace gvirtus {
@@ -136,6 +137,13 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
     throw *failure_;
   }
   const auto timeout = std::chrono::milliseconds(config_.connect_timeout_ms);
+  std::optional<Secret> secret;
+  try {
+    secret = configured_secret(config_, SecretReader::kClient);
+  } catch (const Error& e) {
+    fail_locked(e);
+    throw *failure_;
+  }
   std::string reasons;
   for (const EndpointConfig& endpoint : config_.endpoints) {
     std::unique_ptr<Connection> connection;
@@ -143,7 +151,7 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
       connection = make_communicator(endpoint, config_.limits.max_frame_bytes)->connect(timeout);
       // The handshake: hello out, hello reply (or a refusal) back, within the connect bound.
       HelloRequest hello{kProtocolVersion, program_name(), static_cast<uint32_t>(::getpid()), 0,
-                         plugins_};
+                         plugins_,         random_nonce()};
       for (PluginRef& p : hello.plugins) {
         if (p.name == "cudart") hello.cuda_runtime_version = 13000;
       }
@@ -162,6 +170,8 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
       HelloReply hello_reply;
       auto decode_hello = [&](WireReader& in) { hello_reply = decode_hello_reply(in); };
       finish(reply.header, reply.payload, decode_hello);
+      authenticate_backend(*connection, config_, secret, hello_reply, out.view(), h.thread_id,
+                           timeout);
       GVIRTUS_LOG(kInfo) << "connected to " << connection->peer_name() << " ("
                          << hello_reply.backend_version << ", worker " << hello_reply.worker_pid
                          << ")";

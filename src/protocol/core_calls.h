@@ -1,5 +1,7 @@
 // The core plugin: calls every session has, whatever else the backend serves.
 //   Hello - the connect handshake (must be the first frame of a session).
+//   Authenticate - the client's answer to the backend's challenge (second frame, only when the
+//           backend has a secret; protocol/auth.h).
 //   Ping  - echoes its payload: liveness checks, tests and the call-rate benchmarks.
 //   Sink  - an asynchronous call that does nothing: the asynchronous throughput benchmark.
 //   Wait  - returns after the given milliseconds (at most kMaxWaitMs): a call that blocks, as a
@@ -15,7 +17,8 @@
   X(Ping, 1, sync, "raw payload -> same payload")                             \
   X(Sink, 2, async, "raw payload")                                            \
   X(Wait, 3, sync, "u32 milliseconds")                                        \
-  X(Status, 4, sync, "-> BackendStatus (protocol/status.h)")
+  X(Status, 4, sync, "-> BackendStatus (protocol/status.h)")                  \
+  X(Authenticate, 5, sync, "u8 outcome, [32 proof]")
 
 namespace gvirtus::core {
 

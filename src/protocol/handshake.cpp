@@ -1,5 +1,7 @@
 #include "protocol/handshake.h"
 
+#include <cstring>
+
 namespace gvirtus {
 
 void encode(const HelloRequest& hello, WireWriter& out) {
@@ -13,6 +15,7 @@ void encode(const HelloRequest& hello, WireWriter& out) {
     out.put_string(p.name);
     out.put<uint64_t>(p.table_hash);
   }
+  out.put_raw(hello.client_nonce.data(), hello.client_nonce.size());
 }
 
 HelloRequest decode_hello_request(WireReader& in) {
@@ -34,6 +37,8 @@ HelloRequest decode_hello_request(WireReader& in) {
     p.table_hash = in.get<uint64_t>();
     hello.plugins.push_back(std::move(p));
   }
+  const auto nonce = in.get_raw(kAuthNonceBytes);
+  std::memcpy(hello.client_nonce.data(), nonce.data(), nonce.size());
   in.expect_end();
   return hello;
 }
@@ -42,6 +47,11 @@ void encode(const HelloReply& reply, WireWriter& out) {
   out.put_string(reply.backend_version);
   out.put<uint32_t>(reply.worker_pid);
   out.put<uint64_t>(reply.max_frame_bytes);
+  out.put(reply.auth);
+  if (reply.auth == AuthScheme::kHmacSha256) {
+    out.put_raw(reply.backend_nonce.data(), reply.backend_nonce.size());
+    out.put_raw(reply.backend_proof.data(), reply.backend_proof.size());
+  }
 }
 
 HelloReply decode_hello_reply(WireReader& in) {
@@ -49,8 +59,39 @@ HelloReply decode_hello_reply(WireReader& in) {
   reply.backend_version = std::string(in.get_string(kMaxHelloString));
   reply.worker_pid = in.get<uint32_t>();
   reply.max_frame_bytes = in.get<uint64_t>();
+  const uint8_t scheme = in.get<uint8_t>();
+  if (scheme > static_cast<uint8_t>(AuthScheme::kHmacSha256)) {
+    raise(ErrorKind::kInvalidInput,
+          "hello reply: unknown authentication scheme " + std::to_string(scheme));
+  }
+  reply.auth = static_cast<AuthScheme>(scheme);
+  if (reply.auth == AuthScheme::kHmacSha256) {
+    std::memcpy(reply.backend_nonce.data(), in.get_raw(kAuthNonceBytes).data(), kAuthNonceBytes);
+    std::memcpy(reply.backend_proof.data(), in.get_raw(kAuthProofBytes).data(), kAuthProofBytes);
+  }
   in.expect_end();
   return reply;
+}
+
+void encode(const AuthenticateRequest& request, WireWriter& out) {
+  out.put(request.outcome);
+  if (request.outcome == AuthOutcome::kProof) {
+    out.put_raw(request.proof.data(), request.proof.size());
+  }
+}
+
+AuthenticateRequest decode_authenticate(WireReader& in) {
+  AuthenticateRequest request;
+  const uint8_t outcome = in.get<uint8_t>();
+  if (outcome > static_cast<uint8_t>(AuthOutcome::kBackendProofWrong)) {
+    raise(ErrorKind::kInvalidInput, "authenticate: unknown outcome " + std::to_string(outcome));
+  }
+  request.outcome = static_cast<AuthOutcome>(outcome);
+  if (request.outcome == AuthOutcome::kProof) {
+    std::memcpy(request.proof.data(), in.get_raw(kAuthProofBytes).data(), kAuthProofBytes);
+  }
+  in.expect_end();
+  return request;
 }
 
 PluginRef to_ref(const PluginIdentity& identity) {

@@ -2,7 +2,9 @@
 //
 // The client says which protocol it speaks, who it is, which CUDA runtime version its stub
 // emulates and which plugins (with their call-table hashes) it will call. The backend answers
-// with its identity and limits, or with an error reply naming the mismatch, and closes.
+// with its identity and limits, or with an error reply naming the mismatch, and closes. When the
+// backend has a secret, its reply carries the authentication challenge and the client must answer
+// with a core Authenticate call before anything else (protocol/auth.h).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "common/wire.h"
+#include "protocol/auth.h"
 #include "protocol/call_table.h"
 
 namespace gvirtus {
@@ -26,12 +29,22 @@ struct HelloRequest {
   uint32_t pid = 0;
   uint32_t cuda_runtime_version = 0;  // 0 when the client is not a CUDA stub
   std::vector<PluginRef> plugins;
+  AuthNonce client_nonce{};  // fresh per connection; bound into the backend's proof
 };
 
 struct HelloReply {
   std::string backend_version;
   uint32_t worker_pid = 0;
   uint64_t max_frame_bytes = 0;
+  AuthScheme auth = AuthScheme::kNone;  // kHmacSha256: the two fields below are the challenge
+  AuthNonce backend_nonce{};
+  AuthProof backend_proof{};
+};
+
+// The client's answer to an authentication challenge (core Authenticate call).
+struct AuthenticateRequest {
+  AuthOutcome outcome = AuthOutcome::kProof;
+  AuthProof proof{};  // only for kProof
 };
 
 inline constexpr size_t kMaxHelloPlugins = 64;
@@ -41,6 +54,8 @@ void encode(const HelloRequest& hello, WireWriter& out);
 HelloRequest decode_hello_request(WireReader& in);
 void encode(const HelloReply& reply, WireWriter& out);
 HelloReply decode_hello_reply(WireReader& in);
+void encode(const AuthenticateRequest& request, WireWriter& out);
+AuthenticateRequest decode_authenticate(WireReader& in);
 
 PluginRef to_ref(const PluginIdentity& identity);
 

@@ -155,6 +155,24 @@ TEST_F(HostileCudart, a_copy_chunk_over_the_limit_ends_the_session) {
   expect_session_ended_alone(c);
 }
 
+TEST_F(HostileCudart, more_module_ids_than_a_session_may_have_end_the_session) {
+  Client c = client();
+  ErrorKind last = ErrorKind::kFailed;
+  size_t sent = 0;
+  for (; sent <= cr::kMaxModulesPerSession && last == ErrorKind::kFailed; ++sent) {
+    WireWriter w;  // an empty module: the runtime refuses it, and its id stays known
+    w.put<uint64_t>(1000 + sent);
+    w.put<uint64_t>(0);
+    w.put<uint64_t>(0);
+    w.put_blob(nullptr, 0);
+    last = send(c, cr::Fn::cudaModuleLoad, w);
+  }
+  EXPECT_EQ(last, ErrorKind::kDisconnected);
+  EXPECT_EQ(sent, cr::kMaxModulesPerSession + 1);
+  EXPECT_TRUE(logged("more than 4096 modules in one session")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
 TEST_F(HostileCudart, a_module_the_runtime_rejects_fails_and_the_session_goes_on) {
   Client c = client();
   WireWriter w;

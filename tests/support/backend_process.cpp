@@ -14,11 +14,6 @@
 #include <thread>
 
 namespace gvirtus::testing {
-
-const char* to_string(TestTransport transport) {
-  return transport == TestTransport::shm ? "shm" : "tcp";
-}
-
 namespace {
 
 // The endpoint with its "port":"0" replaced by `port`.
@@ -31,24 +26,33 @@ std::string with_port(const std::string& endpoint, const std::string& port) {
 
 }  // namespace
 
+const char* to_string(TestTransport transport) {
+  return transport == TestTransport::shm ? "shm" : "tcp";
+}
+
 BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
                                TestTransport transport)
-    : transport_(transport) {
-  start(extra_json, plugins);
-}
+    : BackendProcess(BackendOptions{extra_json, plugins, transport}) {}
 
 BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
                                const std::string& endpoint_json)
-    : custom_endpoint_(endpoint_json) {
-  start(extra_json, plugins);
-}
+    : BackendProcess([&] {
+        BackendOptions options{extra_json, plugins};
+        options.endpoint_json = endpoint_json;
+        return options;
+      }()) {}
 
-void BackendProcess::start(const std::string& extra_json, const std::string& plugins) {
+BackendProcess::BackendProcess(const BackendOptions& options)
+    : transport_(options.transport),
+      address_(options.address),
+      custom_endpoint_(options.endpoint_json),
+      port_(options.port) {
   char tmpl[] = "/tmp/gvirtus-test-XXXXXX";
   dir_ = ::mkdtemp(tmpl);
   const std::string config = dir_ + "/properties.json";
   std::ofstream(config) << R"({"communicator":[{"endpoint":)" << endpoint_json() << R"(,"plugins":)"
-                        << plugins << "}]" << (extra_json.empty() ? "" : "," + extra_json) << "}";
+                        << options.plugins << "}]"
+                        << (options.extra_json.empty() ? "" : "," + options.extra_json) << "}";
   const std::string log_path = dir_ + "/backend.log";
   log_fd_ = ::open(log_path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
   pid_ = ::fork();
@@ -56,13 +60,19 @@ void BackendProcess::start(const std::string& extra_json, const std::string& plu
     ::dup2(log_fd_, STDERR_FILENO);
     ::setenv("GVIRTUS_LOGLEVEL", "info", 1);
     const std::string binary = std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-backend";
-    ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), nullptr);
+    std::vector<std::string> args = options.exec_prefix;
+    args.insert(args.end(), {binary, "--config", config});
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
+  const std::string tcp_prefix = "listening on tcp://" + address_ + ":";
   const bool listening = eventually(30000, [&] {
     const std::string text = log();
     if (!custom_endpoint_.empty()) {
-      // "listening on rdma://10.0.0.1:40112 (plugins: ...)": the port ends the URL.
+      // "listening on rdma://10.0.0.1:40112 (plugins: ...)": the port, if any, ends the URL.
       const auto at = text.find("listening on ");
       const auto end = at == std::string::npos ? at : text.find(' ', at + 13);
       if (end == std::string::npos) return false;
@@ -71,9 +81,9 @@ void BackendProcess::start(const std::string& extra_json, const std::string& plu
       return true;
     }
     if (transport_ == TestTransport::shm) return text.find("listening on shm") != std::string::npos;
-    const auto at = text.find("listening on tcp://127.0.0.1:");
+    const auto at = text.find(tcp_prefix);
     if (at == std::string::npos) return false;
-    port_ = static_cast<uint16_t>(std::atoi(text.c_str() + at + 29));
+    port_ = static_cast<uint16_t>(std::atoi(text.c_str() + at + tcp_prefix.size()));
     return true;
   });
   if (!listening) throw std::runtime_error("gvirtus-backend did not start: " + log());
@@ -93,7 +103,7 @@ std::string BackendProcess::endpoint_json() const {
   if (transport_ == TestTransport::shm)
     return R"({"suite":"shm","protocol":"shm","path":")" + dir_ + R"(/shm.sock"})";
   // Before the daemon has started, port_ is 0: it picks an ephemeral port and logs it.
-  return R"({"suite":"tcp/ip","protocol":"tcp","server_address":"127.0.0.1","port":")" +
+  return R"({"suite":"tcp/ip","protocol":"tcp","server_address":")" + address_ + R"(","port":")" +
          std::to_string(port_) + R"("})";
 }
 

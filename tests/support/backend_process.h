@@ -23,17 +23,30 @@ inline void PrintTo(TestTransport transport, std::ostream* out) {
   *out << to_string(transport);
 }
 
+// How to start a backend beyond the defaults (tcp on 127.0.0.1, a port of its choice).
+struct BackendOptions {
+  std::string extra_json;      // spliced into the top-level object
+  std::string plugins = "[]";  // the endpoint's plugin list as JSON
+  TestTransport transport = TestTransport::tcp;
+  std::string address = "127.0.0.1";  // tcp
+  uint16_t port = 0;                  // tcp; 0: the backend picks one
+  // Replaces the endpoint when not empty (a custom shm one, rdma, vsock): the object the daemon
+  // and its clients use, with "port":"0" where a port goes (replaced by the port the daemon logs).
+  std::string endpoint_json;
+  std::vector<std::string> exec_prefix;  // runs the backend under this (e.g. ip netns exec NS)
+};
+
 class BackendProcess {
  public:
+  explicit BackendProcess(const BackendOptions& options);
+  // A backend on any endpoint (BackendOptions::endpoint_json); the VM harness runs rdma and vsock
+  // this way.
+  BackendProcess(const std::string& extra_json, const std::string& plugins,
+                 const std::string& endpoint_json);
   // `extra_json` is spliced into the top-level object (e.g. R"("limits":{"max_sessions":1})");
   // `plugins` is the endpoint's plugin list as JSON (e.g. R"(["cudart"])").
   explicit BackendProcess(const std::string& extra_json = "", const std::string& plugins = "[]",
                           TestTransport transport = TestTransport::tcp);
-  // A backend on any endpoint: `endpoint_json` is the endpoint object the daemon and its clients
-  // use, with "port":"0" (replaced by the port the daemon logs). The VM harness runs rdma and vsock
-  // this way.
-  BackendProcess(const std::string& extra_json, const std::string& plugins,
-                 const std::string& endpoint_json);
   ~BackendProcess();
   BackendProcess(const BackendProcess&) = delete;
   BackendProcess& operator=(const BackendProcess&) = delete;
@@ -57,9 +70,8 @@ class BackendProcess {
   // The endpoint object, for the daemon and for its clients.
   std::string endpoint_json() const;
 
-  void start(const std::string& extra_json, const std::string& plugins);
-
   TestTransport transport_ = TestTransport::tcp;
+  std::string address_ = "127.0.0.1";
   std::string custom_endpoint_;  // with "port":"0"; empty: the transport_'s endpoint
   std::string port_text_;        // the port a custom endpoint's daemon logged (32-bit for vsock)
   pid_t pid_ = -1;

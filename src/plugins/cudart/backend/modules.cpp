@@ -74,6 +74,10 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
   in.expect_end();
   State& s = state();
   std::lock_guard lock(s.mutex);
+  if (!s.libraries.contains(id) && s.libraries.size() >= kMaxModulesPerSession) {
+    raise(ErrorKind::kInvalidInput,
+          "more than " + std::to_string(kMaxModulesPerSession) + " modules in one session");
+  }
   Library& library = s.libraries[id];
   if (library.handle != nullptr) raise(ErrorKind::kInvalidInput, "module loaded twice");
   if (offset == 0) {  // a new upload, or a retry of one the runtime refused
@@ -135,6 +139,11 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
     GVIRTUS_LOG(kWarning) << "kernel " << name
                           << ": the client's parameter layout differs from the runtime's";
     result = cudaErrorInvalidKernelImage;
+  }
+  if (result == cudaSuccess && !s.kernels.contains(id) &&
+      s.kernels.size() >= kMaxKernelsPerSession) {
+    raise(ErrorKind::kInvalidInput,
+          "more than " + std::to_string(kMaxKernelsPerSession) + " kernels in one session");
   }
   if (result == cudaSuccess && !s.kernels.contains(id)) {  // a resolved kernel never changes
     ResolvedKernel& kernel = s.kernels[id];

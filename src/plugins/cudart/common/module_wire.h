@@ -28,5 +28,9 @@ inline constexpr uint64_t kMaxModuleBytes = uint64_t{2} << 30;
 // CUDA 12.1+ allows up to 32764 bytes of kernel parameters.
 inline constexpr uint32_t kMaxParamBytes = 32764;
 inline constexpr size_t kMaxSymbolNameBytes = 4096;
+// Bounds on how many module and kernel ids one session may introduce (a program has a handful of
+// modules and at most thousands of kernels), so that ids alone cannot grow a worker's tables.
+inline constexpr size_t kMaxModulesPerSession = 4096;
+inline constexpr size_t kMaxKernelsPerSession = 65536;
 
 }  // namespace gvirtus::cudart
