@@ -12,6 +12,7 @@
 #include "frontend/client.h"
 #include "protocol/core_calls.h"
 #include "support/backend_process.h"
+#include "support/core_calls.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -20,11 +21,6 @@ Config batching_config(const BackendProcess& backend, uint32_t window_us) {
   Config config = backend.client_config();
   config.async_batch_us = window_us;
   return config;
-}
-
-void ping(Client& client) {
-  const ByteView nothing;
-  client.call(core::call_id(core::Fn::kPing), std::span(&nothing, 1), [](WireReader&) {});
 }
 
 // core Wait takes a u32: 8 bytes are malformed, and the worker ends the session saying so.

@@ -17,32 +17,13 @@
 #include "frontend/client.h"
 #include "protocol/core_calls.h"
 #include "support/backend_process.h"
+#include "support/core_calls.h"
 
 namespace gvirtus::testing {
 namespace {
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
-
-// One ping through a client; true when the echo matches.
-bool ping(Client& client, const std::string& text = "ping") {
-  const ByteView piece(reinterpret_cast<const std::byte*>(text.data()), text.size());
-  bool same = false;
-  client.call(core::call_id(core::Fn::kPing), std::span(&piece, 1), [&](WireReader& in) {
-    const auto echo = in.get_raw(in.remaining());
-    same = std::string(reinterpret_cast<const char*>(echo.data()), echo.size()) == text;
-  });
-  return same;
-}
-
-ErrorKind error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  return static_cast<ErrorKind>(0);
-}
 
 bool contains(const std::vector<pid_t>& pids, pid_t pid) {
   return std::find(pids.begin(), pids.end(), pid) != pids.end();

@@ -15,31 +15,13 @@
 #include "frontend/client.h"
 #include "protocol/core_calls.h"
 #include "support/backend_process.h"
+#include "support/core_calls.h"
 
 namespace gvirtus::testing {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-bool ping(Client& client, const std::string& text = "ping") {
-  const ByteView piece(reinterpret_cast<const std::byte*>(text.data()), text.size());
-  bool same = false;
-  client.call(core::call_id(core::Fn::kPing), std::span(&piece, 1), [&](WireReader& in) {
-    const auto echo = in.get_raw(in.remaining());
-    same = echo.size() == text.size() && std::memcmp(echo.data(), text.data(), text.size()) == 0;
-  });
-  return same;
-}
-
-ErrorKind error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  return static_cast<ErrorKind>(0);
-}
 
 Config tcp_config(const std::string& address, uint16_t port, const std::string& extra = "") {
   return parse_config(R"({"communicator":[{"endpoint":{"suite":"tcp/ip","protocol":"tcp",)"

@@ -87,9 +87,9 @@ TEST(CallStats, a_cuda_program_through_the_stub_shows_cudart_function_names) {
   const std::string program = kBin + "/../tests/e2e/programs/errors_versions";
   if (!std::filesystem::exists(program)) GTEST_SKIP() << "no CUDA toolkit: " << program;
   BackendProcess backend("", R"(["cudart"])");
-  const Output out = run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 " + kBin +
-                         "/gvirtus-run --config " +
-                         backend.client_config_file() + " -- " + program);
+  const Output out =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 " + kBin + "/gvirtus-run --config " +
+          backend.client_config_file() + " -- " + program);
   ASSERT_EQ(out.status, 0) << out.text;
   // errors_versions calls cudaGetDeviceCount once and cudaSetDevice once (with a bad device).
   const auto count = find_row(out.text, "cudart.cudaGetDeviceCount");

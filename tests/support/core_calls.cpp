@@ -1,0 +1,29 @@
+#include "support/core_calls.h"
+
+#include <cstring>
+#include <span>
+
+#include "protocol/core_calls.h"
+
+namespace gvirtus::testing {
+
+bool ping(Client& client, const std::string& text) {
+  const ByteView piece(reinterpret_cast<const std::byte*>(text.data()), text.size());
+  bool same = false;
+  client.call(core::call_id(core::Fn::kPing), std::span(&piece, 1), [&](WireReader& in) {
+    const auto echo = in.get_raw(in.remaining());
+    same = echo.size() == text.size() && std::memcmp(echo.data(), text.data(), text.size()) == 0;
+  });
+  return same;
+}
+
+ErrorKind error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  return static_cast<ErrorKind>(0);
+}
+
+}  // namespace gvirtus::testing

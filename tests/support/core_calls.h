@@ -1,0 +1,18 @@
+// Core calls as the backend tests make them.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "common/error.h"
+#include "frontend/client.h"
+
+namespace gvirtus::testing {
+
+// One core Ping through `client`; true when the echo matches. Throws what the call throws.
+bool ping(Client& client, const std::string& text = "ping");
+
+// The kind of the gvirtus error `f` throws, or ErrorKind{0} when it returns.
+ErrorKind error_of(const std::function<void()>& f);
+
+}  // namespace gvirtus::testing
