@@ -32,12 +32,20 @@ const char* to_string(TestTransport transport) {
 
 BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
                                TestTransport transport)
-    : BackendProcess(BackendOptions{extra_json, plugins, transport}) {}
+    : BackendProcess([&] {
+        BackendOptions options;
+        options.extra_json = extra_json;
+        options.plugins = plugins;
+        options.transport = transport;
+        return options;
+      }()) {}
 
 BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
                                const std::string& endpoint_json)
     : BackendProcess([&] {
-        BackendOptions options{extra_json, plugins};
+        BackendOptions options;
+        options.extra_json = extra_json;
+        options.plugins = plugins;
         options.endpoint_json = endpoint_json;
         return options;
       }()) {}
