@@ -25,13 +25,13 @@
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    const cudaError_t rc_ = (call);                                                        \
-    if (rc_ != cudaSuccess) {                                                              \
+#define CHECK(call)                                                                         \
+  do {                                                                                      \
+    const cudaError_t rc_ = (call);                                                         \
+    if (rc_ != cudaSuccess) {                                                               \
       std::fprintf(stderr, "gpu_workloads: %s failed: %s\n", #call, cudaGetErrorName(rc_)); \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+      std::exit(1);                                                                         \
+    }                                                                                       \
   } while (0)
 
 namespace {
@@ -171,8 +171,7 @@ void matrix_mul(bool quick) {
 
 // Bandwidth of one direction and host memory kind at one size: repeated synchronous copies,
 // about 256 MiB in all (at least 3, at most 2000 copies), the whole loop timed.
-void memcpy_point(size_t bytes, bool to_device, bool pinned, void* host, void* device,
-                  bool first) {
+void memcpy_point(size_t bytes, bool to_device, bool pinned, void* host, void* device, bool first) {
   const int copies = int(std::clamp<size_t>((size_t(256) << 20) / bytes, 3, 2000));
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   CHECK(to_device ? cudaMemcpy(device, host, bytes, kind) : cudaMemcpy(host, device, bytes, kind));
@@ -185,8 +184,8 @@ void memcpy_point(size_t bytes, bool to_device, bool pinned, void* host, void* d
   std::printf(
       "%s    {\"bytes\": %zu, \"direction\": \"%s\", \"memory\": \"%s\", \"copies\": %d, "
       "\"us\": %.3f, \"GBps\": %.3f}",
-      first ? "" : ",\n", bytes, to_device ? "H2D" : "D2H", pinned ? "pinned" : "pageable",
-      copies, ms * 1e3 / copies, double(bytes) * copies / (ms * 1e6));
+      first ? "" : ",\n", bytes, to_device ? "H2D" : "D2H", pinned ? "pinned" : "pageable", copies,
+      ms * 1e3 / copies, double(bytes) * copies / (ms * 1e6));
 }
 
 void memcpy_bandwidth(bool quick) {

@@ -26,7 +26,7 @@
 namespace gvirtus {
 
 inline constexpr uint32_t kFrameMagic = 0x54525647;  // "GVRT" read as a little-endian u32
-inline constexpr uint16_t kProtocolVersion = 2;  // 2: authentication in the handshake
+inline constexpr uint16_t kProtocolVersion = 2;      // 2: authentication in the handshake
 inline constexpr size_t kFrameHeaderBytes = 32;
 
 enum FrameFlags : uint16_t {

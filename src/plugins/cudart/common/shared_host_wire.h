@@ -11,8 +11,8 @@
 //   cudaHostUnregisterShared u64 offset -> i32 result
 //   cudaMemcpyShared*        u64 device pointer, u64 offset, u64 count, i32 kind (HostToDevice:
 //                            from the shared memory; DeviceToHost: into it), [u64 stream for the
-//                            Async rows] -> i32 result. No data travels: the backend's runtime reads
-//                            or writes the shared memory itself, pinned, with the GPU's DMA.
+//                            Async rows] -> i32 result. No data travels: the backend's runtime
+//                            reads or writes the shared memory itself, pinned, with the GPU's DMA.
 #pragma once
 
 #include <cstdint>
