@@ -21,23 +21,6 @@ using namespace std::chrono_literals;
 
 constexpr size_t kLimit = size_t{65} << 20;  // room for the 64 MiB message plus a header
 
-std::vector<std::byte> pattern(size_t bytes, uint32_t seed) {
-  std::vector<std::byte> data(bytes);
-  uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : data) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    b = static_cast<std::byte>(x);
-  }
-  return data;
-}
-
-void send_one(Connection& c, ByteView data) {
-  const ByteView pieces[] = {data};
-  c.send(pieces);
-}
-
 class ConformanceTest : public ::testing::TestWithParam<TransportCase> {
  protected:
   // Connects a client and accepts it; both ends ready.

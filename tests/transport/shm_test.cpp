@@ -27,6 +27,7 @@
 #include "communicators/factory.h"
 #include "communicators/shm/shm_layout.h"
 #include "communicators/shm/shm_ring.h"
+#include "transport/transport_cases.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -88,23 +89,6 @@ Pair connect_pair(const Endpoint& e, size_t max = size_t{64} << 20) {
   p.client = client_end->connect(5s);
   accepter.join();
   return p;
-}
-
-std::vector<std::byte> pattern(size_t bytes, uint32_t seed) {
-  std::vector<std::byte> data(bytes);
-  uint32_t x = seed * 2654435761u + 1;
-  for (auto& b : data) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    b = static_cast<std::byte>(x);
-  }
-  return data;
-}
-
-void send_one(Connection& c, ByteView data) {
-  const ByteView pieces[] = {data};
-  c.send(pieces);
 }
 
 int count_fds() {

@@ -204,4 +204,21 @@ std::vector<TransportCase> builtin_cases() {
   };
 }
 
+std::vector<std::byte> pattern(size_t bytes, uint32_t seed) {
+  std::vector<std::byte> data(bytes);
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : data) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    b = static_cast<std::byte>(x);
+  }
+  return data;
+}
+
+void send_one(Connection& c, ByteView data) {
+  const ByteView pieces[] = {data};
+  c.send(pieces);
+}
+
 }  // namespace gvirtus::testing

@@ -32,6 +32,11 @@ std::vector<TransportCase> transport_cases();
 // The cases that need nothing from the machine (tcp, shm).
 std::vector<TransportCase> builtin_cases();
 
+// `bytes` of a xorshift pattern that `seed` selects: different messages differ everywhere.
+std::vector<std::byte> pattern(size_t bytes, uint32_t seed);
+// Sends `data` as one message of one piece.
+void send_one(Connection& c, ByteView data);
+
 // Shows the case's name in test output instead of its bytes.
 inline void PrintTo(const TransportCase& c, std::ostream* out) {
   *out << c.name;
