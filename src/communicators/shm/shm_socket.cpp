@@ -37,6 +37,23 @@ struct Hello {
   std::byte bytes[32];  // magic u64, version u32, pad u32, ring_bytes u64, base u64
 };
 
+// A hello with room for the passed fds, as one msghdr for sendmsg and recvmsg alike.
+struct HelloMessage {
+  Hello hello{};
+  iovec iov{hello.bytes, sizeof hello.bytes};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
+  msghdr msg{};
+
+  HelloMessage() {
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+  }
+  HelloMessage(const HelloMessage&) = delete;  // msg points into it
+  HelloMessage& operator=(const HelloMessage&) = delete;
+};
+
 std::string url(const std::string& path) {
   return "shm://" + path;
 }
@@ -202,20 +219,14 @@ class SocketListener final : public Listener {
     init_header(mapping.base(), options_.ring_bytes);
     UniqueFd bell0 = make_eventfd(), bell1 = make_eventfd();
 
-    Hello hello;
-    store_le<uint64_t>(hello.bytes, kMagic);
-    store_le<uint32_t>(hello.bytes + 8, kSocketHelloVersion);
-    store_le<uint32_t>(hello.bytes + 12, 0);
-    store_le<uint64_t>(hello.bytes + 16, options_.ring_bytes);
-    store_le<uint64_t>(hello.bytes + 24, reinterpret_cast<uintptr_t>(mapping.base()));
-    iovec iov{hello.bytes, sizeof hello.bytes};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    HelloMessage m;
+    std::byte* hello = m.hello.bytes;
+    store_le<uint64_t>(hello, kMagic);
+    store_le<uint32_t>(hello + 8, kSocketHelloVersion);
+    store_le<uint32_t>(hello + 12, 0);
+    store_le<uint64_t>(hello + 16, options_.ring_bytes);
+    store_le<uint64_t>(hello + 24, reinterpret_cast<uintptr_t>(mapping.base()));
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&m.msg);
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
     cmsg->cmsg_len = CMSG_LEN(sizeof(int) * kPassedFds);
@@ -223,9 +234,9 @@ class SocketListener final : public Listener {
     std::memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
     ssize_t sent;
     do {
-      sent = ::sendmsg(socket.get(), &msg, MSG_NOSIGNAL);
+      sent = ::sendmsg(socket.get(), &m.msg, MSG_NOSIGNAL);
     } while (sent < 0 && errno == EINTR);
-    if (sent != static_cast<ssize_t>(sizeof hello.bytes)) {
+    if (sent != static_cast<ssize_t>(sizeof m.hello)) {
       raise_errno("shm: sending the segment to " + peer, sent < 0 ? errno : EPIPE);
     }
     // memfd closes here: the mapping keeps the segment, and the client holds its own fd.
@@ -307,14 +318,9 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
     }
   }
   // The hello and the fds.
-  Hello hello{};
-  iovec iov{hello.bytes, sizeof hello.bytes};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
+  HelloMessage m;
+  msghdr& msg = m.msg;
+  const std::byte* hello = m.hello.bytes;
   ssize_t got;
   for (;;) {
     if (!wait_for(socket.get(), POLLIN, deadline)) {
@@ -342,16 +348,16 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
   }
   if (got < 0) raise_errno("cannot connect to " + name, errno);
   if (got == 0) raise(ErrorKind::kDisconnected, "cannot connect to " + name + ": it closed");
-  if (got != static_cast<ssize_t>(sizeof hello.bytes) || passed != kPassedFds ||
-      (msg.msg_flags & MSG_CTRUNC) != 0 || load_le<uint64_t>(hello.bytes) != kMagic) {
+  if (got != static_cast<ssize_t>(sizeof m.hello) || passed != kPassedFds ||
+      (msg.msg_flags & MSG_CTRUNC) != 0 || load_le<uint64_t>(hello) != kMagic) {
     raise(ErrorKind::kInvalidInput, name + " is not a gvirtus shm backend (bad hello)");
   }
-  if (load_le<uint32_t>(hello.bytes + 8) != kSocketHelloVersion) {
+  if (load_le<uint32_t>(hello + 8) != kSocketHelloVersion) {
     raise(ErrorKind::kInvalidInput,
-          name + " speaks shm hello version " + std::to_string(load_le<uint32_t>(hello.bytes + 8)) +
+          name + " speaks shm hello version " + std::to_string(load_le<uint32_t>(hello + 8)) +
               ", this build speaks " + std::to_string(kSocketHelloVersion));
   }
-  const uint64_t ring = load_le<uint64_t>(hello.bytes + 16);
+  const uint64_t ring = load_le<uint64_t>(hello + 16);
   struct stat st {};
   if (::fstat(fds[0].get(), &st) != 0) raise_errno("shm: fstat of the segment", errno);
   const int seals = ::fcntl(fds[0].get(), F_GET_SEALS);
@@ -364,7 +370,7 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
       (size - segment_bytes(ring)) % kArenaAlign != 0) {
     raise(ErrorKind::kInvalidInput, name + " passed a segment of the wrong size");
   }
-  auto* backend_base = reinterpret_cast<void*>(load_le<uint64_t>(hello.bytes + 24));
+  auto* backend_base = reinterpret_cast<void*>(load_le<uint64_t>(hello + 24));
   Mapping mapping;
   try {
     mapping = Mapping(fds[0].get(), size, "the shm segment of " + name, backend_base);
