@@ -32,23 +32,13 @@ const char* to_string(TestTransport transport) {
 
 BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
                                TestTransport transport)
-    : BackendProcess([&] {
-        BackendOptions options;
-        options.extra_json = extra_json;
-        options.plugins = plugins;
-        options.transport = transport;
-        return options;
-      }()) {}
+    : BackendProcess(
+          BackendOptions{.extra_json = extra_json, .plugins = plugins, .transport = transport}) {}
 
 BackendProcess::BackendProcess(const std::string& extra_json, const std::string& plugins,
                                const std::string& endpoint_json)
-    : BackendProcess([&] {
-        BackendOptions options;
-        options.extra_json = extra_json;
-        options.plugins = plugins;
-        options.endpoint_json = endpoint_json;
-        return options;
-      }()) {}
+    : BackendProcess(BackendOptions{
+          .extra_json = extra_json, .plugins = plugins, .endpoint_json = endpoint_json}) {}
 
 BackendProcess::BackendProcess(const BackendOptions& options)
     : transport_(options.transport),

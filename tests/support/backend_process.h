@@ -32,8 +32,8 @@ struct BackendOptions {
   uint16_t port = 0;                  // tcp; 0: the backend picks one
   // Replaces the endpoint when not empty (a custom shm one, rdma, vsock): the object the daemon
   // and its clients use, with "port":"0" where a port goes (replaced by the port the daemon logs).
-  std::string endpoint_json;
-  std::vector<std::string> exec_prefix;  // runs the backend under this (e.g. ip netns exec NS)
+  std::string endpoint_json{};
+  std::vector<std::string> exec_prefix{};  // runs the backend under this (e.g. ip netns exec NS)
 };
 
 class BackendProcess {
