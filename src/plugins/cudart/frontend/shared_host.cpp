@@ -21,6 +21,12 @@ struct Block {
   void* device;  // its device pointer, once the backend registered it
 };
 
+// A live block found for a pointer, and where the pointer is in the shared memory.
+struct Found {
+  Block block;
+  uint64_t at;  // the pointer's offset in the shared memory
+};
+
 // The current session's shared memory and the blocks placed in it. A forked child gets a new
 // session and so a new arena; blocks of the parent's arena are then simply not found here, and
 // copies from them carry their bytes as for any client memory.
@@ -62,16 +68,18 @@ class SharedArena {
   }
 
   // The live block holding [ptr, ptr + count) in the current arena.
-  std::optional<Block> find(const void* ptr, size_t count) {
+  std::optional<Found> find(const void* ptr, size_t count) {
     std::lock_guard lock(mutex_);
     const auto* p = static_cast<const std::byte*>(ptr);
     if (memory_.empty() || p < memory_.data() || p >= memory_.data() + memory_.size()) {
       return std::nullopt;
     }
-    const auto range = ranges_.find(static_cast<uint64_t>(p - memory_.data()), count);
+    const auto at = static_cast<uint64_t>(p - memory_.data());
+    const auto range = ranges_.find(at, count);
     if (!range) return std::nullopt;
     const auto device = devices_.find(range->offset);
-    return Block{range->offset, range->bytes, device == devices_.end() ? nullptr : device->second};
+    return Found{{range->offset, range->bytes, device == devices_.end() ? nullptr : device->second},
+                 at};
   }
 
   // In a forked child: no arena until the child's own session gives one. Only the forking
@@ -81,11 +89,6 @@ class SharedArena {
     memory_ = {};
     ranges_.reset(0);
     devices_.clear();
-  }
-
-  std::byte* base() {
-    std::lock_guard lock(mutex_);
-    return memory_.data();
   }
 
  private:
@@ -135,18 +138,20 @@ cudaError_t shared_host_alloc(size_t size, unsigned flags, SharedHostPlacement& 
 }
 
 std::optional<cudaError_t> shared_host_free(void* ptr) {
-  const auto block = arena().find(ptr, 1);
-  if (!block || arena().base() + block->offset != ptr) return std::nullopt;
+  const auto found = arena().find(ptr, 1);
+  if (!found || found->at != found->block.offset) return std::nullopt;  // not its start
+  const uint64_t offset = found->block.offset;
   const cudaError_t rc = remote_sync(
-      Fn::cudaHostUnregisterShared, [&](WireWriter& w) { w.put<uint64_t>(block->offset); },
+      Fn::cudaHostUnregisterShared, [&](WireWriter& w) { w.put<uint64_t>(offset); },
       [](WireReader&) {});
-  arena().give_back(block->offset);
+  arena().give_back(offset);
   return rc;
 }
 
 std::optional<uint64_t> shared_host_offset(const void* ptr, size_t count) {
-  if (!arena().find(ptr, count)) return std::nullopt;
-  return static_cast<uint64_t>(static_cast<const std::byte*>(ptr) - arena().base());
+  const auto found = arena().find(ptr, count);
+  if (!found) return std::nullopt;
+  return found->at;
 }
 
 const std::byte* shared_host_arena() {
@@ -154,10 +159,9 @@ const std::byte* shared_host_arena() {
 }
 
 std::optional<void*> shared_host_device_pointer(const void* ptr) {
-  const auto block = arena().find(ptr, 1);
-  if (!block || block->device == nullptr) return std::nullopt;
-  const auto within = static_cast<const std::byte*>(ptr) - (arena().base() + block->offset);
-  return static_cast<std::byte*>(block->device) + within;
+  const auto found = arena().find(ptr, 1);
+  if (!found || found->block.device == nullptr) return std::nullopt;
+  return static_cast<std::byte*>(found->block.device) + (found->at - found->block.offset);
 }
 
 }  // namespace gvirtus::cudart
