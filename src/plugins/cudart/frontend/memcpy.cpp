@@ -1,4 +1,5 @@
 // cudaMemcpy: host data travels in the request (to the device) or in the reply (from it).
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -52,15 +53,22 @@ struct Chunk {
 // chunk later at worst (its result is read and dropped; the first failure is returned, and the
 // backend's runtime has recorded it as the last error, as natively).
 cudaError_t copy_chunks(const Chunk& whole) {
+  // A copy of 0 bytes is still one call: the runtime checks its arguments all the same.
+  const size_t chunks =
+      std::max<size_t>(1, (whole.count + kMemcpyChunkBytes - 1) / kMemcpyChunkBytes);
+  auto chunk = [&](size_t k) {
+    Chunk c = whole;
+    c.dst += k * kMemcpyChunkBytes;
+    c.src += k * kMemcpyChunkBytes;
+    c.count = std::min(kMemcpyChunkBytes, whole.count - k * kMemcpyChunkBytes);
+    return c;
+  };
   if (!whole.waits()) {
-    for (size_t done = 0; done < whole.count || done == 0; done += kMemcpyChunkBytes) {
-      Chunk c = whole;
-      c.dst += done;
-      c.src += done;
-      c.count = std::min(kMemcpyChunkBytes, whole.count - done);
+    for (size_t k = 0; k < chunks; ++k) {
+      const Chunk c = chunk(k);
       const cudaError_t rc =
           remote_async(Fn::cudaMemcpyAsyncPush, [&](WireWriter& w) { c.encode(w); });
-      if (rc != cudaSuccess || whole.count == 0) return rc;
+      if (rc != cudaSuccess) return rc;
     }
     return cudaSuccess;
   }
@@ -72,11 +80,8 @@ cudaError_t copy_chunks(const Chunk& whole) {
     in_flight.reset();
     return rc;
   };
-  for (size_t done = 0; done < whole.count || done == 0; done += kMemcpyChunkBytes) {
-    Chunk c = whole;
-    c.dst += done;
-    c.src += done;
-    c.count = std::min(kMemcpyChunkBytes, whole.count - done);
+  for (size_t k = 0; k < chunks; ++k) {
+    const Chunk c = chunk(k);
     RemotePending sent = remote_begin(fn, [&](WireWriter& w) { c.encode(w); });
     if (in_flight) {
       if (const cudaError_t rc = finish(); rc != cudaSuccess) {
@@ -85,7 +90,6 @@ cudaError_t copy_chunks(const Chunk& whole) {
       }
     }
     in_flight.emplace(c, sent);
-    if (whole.count == 0) break;
   }
   return finish();
 }
