@@ -99,13 +99,7 @@ cudaError_t copy_chunks(const Chunk& whole) {
 // an asynchronous one completes with its stream, and the application synchronises before it reads.
 cudaError_t copy_shared(void* device, uint64_t offset, size_t count, cudaMemcpyKind kind,
                         const cudaStream_t* stream) {
-  auto encode = [&](WireWriter& w) {
-    w.put<uint64_t>(reinterpret_cast<uintptr_t>(device));
-    w.put<uint64_t>(offset);
-    w.put<uint64_t>(count);
-    w.put<int32_t>(kind);
-    if (stream != nullptr) put_value(w, *stream);
-  };
+  auto encode = [&](WireWriter& w) { put_shared_copy(w, device, offset, count, kind, stream); };
   if (stream == nullptr) return remote_sync(Fn::cudaMemcpyShared, encode, [](WireReader&) {});
   if (!within_device_allocation(device, count)) {
     return remote_sync(Fn::cudaMemcpySharedAsyncPull, encode, [](WireReader&) {});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "plugins/cudart/frontend/shared_host.h"
 #include "plugins/cudart/frontend/shared_staging.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -39,10 +40,8 @@ std::optional<cudaError_t> copy_staged(void* device, void* host, size_t count,
     const int b = static_cast<int>(k % 2);
     if (to_device) std::memcpy(lease.block(b), mem + k * kBlock, bytes_of(k));
     in_flight[b] = InFlight{k, remote_begin(Fn::cudaMemcpyShared, [&](WireWriter& w) {
-                              w.put<uint64_t>(reinterpret_cast<uintptr_t>(dev + k * kBlock));
-                              w.put<uint64_t>(lease.offset(b));
-                              w.put<uint64_t>(bytes_of(k));
-                              w.put<int32_t>(kind);
+                              put_shared_copy(w, dev + k * kBlock, lease.offset(b), bytes_of(k),
+                                              kind, nullptr);
                             })};
   };
   // Reads the result of the chunk in block b; from the device, takes its bytes out of the block.

@@ -154,6 +154,15 @@ std::optional<uint64_t> shared_host_offset(const void* ptr, size_t count) {
   return found->at;
 }
 
+void put_shared_copy(WireWriter& w, const void* device, uint64_t offset, uint64_t count,
+                     cudaMemcpyKind kind, const cudaStream_t* stream) {
+  w.put<uint64_t>(reinterpret_cast<uintptr_t>(device));
+  w.put<uint64_t>(offset);
+  w.put<uint64_t>(count);
+  w.put<int32_t>(kind);
+  if (stream != nullptr) put_value(w, *stream);
+}
+
 const std::byte* shared_host_arena() {
   return arena().current().data();
 }

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/wire.h"
+
 namespace gvirtus::cudart {
 
 struct SharedHostPlacement {
@@ -35,6 +37,10 @@ std::optional<uint64_t> shared_host_offset(const void* ptr, size_t count);
 // The start of the current session's shared memory (nullptr when it shares none): identifies
 // the arena, so that what was made in another session's can be told apart.
 const std::byte* shared_host_arena();
+
+// A cudaMemcpyShared* request (common/shared_host_wire.h); `stream` for the Async rows.
+void put_shared_copy(WireWriter& w, const void* device, uint64_t offset, uint64_t count,
+                     cudaMemcpyKind kind, const cudaStream_t* stream);
 
 // The device pointer of `ptr` in a shared block (all are mapped, as under unified addressing).
 std::optional<void*> shared_host_device_pointer(const void* ptr);
