@@ -1,6 +1,7 @@
 // Hand-written backend handlers for the custom rows of cudart_calls.txt.
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
+#include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 
 #include <algorithm>
@@ -19,10 +20,14 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
   const uint64_t count = in.get<uint64_t>();
   const auto kind = static_cast<cudaMemcpyKind>(in.get<int32_t>());
   const cudaStream_t stream = with_stream ? get_value<cudaStream_t>(in) : nullptr;
-  auto memcpy_on_backend = [&](void* to, const void* from) {
+  // The client's pointers reach the runtime only as the device side of a copy, once vetted; the
+  // host side is always a buffer of ours.
+  auto memcpy_on_backend = [&](void* to, const void* from, cudaError_t vetted) {
+    if (vetted != cudaSuccess) return vetted;
     return with_stream ? ::cudaMemcpyAsync(to, from, count, kind, stream)
                        : ::cudaMemcpy(to, from, count, kind);
   };
+  const cudaError_t stream_ok = with_stream ? vet(stream) : cudaSuccess;
   if (count > kMemcpyChunkBytes) {
     raise(ErrorKind::kInvalidInput, "cudaMemcpy chunk of " + std::to_string(count) + " bytes");
   }
@@ -33,14 +38,16 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
     case cudaMemcpyHostToDevice: {
       const auto data = in.get_raw(count);
       in.expect_end();
-      result = memcpy_on_backend(dst, data.data());
+      result = memcpy_on_backend(dst, data.data(),
+                                 first_failure(stream_ok, vet_device_pointer(dst, count)));
       break;
     }
     case cudaMemcpyDeviceToHost: {
       in.expect_end();
       out.put<uint64_t>(count);
       std::byte* landing = out.put_space(count);  // the reply buffer is the staging buffer
-      result = memcpy_on_backend(landing, src);
+      result =
+          memcpy_on_backend(landing, src, first_failure(stream_ok, vet_device_pointer(src, count)));
       break;
     }
     case cudaMemcpyHostToHost: {
@@ -48,12 +55,14 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
       in.expect_end();
       out.put<uint64_t>(count);
       std::byte* landing = out.put_space(count);
-      result = memcpy_on_backend(landing, data.data());
+      result = memcpy_on_backend(landing, data.data(), stream_ok);
       break;
     }
-    default:  // device to device, or a kind the runtime itself must judge
+    default:  // device to device (cudaMemcpyDefault included), or a kind for the runtime to judge
       in.expect_end();
-      result = memcpy_on_backend(dst, src);
+      result = memcpy_on_backend(
+          dst, src,
+          first_failure(stream_ok, vet_device_pointer(dst, count), vet_device_pointer(src, count)));
       break;
   }
   out.store_at<int32_t>(at, result);
@@ -80,7 +89,16 @@ cudaError_t run_memcpy_2d(WireReader& in, WireWriter& out, bool with_stream) {
     raise(ErrorKind::kInvalidInput, "cudaMemcpy2D chunk of " + std::to_string(width) + " x " +
                                         std::to_string(height) + " bytes");
   }
-  auto copy = [&](void* to, size_t to_pitch, const void* from, size_t from_pitch) {
+  // The device side's extent: rows of `pitch`, the last one `width` long.
+  auto extent = [&](uint64_t pitch) {
+    if (height == 0 || width == 0) return uint64_t{0};
+    if (pitch != 0 && height - 1 > (UINT64_MAX - width) / pitch) return UINT64_MAX;
+    return pitch * (height - 1) + width;
+  };
+  const cudaError_t stream_ok = with_stream ? vet(stream) : cudaSuccess;
+  auto copy = [&](void* to, size_t to_pitch, const void* from, size_t from_pitch,
+                  cudaError_t vetted) {
+    if (vetted != cudaSuccess) return vetted;
     return with_stream
                ? ::cudaMemcpy2DAsync(to, to_pitch, from, from_pitch, width, height, kind, stream)
                : ::cudaMemcpy2D(to, to_pitch, from, from_pitch, width, height, kind);
@@ -91,15 +109,19 @@ cudaError_t run_memcpy_2d(WireReader& in, WireWriter& out, bool with_stream) {
   if (from_host) {
     const auto rows = in.get_raw(width * height);
     in.expect_end();
-    result = copy(dst, dpitch, rows.data(), width);
+    result = copy(dst, dpitch, rows.data(), width,
+                  first_failure(stream_ok, vet_device_pointer(dst, extent(dpitch))));
   } else if (to_host) {
     in.expect_end();
     out.put<uint64_t>(width * height);
     std::byte* landing = out.put_space(width * height);
-    result = copy(landing, width, src, spitch);
+    result = copy(landing, width, src, spitch,
+                  first_failure(stream_ok, vet_device_pointer(src, extent(spitch))));
   } else {  // device to device, or a kind for the runtime to reject
     in.expect_end();
-    result = copy(dst, dpitch, src, spitch);
+    result = copy(dst, dpitch, src, spitch,
+                  first_failure(stream_ok, vet_device_pointer(dst, extent(dpitch)),
+                                vet_device_pointer(src, extent(spitch))));
   }
   out.store_at<int32_t>(at, result);
   if (result != cudaSuccess) out.truncate(at + sizeof(int32_t));

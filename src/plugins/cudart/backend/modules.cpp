@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/common/module_wire.h"
 
@@ -207,10 +208,13 @@ cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
   for (uint32_t offset : kernel.offsets) args.push_back(buffer + offset);
   const void* function = reinterpret_cast<const void*>(kernel.handle);
   void** arguments = args.empty() ? nullptr : args.data();
-  const cudaError_t result =
-      cooperative
-          ? ::cudaLaunchCooperativeKernel(function, grid, block, arguments, shared_bytes, stream)
-          : ::cudaLaunchKernel(function, grid, block, arguments, shared_bytes, stream);
+  cudaError_t result = vet(stream);
+  if (result == cudaSuccess) {
+    result =
+        cooperative
+            ? ::cudaLaunchCooperativeKernel(function, grid, block, arguments, shared_bytes, stream)
+            : ::cudaLaunchKernel(function, grid, block, arguments, shared_bytes, stream);
+  }
   out.put<int32_t>(result);
   return result;
 }

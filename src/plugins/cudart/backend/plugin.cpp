@@ -8,6 +8,7 @@
 #include "plugins/cudart/backend/allocation_ledger.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
+#include "plugins/cudart/backend/vetting.h"
 
 namespace gvirtus::cudart {
 namespace {
@@ -20,11 +21,23 @@ class CudartSession final : public PluginSession {
     const auto fn = static_cast<Fn>(call_function(call.header.call_id));
     const WireReader request = call.args;  // a copy before decoding, for the ledger
     cudaError_t result = cudaSuccess;
+    begin_vetted_call();
     if (!run_generated(fn, call.args, call.reply, result) &&
         !run_custom(fn, call.args, call.reply, result)) {
       raise(ErrorKind::kUnimplemented, "cudart call " +
                                            std::to_string(call_function(call.header.call_id)) +
                                            " is not served by this backend");
+    }
+    if (fn == Fn::cudaGetLastError || fn == Fn::cudaPeekAtLastError) {
+      // A call the backend rejected is newer than anything the runtime's last error holds.
+      const cudaError_t merged = merge_last_error(result, fn == Fn::cudaGetLastError);
+      call.reply.store_at<int32_t>(0, merged);
+    } else {
+      end_vetted_call(result);
+    }
+    if (fn == Fn::cudaDeviceReset && result == cudaSuccess) {
+      int device = -1;
+      if (::cudaGetDevice(&device) == cudaSuccess) session_handles().forget_device(device);
     }
     // An asynchronous call's failure needs no reply: the real runtime has recorded it, and the
     // application's next cudaGetLastError or synchronising call reports it, as natively.
@@ -42,6 +55,7 @@ class CudartPlugin final : public BackendPlugin {
   PluginIdentity identity() const override { return kIdentity; }
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     set_shared_memory(session.shared_memory);  // one session per worker process
+    session_handles().clear();
     return std::make_unique<CudartSession>(session.device_bytes);
   }
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/common/shared_host_wire.h"
 
@@ -53,6 +54,14 @@ unsigned register_flags(uint32_t host_alloc_flags) {
 void set_shared_memory(std::span<std::byte> memory) {
   std::lock_guard lock(state().mutex);
   state().memory = memory;
+}
+
+bool in_shared_memory(const void* address) {
+  std::lock_guard lock(state().mutex);
+  const auto memory = state().memory;
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  const auto base = reinterpret_cast<uintptr_t>(memory.data());
+  return at >= base && at - base < memory.size();  // an empty span holds nothing
 }
 
 cudaError_t run_host_register_shared(WireReader& in, WireWriter& out) {
@@ -120,8 +129,12 @@ cudaError_t run_memcpy_shared(WireReader& in, WireWriter& out, bool with_stream)
   std::byte* host = shared_range(offset, count, "cudaMemcpyShared");
   std::byte* to = kind == cudaMemcpyHostToDevice ? device : host;
   const std::byte* from = kind == cudaMemcpyHostToDevice ? host : device;
-  const cudaError_t result = with_stream ? ::cudaMemcpyAsync(to, from, count, kind, stream)
-                                         : ::cudaMemcpy(to, from, count, kind);
+  cudaError_t result =
+      first_failure(with_stream ? vet(stream) : cudaSuccess, vet_device_pointer(device, count));
+  if (result == cudaSuccess) {
+    result = with_stream ? ::cudaMemcpyAsync(to, from, count, kind, stream)
+                         : ::cudaMemcpy(to, from, count, kind);
+  }
   out.put<int32_t>(result);
   return result;
 }

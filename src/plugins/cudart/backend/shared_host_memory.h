@@ -16,6 +16,9 @@ namespace gvirtus::cudart {
 // Called once per session (one session per worker process) with the transport's shared memory.
 void set_shared_memory(std::span<std::byte> memory);
 
+// Whether `address` lies in the session's shared memory (pages the client maps too).
+bool in_shared_memory(const void* address);
+
 cudaError_t run_host_register_shared(WireReader& in, WireWriter& out);
 cudaError_t run_host_unregister_shared(WireReader& in, WireWriter& out);
 // `with_stream`: the Async rows.

@@ -1,0 +1,141 @@
+// The backend's handle table and vetting rules (backend/vetting.h), in this process: which
+// handles pass, how a destroy takes a handle out and puts it back when the destroy fails, what a
+// device reset forgets, and which addresses count as device memory.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "plugins/cudart/backend/shared_host_memory.h"
+#include "plugins/cudart/backend/vetting.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+template <typename Handle>
+Handle made_up(uintptr_t value) {
+  return reinterpret_cast<Handle>(value);
+}
+
+class HandleTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override { session_handles().clear(); }
+  void TearDown() override {
+    session_handles().clear();
+    (void)merge_last_error(cudaSuccess, true);
+  }
+};
+
+TEST_F(HandleTableTest, a_handle_is_held_as_the_kind_it_was_adopted_as) {
+  HandleTable table;
+  const int stream = 0, event = 0;
+  table.adopt(HandleKind::kStream, &stream, 0);
+  table.adopt(HandleKind::kEvent, &event, 1);
+  EXPECT_TRUE(table.holds(HandleKind::kStream, &stream));
+  EXPECT_FALSE(table.holds(HandleKind::kEvent, &stream));
+  EXPECT_TRUE(table.holds(HandleKind::kEvent, &event));
+  EXPECT_FALSE(table.holds(HandleKind::kMemPool, &event));
+  EXPECT_EQ(table.release(HandleKind::kEvent, &stream), HandleTable::kNotHeld);
+  EXPECT_EQ(table.release(HandleKind::kEvent, &event), 1);
+  EXPECT_FALSE(table.holds(HandleKind::kEvent, &event));
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST_F(HandleTableTest, a_device_reset_forgets_that_devices_streams_and_events_and_every_pool) {
+  HandleTable table;
+  const int a = 0, b = 0, c = 0, pool = 0;
+  table.adopt(HandleKind::kStream, &a, 0);
+  table.adopt(HandleKind::kEvent, &b, 0);
+  table.adopt(HandleKind::kStream, &c, 1);
+  table.adopt(HandleKind::kMemPool, &pool, 1);
+  table.forget_device(0);
+  EXPECT_FALSE(table.holds(HandleKind::kStream, &a));
+  EXPECT_FALSE(table.holds(HandleKind::kEvent, &b));
+  EXPECT_TRUE(table.holds(HandleKind::kStream, &c));
+  EXPECT_FALSE(table.holds(HandleKind::kMemPool, &pool));
+}
+
+TEST_F(HandleTableTest, only_held_handles_and_the_runtimes_own_pass) {
+  const auto stream = made_up<cudaStream_t>(0x5000);
+  const auto event = made_up<cudaEvent_t>(0x6000);
+  const auto pool = made_up<cudaMemPool_t>(0x7000);
+  EXPECT_EQ(vet(stream), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(vet(event), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(vet(pool), cudaErrorInvalidResourceHandle);
+  session_handles().adopt(HandleKind::kStream, stream, 0);
+  session_handles().adopt(HandleKind::kEvent, event, 0);
+  session_handles().adopt(HandleKind::kMemPool, pool, 0);
+  EXPECT_EQ(vet(stream), cudaSuccess);
+  EXPECT_EQ(vet(event), cudaSuccess);
+  EXPECT_EQ(vet(pool), cudaSuccess);
+  // A stream's address named as an event is still refused.
+  EXPECT_EQ(vet(made_up<cudaEvent_t>(0x5000)), cudaErrorInvalidResourceHandle);
+  for (cudaStream_t own : {cudaStream_t{nullptr}, cudaStreamLegacy, cudaStreamPerThread}) {
+    EXPECT_EQ(vet(own), cudaSuccess);
+  }
+  EXPECT_EQ(vet(cudaEvent_t{nullptr}), cudaSuccess);  // the runtime itself refuses null
+}
+
+TEST_F(HandleTableTest, a_destroy_takes_the_handle_out_and_puts_it_back_if_it_fails) {
+  const auto stream = made_up<cudaStream_t>(0x5000);
+  session_handles().adopt(HandleKind::kStream, stream, 3);
+  {
+    HandleRelease release(stream);
+    EXPECT_EQ(release.vetted(), cudaSuccess);
+    // While the destroy runs, the address is free: another thread may be handed it anew.
+    EXPECT_FALSE(session_handles().holds(HandleKind::kStream, stream));
+  }  // not destroyed: back in the table
+  EXPECT_EQ(vet(stream), cudaSuccess);
+  {
+    HandleRelease release(stream);
+    release.destroyed();
+  }
+  EXPECT_EQ(vet(stream), cudaErrorInvalidResourceHandle);
+  HandleRelease twice(stream);
+  EXPECT_EQ(twice.vetted(), cudaErrorInvalidResourceHandle);
+}
+
+TEST_F(HandleTableTest, a_rejection_is_the_last_error_until_read_or_overtaken_by_the_runtime) {
+  begin_vetted_call();
+  EXPECT_EQ(vet(made_up<cudaStream_t>(0x5000)), cudaErrorInvalidResourceHandle);
+  end_vetted_call(cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(merge_last_error(cudaSuccess, false), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(merge_last_error(cudaSuccess, true), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(merge_last_error(cudaSuccess, true), cudaSuccess);
+
+  begin_vetted_call();
+  (void)vet(made_up<cudaStream_t>(0x5000));
+  end_vetted_call(cudaErrorInvalidResourceHandle);
+  begin_vetted_call();
+  end_vetted_call(cudaSuccess);  // a later success leaves the error, as natively
+  EXPECT_EQ(merge_last_error(cudaSuccess, false), cudaErrorInvalidResourceHandle);
+  begin_vetted_call();
+  end_vetted_call(cudaErrorInvalidValue);  // a later failure of the runtime's own is newer
+  EXPECT_EQ(merge_last_error(cudaErrorInvalidValue, true), cudaErrorInvalidValue);
+}
+
+TEST_F(HandleTableTest, shared_memory_is_device_side_and_this_processs_own_memory_never_is) {
+  std::vector<std::byte> shared(1 << 16);
+  set_shared_memory(shared);
+  EXPECT_EQ(vet_device_pointer(shared.data(), shared.size()), cudaSuccess);
+  EXPECT_EQ(vet_device_pointer(nullptr, 64), cudaSuccess);  // the runtime refuses null itself
+  int ours = 0;
+  // With a GPU the runtime knows this as host memory: cudaErrorInvalidValue. Without a driver it
+  // cannot say, and its own error comes back. Never success.
+  const cudaError_t own = vet_device_pointer(&ours, sizeof ours);
+  EXPECT_NE(own, cudaSuccess);
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0) {
+    EXPECT_EQ(own, cudaErrorInvalidValue);
+  }
+  // A range that starts in shared memory and ends outside it is checked at both ends.
+  EXPECT_NE(vet_device_pointer(shared.data() + shared.size() - 8, 4096), cudaSuccess);
+  EXPECT_EQ(vet_device_pointer(reinterpret_cast<void*>(UINTPTR_MAX - 8), 64),
+            cudaErrorInvalidValue);
+  set_shared_memory({});
+}
+
+}  // namespace
+}  // namespace gvirtus::cudart

@@ -1,0 +1,240 @@
+// Handles and device pointers a client names are vetted before they reach NVIDIA's runtime
+// (backend/vetting.h): through a real backend, a made-up stream, event or pool handle gets
+// cudaErrorInvalidResourceHandle (on every machine: the check runs before the runtime), the
+// worker's own memory is never accepted as device memory, and the session goes on. With a GPU,
+// the handles a session created work, and a destroyed one, or another session's, is refused.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "common/wire.h"
+#include "frontend/client.h"
+#include "plugins/cudart/cudart_calls.h"
+#include "support/backend_process.h"
+#include "support/core_calls.h"
+
+namespace gvirtus::testing {
+namespace {
+
+namespace cr = cudart;
+
+constexpr uint64_t kMadeUpHandle = 0x7f00deadbee0;
+
+class Vetting : public ::testing::TestWithParam<TestTransport> {
+ protected:
+  Vetting() : backend_("", R"(["cudart"])", GetParam()) {}
+
+  Client client() { return Client(backend_.client_config(), {to_ref(cr::kIdentity)}); }
+
+  // A synchronous cudart call: its result, and the rest of its reply in `rest` if asked.
+  static cudaError_t call(Client& client, cr::Fn fn, const WireWriter& request,
+                          std::string* rest = nullptr) {
+    const ByteView piece = request.view();
+    int32_t result = -1;
+    client.call(cr::call_id(fn), std::span(&piece, 1), [&](WireReader& in) {
+      result = in.get<int32_t>();
+      const auto more = in.get_raw(in.remaining());
+      if (rest != nullptr) rest->assign(reinterpret_cast<const char*>(more.data()), more.size());
+    });
+    return static_cast<cudaError_t>(result);
+  }
+
+  static void post(Client& client, cr::Fn fn, const WireWriter& request) {
+    const ByteView piece = request.view();
+    client.send_async(cr::call_id(fn), std::span(&piece, 1));
+  }
+
+  static WireWriter handle(uint64_t value) {
+    WireWriter w;
+    w.put<uint64_t>(value);
+    return w;
+  }
+
+  static cudaError_t last_error(Client& client, bool reset) {
+    return call(client, reset ? cr::Fn::cudaGetLastError : cr::Fn::cudaPeekAtLastError,
+                WireWriter());
+  }
+
+  // What the backend's runtime says of its devices: cudaSuccess with a count, or its own error.
+  static cudaError_t device_count(Client& client, int& count) {
+    WireWriter w;
+    w.put<uint8_t>(1);
+    w.put<int32_t>(0);
+    std::string rest;
+    const cudaError_t result = call(client, cr::Fn::cudaGetDeviceCount, w, &rest);
+    count = 0;
+    if (rest.size() == 1 + sizeof(int32_t)) std::memcpy(&count, rest.data() + 1, sizeof count);
+    return result;
+  }
+
+  // A stream created on the backend, if its runtime can create one.
+  static std::optional<uint64_t> create_stream(Client& client) {
+    WireWriter w;
+    w.put<uint8_t>(1);
+    w.put<uint64_t>(0);
+    std::string rest;
+    if (call(client, cr::Fn::cudaStreamCreate, w, &rest) != cudaSuccess) return std::nullopt;
+    uint64_t stream = 0;
+    if (rest.size() != 1 + sizeof stream) return std::nullopt;
+    std::memcpy(&stream, rest.data() + 1, sizeof stream);
+    return stream;
+  }
+
+  bool logged(const std::string& text) {
+    return eventually(5000, [&] { return backend_.log().find(text) != std::string::npos; });
+  }
+
+  BackendProcess backend_;
+};
+
+TEST_P(Vetting, made_up_stream_event_and_pool_handles_are_refused_and_the_session_goes_on) {
+  Client c = client();
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamSynchronize, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamQuery, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamDestroy, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaEventSynchronize, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaEventDestroy, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  WireWriter trim = handle(kMadeUpHandle);
+  trim.put<uint64_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaMemPoolTrimTo, trim), cudaErrorInvalidResourceHandle);
+  // A copy on a made-up stream: refused before any byte is copied, so no data comes back.
+  WireWriter pull;
+  pull.put<uint64_t>(0);
+  pull.put<uint64_t>(0x1000);
+  pull.put<uint64_t>(64);
+  pull.put<int32_t>(cudaMemcpyDeviceToHost);
+  pull.put<uint64_t>(kMadeUpHandle);
+  std::string data;
+  EXPECT_EQ(call(c, cr::Fn::cudaMemcpyAsyncPull, pull, &data), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(data.empty());
+  EXPECT_TRUE(logged("rejected stream")) << backend_.log();
+  EXPECT_TRUE(ping(c));
+}
+
+TEST_P(Vetting, the_runtimes_own_streams_and_null_reach_the_runtime) {
+  Client c = client();
+  int devices = 0;
+  const cudaError_t runtime = device_count(c, devices);
+  for (uint64_t stream : {uint64_t{0}, reinterpret_cast<uint64_t>(cudaStreamLegacy),
+                          reinterpret_cast<uint64_t>(cudaStreamPerThread)}) {
+    // The runtime's answer: success with a GPU, its initialisation error without one.
+    EXPECT_EQ(call(c, cr::Fn::cudaStreamSynchronize, handle(stream)), runtime) << stream;
+  }
+}
+
+TEST_P(Vetting, a_refused_asynchronous_call_is_the_threads_last_error_until_read) {
+  Client c = client();
+  int devices = 0;
+  const cudaError_t runtime = device_count(c, devices);
+  // What the runtime's last error says when nothing new has failed (without a driver it repeats
+  // its initialisation error).
+  (void)last_error(c, true);
+  const cudaError_t quiet = last_error(c, true);
+  WireWriter record = handle(kMadeUpHandle);
+  record.put<uint64_t>(0);
+  post(c, cr::Fn::cudaEventRecord, record);  // no reply: the rejection waits for the next query
+  EXPECT_EQ(last_error(c, false), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(last_error(c, true), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(last_error(c, true), quiet);
+  // A failure the runtime reports later is newer than a rejection, and replaces it.
+  post(c, cr::Fn::cudaEventRecord, record);
+  (void)device_count(c, devices);
+  EXPECT_EQ(last_error(c, true), runtime == cudaSuccess ? cudaErrorInvalidResourceHandle : runtime);
+}
+
+// An address inside the worker process: its heap, or failing that any writable mapping.
+uint64_t worker_address(pid_t worker) {
+  std::ifstream maps("/proc/" + std::to_string(worker) + "/maps");
+  std::string line;
+  uint64_t writable = 0;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms;
+    fields >> range >> perms;
+    const uint64_t start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+    if (line.find("[heap]") != std::string::npos) return start + 4096;
+    if (writable == 0 && perms.starts_with("rw")) writable = start;
+  }
+  return writable;
+}
+
+TEST_P(Vetting, the_workers_own_memory_is_never_taken_for_device_memory) {
+  Client c = client();
+  int devices = 0;
+  const cudaError_t runtime = device_count(c, devices);
+  // With a GPU the runtime knows the address as host memory and the backend refuses it; without
+  // one the runtime cannot say, and its own error comes back, as the call itself would return.
+  const cudaError_t expected =
+      runtime == cudaSuccess && devices > 0 ? cudaErrorInvalidValue : runtime;
+  ASSERT_NE(expected, cudaSuccess);
+  const uint64_t inside = worker_address(static_cast<pid_t>(c.backend().worker_pid));
+  ASSERT_NE(inside, 0u);
+
+  WireWriter write_into;  // host to device, "device" being the worker's heap
+  write_into.put<uint64_t>(inside);
+  write_into.put<uint64_t>(0);
+  write_into.put<uint64_t>(64);
+  write_into.put<int32_t>(cudaMemcpyHostToDevice);
+  write_into.put_raw(std::string(64, 'x').data(), 64);
+  EXPECT_EQ(call(c, cr::Fn::cudaMemcpy, write_into), expected);
+
+  WireWriter read_from;  // cudaMemcpyDefault, both sides in the worker
+  read_from.put<uint64_t>(inside);
+  read_from.put<uint64_t>(inside + 64);
+  read_from.put<uint64_t>(64);
+  read_from.put<int32_t>(cudaMemcpyDefault);
+  EXPECT_EQ(call(c, cr::Fn::cudaMemcpy, read_from), expected);
+
+  WireWriter memset;
+  memset.put<uint64_t>(inside);
+  memset.put<int32_t>(0);
+  memset.put<uint64_t>(64);
+  EXPECT_EQ(call(c, cr::Fn::cudaMemset, memset), expected);
+
+  WireWriter wrapping;  // a range that wraps around the address space
+  wrapping.put<uint64_t>(0);
+  wrapping.put<uint64_t>(UINT64_MAX - 8);
+  wrapping.put<uint64_t>(64);
+  wrapping.put<int32_t>(cudaMemcpyDeviceToHost);
+  EXPECT_EQ(call(c, cr::Fn::cudaMemcpy, wrapping), cudaErrorInvalidValue);
+  EXPECT_TRUE(ping(c));
+}
+
+TEST_P(Vetting, a_sessions_streams_work_until_destroyed_and_only_for_that_session) {
+  Client c = client();
+  const std::optional<uint64_t> stream = create_stream(c);
+  if (!stream) GTEST_SKIP() << "the backend's runtime cannot create a stream here (no GPU)";
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamSynchronize, handle(*stream)), cudaSuccess);
+  Client other = client();
+  EXPECT_EQ(call(other, cr::Fn::cudaStreamSynchronize, handle(*stream)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamDestroy, handle(*stream)), cudaSuccess);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamSynchronize, handle(*stream)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamDestroy, handle(*stream)), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaDeviceReset, WireWriter()), cudaSuccess);
+  const std::optional<uint64_t> after_reset = create_stream(c);
+  ASSERT_TRUE(after_reset.has_value());
+  EXPECT_EQ(call(c, cr::Fn::cudaDeviceReset, WireWriter()), cudaSuccess);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamSynchronize, handle(*after_reset)),
+            cudaErrorInvalidResourceHandle);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, Vetting,
+                         ::testing::Values(TestTransport::tcp, TestTransport::shm),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+}  // namespace
+}  // namespace gvirtus::testing
