@@ -77,6 +77,18 @@ TEST_F(HostileCudart, launch_of_a_kernel_never_resolved_ends_the_session) {
   expect_session_ended_alone(c);
 }
 
+TEST_F(HostileCudart, an_enum_value_outside_its_types_range_ends_the_session) {
+  // The stub answers such values itself (StubEnums), so only a hostile client sends one; the
+  // backend never turns it into an enum object (undefined behaviour) nor passes it on.
+  Client c = client();
+  WireWriter w;
+  w.put<uint32_t>(1u << 20);  // enum cudaLimit
+  w.put<uint64_t>(0);
+  EXPECT_EQ(send(c, cr::Fn::cudaDeviceSetLimit, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("outside the range of its type")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
 TEST_F(HostileCudart, a_kernel_call_naming_an_unknown_id_ends_the_session) {
   Client c = client();
   WireWriter w;

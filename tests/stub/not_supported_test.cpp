@@ -3,55 +3,18 @@
 // with dlopen (as an application's loader would) and has its stderr captured.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <functional>
 #include <regex>
 #include <string>
 
+#include "stub_child.h"
+
 namespace {
 
+using gvirtus::testing::run_with_stub;
+
 constexpr int kCudaErrorNotSupported = 801;
-
-struct ChildResult {
-  int exit_code = -1;
-  std::string err;  // everything the child wrote to stderr
-};
-
-// Runs `body` in a child whose stderr is a pipe, with the stub loaded and configured for a backend
-// nobody listens on; `body` returns the child's exit code.
-ChildResult run_with_stub(const std::function<int(void* stub)>& body) {
-  const std::string config = testing::TempDir() + "/gvirtus-unreachable.json";
-  std::ofstream(config) << R"({ "communicator": [ { "endpoint": { "suite": "tcp/ip",
-      "protocol": "tcp", "server_address": "127.0.0.1", "port": "1" }, "plugins": [] } ] })";
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    dup2(fds[1], STDERR_FILENO);
-    setenv("GVIRTUS_CONFIG", config.c_str(), 1);
-    setenv("GVIRTUS_LOGLEVEL", "warning", 1);
-    void* stub = dlopen(GVIRTUS_STUB_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (stub == nullptr) {
-      fprintf(stderr, "dlopen: %s\n", dlerror());
-      _exit(100);
-    }
-    _exit(body(stub));
-  }
-  close(fds[1]);
-  ChildResult result;
-  char buffer[4096];
-  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) result.err.append(buffer, n);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;

@@ -158,12 +158,17 @@ def stub(calls):
             else f" cr::put_output(w, {p.name});" for p in c.params)
         decode = "".join(f" cr::get_output(r, {p.name});" for p in c.params if p.direction == "out")
         captures = "&" if c.params else ""
+        # An enum value outside its type's range (a C caller may pass any int) is answered here,
+        # as the runtime answers an unknown value; the backend takes such a value as malformed.
+        enum_checks = [f"  if (!cr::enum_holds<{p.ctype}>(cr::enum_bits({p.name}))) return cudaErrorInvalidValue;"
+                       for p in c.params if p.direction == "in" and p.ctype.startswith("enum ")]
         if c.mode == "wrapped":
             # Not exported: the hand-written export of the same name translates its arguments
             # (a kernel's host function to the kernel's id) and calls this.
             out.append(f'cudaError_t gvirtus::cudart::remote::{c.name}({sig}) {{')
         else:
             out.append(f'GVIRTUS_CUDART_EXPORT cudaError_t {c.name}({sig}) {{')
+        out += enum_checks
         if c.kind == "async":
             out.append(f"  return cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{encode} }});")
         else:

@@ -18,7 +18,7 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
   void* dst = get_value<void*>(in);
   const void* src = get_value<const void*>(in);
   const uint64_t count = in.get<uint64_t>();
-  const auto kind = static_cast<cudaMemcpyKind>(in.get<int32_t>());
+  const auto kind = get_value<cudaMemcpyKind>(in);
   const cudaStream_t stream = with_stream ? get_value<cudaStream_t>(in) : nullptr;
   // The client's pointers reach the runtime only as the device side of a copy, once vetted; the
   // host side is always a buffer of ours.
@@ -81,7 +81,7 @@ cudaError_t run_memcpy_2d(WireReader& in, WireWriter& out, bool with_stream) {
   const uint64_t spitch = in.get<uint64_t>();
   const uint64_t width = in.get<uint64_t>();
   const uint64_t height = in.get<uint64_t>();
-  const auto kind = static_cast<cudaMemcpyKind>(in.get<int32_t>());
+  const auto kind = get_value<cudaMemcpyKind>(in);
   const cudaStream_t stream = with_stream ? get_value<cudaStream_t>(in) : nullptr;
   const bool to_host = kind == cudaMemcpyDeviceToHost;
   const bool from_host = kind == cudaMemcpyHostToDevice;

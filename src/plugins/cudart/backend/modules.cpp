@@ -28,7 +28,8 @@ struct ResolvedKernel {
 };
 
 // The session's calls run on several threads (one per client thread), so the tables are
-// guarded. Entries are never removed, and a resolved kernel never changes, so a pointer to one
+// guarded. Entries are never removed while a session runs, and a resolved kernel never changes,
+// so a pointer to one
 // stays valid and may be read without the lock.
 struct State {
   std::mutex mutex;
@@ -217,6 +218,17 @@ cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
   }
   out.put<int32_t>(result);
   return result;
+}
+
+void forget_modules() {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  for (auto& [id, library] : s.libraries) {
+    if (library.handle != nullptr) (void)::cudaLibraryUnload(library.handle);
+  }
+  s.libraries.clear();
+  s.kernels.clear();
+  s.module_bytes = 0;
 }
 
 const void* kernel_handle(WireReader& in) {

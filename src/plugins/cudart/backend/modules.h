@@ -18,6 +18,10 @@ cudaError_t run_var_resolve(WireReader& in, WireWriter& out);
 // A launch; `cooperative` launches with cudaLaunchCooperativeKernel.
 cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative);
 
+// Unloads and forgets every module and kernel: a new session starts with none. Only while no
+// call runs (resolved kernels are read without the lock).
+void forget_modules();
+
 // The runtime's handle for a kernel id the client resolved (read from `in`); throws
 // Error{kInvalidInput} for any other id.
 const void* kernel_handle(WireReader& in);

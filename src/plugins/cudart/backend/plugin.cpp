@@ -7,6 +7,7 @@
 #include "backend/plugin.h"
 #include "plugins/cudart/backend/allocation_ledger.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/backend/vetting.h"
 
@@ -56,6 +57,7 @@ class CudartPlugin final : public BackendPlugin {
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     set_shared_memory(session.shared_memory);  // one session per worker process
     session_handles().clear();
+    forget_modules();
     return std::make_unique<CudartSession>(session.device_bytes);
   }
 };

@@ -119,7 +119,7 @@ cudaError_t run_memcpy_shared(WireReader& in, WireWriter& out, bool with_stream)
   auto* device = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(in.get<uint64_t>()));
   const uint64_t offset = in.get<uint64_t>();
   const uint64_t count = in.get<uint64_t>();
-  const auto kind = static_cast<cudaMemcpyKind>(in.get<int32_t>());
+  const auto kind = get_value<cudaMemcpyKind>(in);
   cudaStream_t stream = nullptr;
   if (with_stream) stream = get_value<cudaStream_t>(in);
   in.expect_end();

@@ -11,9 +11,12 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
+#include "common/error.h"
 #include "common/wire.h"
+#include "plugins/cudart/common/enum_range.h"
 
 namespace gvirtus::cudart {
 
@@ -21,7 +24,9 @@ template <typename T>
 void put_value(WireWriter& out, const T& value) {
   if constexpr (std::is_pointer_v<T>) {
     out.put<uint64_t>(reinterpret_cast<uintptr_t>(value));
-  } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
+  } else if constexpr (std::is_enum_v<T>) {
+    out.put(enum_bits(value));  // whatever the caller put there, without loading it as an enum
+  } else if constexpr (std::is_integral_v<T>) {
     out.put(value);
   } else {
     static_assert(std::is_trivially_copyable_v<T>, "only plain values travel");
@@ -29,11 +34,30 @@ void put_value(WireWriter& out, const T& value) {
   }
 }
 
+// An enum's bits from the wire into `value`; false (and `value` untouched) when they are outside
+// the enum's range.
+template <typename T>
+bool get_enum(WireReader& in, T& value) {
+  const auto bits = in.get<std::underlying_type_t<T>>();
+  if (!enum_holds<T>(bits)) return false;
+  value = static_cast<T>(bits);
+  return true;
+}
+
+// A value from the wire. An enum outside its range is malformed: the stub answers such calls
+// itself (cudaErrorInvalidValue), so only a hostile peer sends one.
 template <typename T>
 T get_value(WireReader& in) {
   if constexpr (std::is_pointer_v<T>) {
     return reinterpret_cast<T>(static_cast<uintptr_t>(in.get<uint64_t>()));
-  } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
+  } else if constexpr (std::is_enum_v<T>) {
+    const auto bits = in.get<std::underlying_type_t<T>>();
+    if (!enum_holds<T>(bits)) {
+      raise(ErrorKind::kInvalidInput,
+            "enum value " + std::to_string(bits) + " is outside the range of its type");
+    }
+    return static_cast<T>(bits);
+  } else if constexpr (std::is_integral_v<T>) {
     return in.get<T>();
   } else {
     static_assert(std::is_trivially_copyable_v<T>, "only plain values travel");
@@ -66,7 +90,13 @@ template <typename T>
 class Output {
  public:
   explicit Output(WireReader& in) : present_(in.get_bool()) {
-    if (present_) value_ = get_value<T>(in);
+    if constexpr (std::is_enum_v<T>) {
+      // The caller's initial value of an enum output may be anything (an uninitialised variable);
+      // one outside the range starts as the enum's zero instead.
+      if (present_ && !get_enum(in, value_)) value_ = T{};
+    } else if (present_) {
+      value_ = get_value<T>(in);
+    }
   }
   T* ptr() { return present_ ? &value_ : nullptr; }
   void put(WireWriter& out) const {

@@ -109,6 +109,7 @@ cudaError_t copy_shared(void* device, uint64_t offset, size_t count, cudaMemcpyK
 
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                  const cudaStream_t* stream) {
+  if (!kind_in_range(kind)) return cudaErrorInvalidMemcpyDirection;
   kind = resolve_kind(kind, dst, src);
   if (const cudaError_t rc = check_host_side(dst, src, count, kind); rc != cudaSuccess) return rc;
   if (kind == cudaMemcpyHostToDevice) {

@@ -53,6 +53,7 @@ cudaError_t send_rows(const Copy2D& c, const cudaStream_t* stream) {
 }
 
 cudaError_t copy_2d(Copy2D c, const cudaStream_t* stream) {
+  if (!kind_in_range(c.kind)) return cudaErrorInvalidMemcpyDirection;
   c.kind = resolve_kind(c.kind, c.dst, c.src);
   if (c.height > 0) {
     const cudaError_t rc = check_host_side(c.dst, c.src, c.width, c.kind);

@@ -3,10 +3,17 @@
 // allocations the stub recorded (address_ranges.h); everything else is host memory.
 #pragma once
 
+#include "plugins/cudart/common/enum_range.h"
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
+
+// Whether a caller's kind is one an enum object may hold (a C caller may pass any int): others
+// get cudaErrorInvalidMemcpyDirection here, as the runtime answers them, and never travel.
+inline bool kind_in_range(const cudaMemcpyKind& kind) {
+  return enum_holds<cudaMemcpyKind>(enum_bits(kind));
+}
 
 inline cudaMemcpyKind resolve_kind(cudaMemcpyKind kind, const void* dst, const void* src) {
   if (kind != cudaMemcpyDefault) return kind;

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Writes the cudart fuzzer's seed corpus (tests/fuzz/cudart_seeds): well-formed requests of the
+cudart table and near misses, built from src/plugins/cudart/common/cudart_calls.txt and the
+wire formats it names (memcpy_wire.h, module_wire.h, shared_host_wire.h).
+
+usage: make_cudart_seeds.py OUT_DIR
+Each seed: calls, each a u16 function id, a u32 length and the payload (cudart_fuzzer.cpp)."""
+import os
+import struct
+import sys
+
+# Function ids of cudart_calls.txt (never reused, so they are stable).
+GET_DEVICE_COUNT, MALLOC, FREE, MEMCPY, MEMSET = 1, 7, 8, 9, 10
+STREAM_CREATE, STREAM_DESTROY, STREAM_SYNC = 20, 23, 24
+EVENT_CREATE, EVENT_RECORD, EVENT_DESTROY = 27, 29, 33
+GET_LAST_ERROR, PEEK_LAST_ERROR = 38, 39
+MEMCPY_ASYNC_PUSH, MEMCPY_ASYNC_PULL = 48, 49
+MODULE_LOAD, KERNEL_RESOLVE, VAR_RESOLVE, LAUNCH, LAUNCH_SYNC = 52, 53, 54, 55, 56
+MEMCPY_2D, DEVICE_RESET, POOL_TRIM, MEMSET_3D = 62, 4, 79, 88
+HOST_REGISTER_SHARED, HOST_UNREGISTER_SHARED, MEMCPY_SHARED = 93, 94, 95
+
+H2D, D2H, D2D, DEFAULT = 1, 2, 3, 4
+HEAP = 0x5555_5555_0000  # an address a worker's heap could have
+
+
+def call(fn, payload=b""):
+    return struct.pack("<HI", fn, len(payload)) + payload
+
+
+def u64(*values):
+    return struct.pack("<" + "Q" * len(values), *values)
+
+
+def blob(data):
+    return u64(len(data)) + data
+
+
+def output(value_format, value=0):
+    return b"\x01" + struct.pack("<" + value_format, value)
+
+
+def memcpy(dst, src, count, kind, data=b"", stream=None):
+    body = u64(dst, src, count) + struct.pack("<i", kind)
+    if stream is not None:
+        body += u64(stream)
+    return body + data
+
+
+SEEDS = {
+    "queries": call(GET_DEVICE_COUNT, output("i")) + call(GET_LAST_ERROR) + call(PEEK_LAST_ERROR),
+    "streams_events": call(STREAM_CREATE, output("Q")) + call(EVENT_CREATE, output("Q"))
+    + call(EVENT_RECORD, u64(0xdead0, 0)) + call(STREAM_SYNC, u64(0x1))
+    + call(STREAM_DESTROY, u64(0xbeef0)) + call(EVENT_DESTROY, u64(0)) + call(GET_LAST_ERROR),
+    "alloc_copy_free": call(MALLOC, output("Q") + u64(4096))
+    + call(MEMCPY, memcpy(0x7f0000000000, 0, 16, H2D, b"x" * 16))
+    + call(MEMCPY, memcpy(0, 0x7f0000000000, 16, D2H))
+    + call(MEMSET, u64(0x7f0000000000) + struct.pack("<i", 7) + u64(64))
+    + call(FREE, u64(0x7f0000000000)),
+    "copies_into_the_worker": call(MEMCPY, memcpy(HEAP, HEAP + 64, 64, DEFAULT))
+    + call(MEMCPY, memcpy(HEAP, 0, 8, H2D, b"y" * 8))
+    + call(MEMCPY, memcpy(0, 2**64 - 8, 64, D2H)),
+    "async_copies": call(MEMCPY_ASYNC_PUSH, memcpy(0x7f0000000000, 0, 8, H2D, b"z" * 8, 0))
+    + call(MEMCPY_ASYNC_PULL, memcpy(0, 0x7f0000000000, 8, D2H, stream=0x2)),
+    "copy_2d": call(MEMCPY_2D, u64(0x7f0000000000, 512, 0, 16, 16, 4) + struct.pack("<i", H2D)
+                    + b"r" * 64),
+    "memset_3d_and_pool": call(MEMSET_3D, u64(0x7f0000000000, 512, 128, 4) + struct.pack("<i", 0)
+                               + u64(128, 4, 2))
+    + call(POOL_TRIM, u64(0x12340, 0)) + call(DEVICE_RESET),
+    "module": call(MODULE_LOAD, u64(1, 16, 0) + blob(b"\x50\xed\x55\xba" + b"\0" * 12))
+    + call(KERNEL_RESOLVE, u64(1, 7) + blob(b"kernel") + struct.pack("<III", 16, 1, 0)
+           + struct.pack("<I", 8))
+    + call(VAR_RESOLVE, u64(1) + blob(b"symbol"))
+    + call(LAUNCH_SYNC, u64(7) + struct.pack("<IIIIII", 1, 1, 1, 32, 1, 1) + u64(0, 0)
+           + blob(b"\0" * 16)),
+    "shared_memory": call(HOST_REGISTER_SHARED, u64(0, 8192) + struct.pack("<I", 2))
+    + call(MEMCPY_SHARED, u64(0x7f0000000000, 0, 4096) + struct.pack("<i", H2D))
+    + call(MEMCPY_SHARED, u64(HEAP, 4096, 4096) + struct.pack("<i", H2D))
+    + call(HOST_UNREGISTER_SHARED, u64(0)),
+}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    os.makedirs(sys.argv[1], exist_ok=True)
+    for name, data in SEEDS.items():
+        with open(os.path.join(sys.argv[1], name), "wb") as f:
+            f.write(data)
+
+
+if __name__ == "__main__":
+    main()
