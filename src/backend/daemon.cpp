@@ -169,8 +169,9 @@ class Daemon {
     sigprocmask(SIG_SETMASK, &saved_mask_, nullptr);
     set_log_program("gvirtus-worker");
     set_current_session_slot(&sessions_, slot, status_only);
-    const int status =
-        run_session(connection, plugins_, config_.limits, secret_ ? &*secret_ : nullptr);
+    // The worker's copy of the secret moves into its session, which wipes it once the client is
+    // authenticated.
+    const int status = run_session(connection, plugins_, config_.limits, std::move(secret_));
     ::_exit(status);
   }
 

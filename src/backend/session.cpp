@@ -30,11 +30,11 @@ constexpr size_t kMaxExecutors = 128;
 class Session {
  public:
   Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-          const Secret* secret)
+          std::optional<Secret> secret)
       : connection_(connection),
         plugins_(plugins),
         limits_(limits),
-        secret_(secret),
+        secret_(std::move(secret)),
         inflight_(limits.max_inflight_bytes) {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
@@ -101,7 +101,7 @@ class Session {
 
     HelloReply reply{kBackendVersion, static_cast<uint32_t>(::getpid()), limits_.max_frame_bytes};
     std::optional<BackendChallenge> challenge;
-    if (secret_ != nullptr) challenge = issue_challenge(*secret_, frame.payload, reply);
+    if (secret_) challenge = issue_challenge(*secret_, frame.payload, reply);
     reply_.clear();
     encode(reply, reply_);
     send_reply(frame.header, reply_, 0, 0);
@@ -109,6 +109,7 @@ class Session {
       await_client_proof(connection_, *secret_, *challenge, limits_.max_frame_bytes,
                          kHandshakeTimeout);
     }
+    secret_.reset();  // wiped (Secret's destructor): authenticated, the worker needs it no more
     publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
@@ -237,7 +238,7 @@ class Session {
   Connection& connection_;
   const PluginRegistry& plugins_;
   const Limits& limits_;
-  const Secret* secret_;  // null: clients need not authenticate
+  std::optional<Secret> secret_;  // none: clients need not authenticate; gone once they did
   SessionInfo info_;
   std::map<uint16_t, std::unique_ptr<PluginSession>> sessions_;  // read-only after the handshake
   WireWriter reply_;                                             // the reading thread's replies
@@ -255,8 +256,8 @@ class Session {
 }  // namespace
 
 int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-                const Secret* secret) {
-  Session session(connection, plugins, limits, secret);
+                std::optional<Secret> secret) {
+  Session session(connection, plugins, limits, std::move(secret));
   try {
     session.run();
   } catch (const Error& e) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 
 #include "backend/plugin_registry.h"
 #include "common/config.h"
@@ -20,8 +21,10 @@ inline constexpr std::chrono::milliseconds kHandshakeTimeout{10000};
 
 // Serves the client on `connection` until it leaves or misbehaves. Never throws; returns the
 // process exit status for the worker (0 when the client left normally). With a `secret`, the
-// client must authenticate (protocol/auth.h) before any call is served.
+// client must authenticate (protocol/auth.h) before any call is served; the session owns the
+// secret and wipes it as soon as the client is authenticated, so that nothing the client runs
+// afterwards (kernels can reach a worker's memory on systems with HMM) can find it.
 int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-                const Secret* secret = nullptr);
+                std::optional<Secret> secret = std::nullopt);
 
 }  // namespace gvirtus

@@ -6,9 +6,16 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "common/error.h"
 #include "common/frame.h"
@@ -89,6 +96,52 @@ TEST(Auth, the_right_secret_opens_a_session_and_calls_work) {
   for (int i = 0; i < 10; ++i) ASSERT_EQ(ping_error(client), "");
   Client second(client_config(backend, secret_json(secret, false)), {});
   EXPECT_EQ(ping_error(second), "");  // a client with the secret but not insisting also works
+}
+
+// Whether `needle` occurs in the readable memory of process `pid` (its /proc/PID/mem, which a
+// test may read for its own descendants); nullopt when that memory cannot be read at all.
+std::optional<bool> memory_holds(pid_t pid, const std::string& needle) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  const int mem = ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY);
+  if (!maps || mem < 0) return std::nullopt;
+  bool read_any = false, found = false;
+  std::string line;
+  std::vector<char> buffer;
+  while (!found && std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range, perms;
+    fields >> range >> perms;
+    if (perms.empty() || perms[0] != 'r' || line.find("[vvar]") != std::string::npos) continue;
+    const uint64_t start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+    const uint64_t end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
+    buffer.resize(end - start);
+    const ssize_t got = ::pread(mem, buffer.data(), buffer.size(), static_cast<off_t>(start));
+    if (got <= 0) continue;
+    read_any = true;
+    found = std::string_view(buffer.data(), static_cast<size_t>(got)).find(needle) !=
+            std::string_view::npos;
+  }
+  ::close(mem);
+  if (!read_any) return std::nullopt;
+  return found;
+}
+
+TEST(Auth, a_worker_forgets_the_secret_once_its_client_is_authenticated) {
+  // A session's client may run kernels, which on some systems reach the worker's memory (HMM):
+  // the worker keeps no copy of the secret once it no longer needs it. The daemon keeps its own.
+  TempDir dir;
+  BackendProcess backend(secret_json(dir.file("secret", kSecret)));
+  const std::string secret = std::string(kSecret).substr(0, std::string(kSecret).size() - 1);
+  const std::optional<bool> daemon_holds = memory_holds(backend.pid(), secret);
+  if (!daemon_holds) GTEST_SKIP() << "cannot read the backend's memory here (ptrace policy)";
+  EXPECT_TRUE(*daemon_holds) << "the scan finds the secret where it must be";
+  Client client(client_config(backend, secret_json(dir.file("client", kSecret))), {});
+  ASSERT_EQ(ping_error(client), "");
+  const auto worker = static_cast<pid_t>(client.backend().worker_pid);
+  const std::optional<bool> worker_holds = memory_holds(worker, secret);
+  ASSERT_TRUE(worker_holds.has_value());
+  EXPECT_FALSE(*worker_holds);
+  EXPECT_EQ(ping_error(client), "");  // the session goes on without it
 }
 
 TEST(Auth, a_wrong_secret_is_refused_with_a_clear_message_on_both_sides) {

@@ -98,11 +98,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
     at += 4 + length;
   }
   static const PluginRegistry plugins;  // core only
-  static const Secret secret(std::vector<std::byte>(32, std::byte{0x5a}));
+  std::optional<Secret> secret;
+  if (authenticate) secret.emplace(std::vector<std::byte>(32, std::byte{0x5a}));
   Limits limits;
   limits.max_frame_bytes = 1 << 20;
   limits.max_inflight_bytes = 1 << 16;
   FuzzConnection connection(std::move(messages));
-  run_session(connection, plugins, limits, authenticate ? &secret : nullptr);
+  run_session(connection, plugins, limits, std::move(secret));
   return 0;
 }
