@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <numeric>
@@ -213,6 +214,35 @@ TEST_P(ConformanceTest, message_over_the_receivers_limit_is_rejected_as_invalid_
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+  }
+}
+
+// The backend keeps a small bound until a client has completed its handshake, then raises it:
+// the bound applies from the next message on, in both directions of change.
+TEST_P(ConformanceTest, set_max_message_lowers_and_raises_the_bound_between_messages) {
+  connect_pair();
+  server_->set_max_message(4096);
+  const auto small = pattern(4096, 1);
+  send_one(*client_, small);
+  EXPECT_EQ(server_->recv(5s).size(), small.size());
+
+  server_->set_max_message(size_t{8} << 20);
+  const auto big = pattern(size_t{8} << 20, 2);
+  std::thread sender([&] { send_one(*client_, big); });  // streams while the server receives
+  const ByteView got = server_->recv(30s);
+  EXPECT_TRUE(got.size() == big.size() && std::equal(big.begin(), big.end(), got.begin()));
+  sender.join();
+
+  server_->set_max_message(4096);
+  const auto over = pattern(4097, 3);
+  send_one(*client_, over);
+  try {
+    server_->recv(5s);
+    FAIL() << "a message over the lowered bound was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exceeds the limit of 4096"), std::string::npos)
+        << e.what();
   }
 }
 

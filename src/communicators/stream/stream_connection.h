@@ -28,6 +28,7 @@ class StreamConnection final : public Connection {
   void send_many(std::span<const std::span<const ByteView>> messages) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
+  void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void shutdown() override;
   std::string peer_name() const override { return peer_name_; }
   std::string transport() const override { return transport_; }
