@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -68,7 +69,19 @@ class Session {
 
  private:
   void handshake() {
-    const Frame frame = decode_frame(connection_.recv(kHandshakeTimeout), limits_.max_frame_bytes);
+    // Until the client has proven itself (a valid hello, and its proof when a secret is
+    // configured) it may send only small frames: nothing larger is buffered for it.
+    const uint64_t bound = std::min<uint64_t>(kHandshakeMaxFrameBytes, limits_.max_frame_bytes);
+    connection_.set_max_message(static_cast<size_t>(bound));
+    ByteView first;
+    try {
+      first = connection_.recv(kHandshakeTimeout);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kInvalidInput) throw;
+      raise(ErrorKind::kInvalidInput,
+            std::string(e.what()) + ", the bound on frames until the handshake completes");
+    }
+    const Frame frame = decode_frame(first, bound);
     if (!frame.header.is_request() || frame.header.call_id != core::call_id(core::Fn::kHello)) {
       raise(ErrorKind::kInvalidInput,
             "the first frame must be a hello request, got " + describe(frame.header));
@@ -105,11 +118,9 @@ class Session {
     reply_.clear();
     encode(reply, reply_);
     send_reply(frame.header, reply_, 0, 0);
-    if (challenge) {
-      await_client_proof(connection_, *secret_, *challenge, limits_.max_frame_bytes,
-                         kHandshakeTimeout);
-    }
+    if (challenge) await_client_proof(connection_, *secret_, *challenge, bound, kHandshakeTimeout);
     secret_.reset();  // wiped (Secret's destructor): authenticated, the worker needs it no more
+    connection_.set_max_message(static_cast<size_t>(limits_.max_frame_bytes));
     publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";

@@ -54,8 +54,9 @@ void await_client_proof(Connection& connection, const Secret& secret,
   try {
     message = connection.recv(timeout);
   } catch (const Error& e) {
-    raise(ErrorKind::kInvalidInput,
-          "authentication failed: no answer to the challenge (" + std::string(e.what()) + ")");
+    const char* what = e.kind() == ErrorKind::kInvalidInput ? "a refused" : "no";
+    raise(ErrorKind::kInvalidInput, "authentication failed: " + std::string(what) +
+                                        " answer to the challenge (" + e.what() + ")");
   }
   const Frame frame = decode_frame(message, max_frame_bytes);
   if (!frame.header.is_request() ||

@@ -55,6 +55,13 @@ class Connection {
   // buffered and the next recv() continues it.
   virtual ByteView recv(std::chrono::milliseconds timeout) = 0;
 
+  // Sets the bound on the messages recv() accepts from now on (the connection starts with the
+  // one it was made with). Each message's length is checked against it before any of its body is
+  // buffered; a longer one fails recv() with kInvalidInput naming the bound. Call it from the
+  // receiving thread, between messages: the backend keeps the bound small until its peer has
+  // completed the handshake, so an unauthenticated peer cannot make it buffer a large message.
+  virtual void set_max_message(size_t bytes) = 0;
+
   // Tells a zero-copy transport that [addr, addr+bytes) will be sent from or received into
   // repeatedly. Stream transports ignore it. Never required for correctness.
   virtual void register_memory(const void* addr, size_t bytes) {

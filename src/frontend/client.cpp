@@ -149,6 +149,11 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
     std::unique_ptr<Connection> connection;
     try {
       connection = make_communicator(endpoint, config_.limits.max_frame_bytes)->connect(timeout);
+      // A backend that has not proven itself yet (no hello reply, no proof) cannot make this
+      // process buffer a large frame: the same small bound as the backend's until authenticated.
+      const uint64_t bound =
+          std::min<uint64_t>(kHandshakeMaxFrameBytes, config_.limits.max_frame_bytes);
+      connection->set_max_message(static_cast<size_t>(bound));
       // The handshake: hello out, hello reply (or a refusal) back, within the connect bound.
       HelloRequest hello{kProtocolVersion, program_name(), static_cast<uint32_t>(::getpid()), 0,
                          plugins_,         random_nonce()};
@@ -166,12 +171,13 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
       const EncodedHeader header = encode_header(h);
       const ByteView pieces[] = {header.view(), out.view()};
       connection->send(pieces);
-      const Frame reply = decode_frame(connection->recv(timeout), config_.limits.max_frame_bytes);
+      const Frame reply = decode_frame(connection->recv(timeout), bound);
       HelloReply hello_reply;
       auto decode_hello = [&](WireReader& in) { hello_reply = decode_hello_reply(in); };
       finish(reply.header, reply.payload, decode_hello);
       authenticate_backend(*connection, config_, secret, hello_reply, out.view(), h.thread_id,
                            timeout);
+      connection->set_max_message(static_cast<size_t>(config_.limits.max_frame_bytes));
       GVIRTUS_LOG(kInfo) << "connected to " << connection->peer_name() << " ("
                          << hello_reply.backend_version << ", worker " << hello_reply.worker_pid
                          << ")";

@@ -33,7 +33,7 @@ HelloRequest decode_hello_request(WireReader& in) {
   for (uint32_t i = 0; i < count; ++i) {
     PluginRef p;
     p.id = in.get<uint16_t>();
-    p.name = std::string(in.get_string(kMaxHelloString));
+    p.name = std::string(in.get_string(kMaxPluginName));
     p.table_hash = in.get<uint64_t>();
     hello.plugins.push_back(std::move(p));
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "common/frame.h"
 #include "common/wire.h"
 #include "protocol/auth.h"
 #include "protocol/call_table.h"
@@ -48,7 +49,23 @@ struct AuthenticateRequest {
 };
 
 inline constexpr size_t kMaxHelloPlugins = 64;
-inline constexpr size_t kMaxHelloString = 4096;
+inline constexpr size_t kMaxHelloString = 4096;  // the program's name, the backend's version
+inline constexpr size_t kMaxPluginName = 256;    // plugin names are identifiers ("cudart")
+
+// The largest hello request the decoder accepts, as a frame: header, protocol version, program
+// name, pid, CUDA version, plugin count, kMaxHelloPlugins plugins (id, name, table hash), nonce.
+inline constexpr size_t kMaxHelloFrameBytes =
+    kFrameHeaderBytes + 2 + (8 + kMaxHelloString) + 4 + 4 + 4 +
+    kMaxHelloPlugins * (2 + (8 + kMaxPluginName) + 8) + kAuthNonceBytes;
+
+// The bound on every frame either side accepts until the handshake (and authentication, when
+// configured) has succeeded; then it is limits.max_frame_bytes. A peer that has proven nothing
+// cannot make the other side buffer more than this. The handshake's frames are the hello, its
+// reply (a version string of at most kMaxHelloString and a challenge), and Authenticate and its
+// answer (a proof, or a short refusal).
+inline constexpr size_t kHandshakeMaxFrameBytes = size_t{64} << 10;
+static_assert(2 * kMaxHelloFrameBytes <= kHandshakeMaxFrameBytes,
+              "the largest hello the decoder accepts must fit the handshake's bound, with room");
 
 void encode(const HelloRequest& hello, WireWriter& out);
 HelloRequest decode_hello_request(WireReader& in);

@@ -35,6 +35,7 @@ class FuzzConnection final : public Connection {
   }
   ByteView recv() override { return next(); }
   ByteView recv(std::chrono::milliseconds) override { return next(); }
+  void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void shutdown() override { shut_down_ = true; }
   std::string peer_name() const override { return "fuzz://input"; }
   std::string transport() const override { return "fuzz"; }
@@ -47,6 +48,11 @@ class FuzzConnection final : public Connection {
       if (m.size() >= 12 && load_le<uint32_t>(m.data() + 8) == core::call_id(core::Fn::kWait)) {
         continue;
       }
+      if (m.size() > max_message_bytes_) {  // as every transport does, from the length
+        raise(ErrorKind::kInvalidInput, "fuzz: message of " + std::to_string(m.size()) +
+                                            " bytes exceeds the limit of " +
+                                            std::to_string(max_message_bytes_));
+      }
       return m;
     }
     raise(ErrorKind::kDisconnected, "fuzz: end of input");
@@ -55,6 +61,7 @@ class FuzzConnection final : public Connection {
   std::vector<std::vector<std::byte>> messages_;
   size_t at_ = 0;
   size_t sent_ = 0;
+  size_t max_message_bytes_ = kDefaultMaxMessageBytes;
   std::atomic<bool> shut_down_{false};
 };
 

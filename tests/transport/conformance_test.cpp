@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <numeric>
@@ -139,6 +140,44 @@ TEST_P(ConformanceTest, peer_killed_mid_message_fails_the_receiver_with_disconne
   }
 }
 
+// The same with a message to the peer still unread when it dies: a stream socket is then reset
+// rather than closed, and the receiver must still say that the peer went mid-message.
+TEST_P(ConformanceTest, peer_killed_mid_message_with_unread_input_fails_the_receiver_mid_message) {
+  served_ = GetParam().serve(kLimit);
+  const auto data = pattern(size_t{64} << 20, 10);
+  int started[2];
+  ASSERT_EQ(::pipe(started), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      auto c = served_.client->connect(5s);
+      (void)!::write(started[1], "s", 1);
+      send_one(*c, data);  // never reads what the server sent
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  server_ = served_.listener->accept();
+  const auto unread = pattern(1000, 11);
+  send_one(*server_, unread);
+  char byte;
+  ASSERT_EQ(::read(started[0], &byte, 1), 1);
+  // Kill it once part of its message has arrived (the proof is the error below, not the wait).
+  std::this_thread::sleep_for(200ms);
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ::close(started[0]);
+  ::close(started[1]);
+  try {
+    server_->recv();
+    FAIL() << "a message from a killed peer cannot be complete";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+    EXPECT_NE(std::string(e.what()).find("closed the connection mid-message ("), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_P(ConformanceTest, closed_peer_fails_recv_and_send_with_disconnected_not_a_signal) {
   connect_pair();
   server_.reset();
@@ -213,6 +252,35 @@ TEST_P(ConformanceTest, message_over_the_receivers_limit_is_rejected_as_invalid_
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+  }
+}
+
+// The backend keeps a small bound until a client has completed its handshake, then raises it:
+// the bound applies from the next message on, in both directions of change.
+TEST_P(ConformanceTest, set_max_message_lowers_and_raises_the_bound_between_messages) {
+  connect_pair();
+  server_->set_max_message(4096);
+  const auto small = pattern(4096, 1);
+  send_one(*client_, small);
+  EXPECT_EQ(server_->recv(5s).size(), small.size());
+
+  server_->set_max_message(size_t{8} << 20);
+  const auto big = pattern(size_t{8} << 20, 2);
+  std::thread sender([&] { send_one(*client_, big); });  // streams while the server receives
+  const ByteView got = server_->recv(30s);
+  EXPECT_TRUE(got.size() == big.size() && std::equal(big.begin(), big.end(), got.begin()));
+  sender.join();
+
+  server_->set_max_message(4096);
+  const auto over = pattern(4097, 3);
+  send_one(*client_, over);
+  try {
+    server_->recv(5s);
+    FAIL() << "a message over the lowered bound was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exceeds the limit of 4096"), std::string::npos)
+        << e.what();
   }
 }
 

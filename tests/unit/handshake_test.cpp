@@ -1,6 +1,8 @@
 // The handshake messages: round trip, and hostile counts and strings are bounded.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "protocol/core_calls.h"
 #include "protocol/handshake.h"
 
@@ -40,6 +42,28 @@ TEST(Handshake, every_truncation_of_a_hello_is_rejected) {
     WireReader r(w.view().first(n), "hello");
     EXPECT_THROW(decode_hello_request(r), Error) << n;
   }
+}
+
+// The backend and the client accept only kHandshakeMaxFrameBytes until the handshake is done:
+// the largest hello the decoder accepts (longest program name, most plugins, longest names) must
+// fit, and one more byte of plugin name is refused by the decoder itself.
+TEST(Handshake, the_largest_accepted_hello_fits_the_bound_before_the_handshake) {
+  HelloRequest hello{kProtocolVersion, std::string(kMaxHelloString, 'p'), 1, 13000, {}};
+  for (uint16_t i = 0; i < kMaxHelloPlugins; ++i) {
+    hello.plugins.push_back({i, std::string(kMaxPluginName, 'n'), 0x0123456789abcdefULL});
+  }
+  WireWriter w;
+  encode(hello, w);
+  EXPECT_EQ(kFrameHeaderBytes + w.size(), kMaxHelloFrameBytes);
+  EXPECT_LE(kFrameHeaderBytes + w.size(), kHandshakeMaxFrameBytes);
+  WireReader r(w.view(), "hello");
+  EXPECT_EQ(decode_hello_request(r).plugins.size(), kMaxHelloPlugins);
+
+  hello.plugins.back().name += 'n';
+  WireWriter longer;
+  encode(hello, longer);
+  WireReader refused(longer.view(), "hello");
+  EXPECT_THROW(decode_hello_request(refused), Error);
 }
 
 TEST(CallTable, the_hash_depends_on_the_table_text) {

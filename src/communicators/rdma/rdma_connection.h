@@ -51,6 +51,8 @@ class RdmaConnection final : public Connection {
   void send(std::span<const ByteView> pieces) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
+  // Read by receive() only, on the same thread (the Connection contract): no lock needed.
+  void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void register_memory(const void* addr, size_t bytes) override;
   void shutdown() override;
   std::string peer_name() const override { return peer_name_; }

@@ -31,6 +31,7 @@ class ShmConnection final : public Connection {
   void send(std::span<const ByteView> pieces) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
+  void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void shutdown() override;
   std::span<std::byte> shared_memory() override;
   std::string peer_name() const override { return link_->peer_name(); }

@@ -183,6 +183,9 @@ void StreamConnection::fill(size_t want, size_t message_bytes, Deadline deadline
     const ssize_t got = ::read(fd_.get(), buffer_.get() + end_, capacity_ - end_);
     if (got < 0) {
       if (errno == EINTR) continue;
+      // A peer that dies with our bytes unread in its socket resets the connection instead of
+      // closing it: inside a message, that is still a peer gone mid-message.
+      if (errno == ECONNRESET && end_ > begin_) fail_closed(message_bytes, "; reset");
       raise_errno("receive from " + peer_name_, errno);
     }
     if (got == 0) fail_closed(message_bytes);
@@ -190,7 +193,7 @@ void StreamConnection::fill(size_t want, size_t message_bytes, Deadline deadline
   }
 }
 
-void StreamConnection::fail_closed(size_t message_bytes) const {
+void StreamConnection::fail_closed(size_t message_bytes, const char* how) const {
   const size_t have = end_ - begin_;
   if (shut_down_.load(std::memory_order_relaxed)) {
     raise(ErrorKind::kDisconnected, "receive from " + peer_name_ + ": connection shut down");
@@ -199,8 +202,8 @@ void StreamConnection::fail_closed(size_t message_bytes) const {
   const std::string expected =
       message_bytes > 0 ? std::to_string(kLengthBytes + message_bytes) : "a length prefix of 8";
   raise(ErrorKind::kDisconnected, peer_name_ + " closed the connection mid-message (" +
-                                      std::to_string(have) + " bytes of " + expected +
-                                      " received)");
+                                      std::to_string(have) + " bytes of " + expected + " received" +
+                                      how + ")");
 }
 
 void StreamConnection::shutdown() {

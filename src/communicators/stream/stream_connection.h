@@ -28,6 +28,7 @@ class StreamConnection final : public Connection {
   void send_many(std::span<const std::span<const ByteView>> messages) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
+  void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void shutdown() override;
   std::string peer_name() const override { return peer_name_; }
   std::string transport() const override { return transport_; }
@@ -42,7 +43,8 @@ class StreamConnection final : public Connection {
   void fill(size_t want, size_t message_bytes, Deadline deadline);
   // Makes room for a message of `total` bytes from the current position.
   void reserve_message(size_t total);
-  [[noreturn]] void fail_closed(size_t message_bytes) const;
+  // The peer went (end of file, or `how` says how) with `message_bytes` of a message due.
+  [[noreturn]] void fail_closed(size_t message_bytes, const char* how = "") const;
 
   UniqueFd fd_;
   std::string transport_;
