@@ -68,6 +68,17 @@ bool logged(const BackendProcess& backend, const std::string& text) {
   return eventually(5000, [&] { return backend.log().find(text) != std::string::npos; });
 }
 
+// A frame of `bytes` sent at `start` before the handshake was refused within 3 s, with the
+// reason logged, and only its session ended: the other one (`survivor`) goes on.
+void expect_refused_at_once_and_alone(const BackendProcess& backend, Client& survivor,
+                                      Clock::time_point start, uint64_t bytes) {
+  EXPECT_LT(Clock::now() - start, 3s);
+  EXPECT_TRUE(logged(backend, "message of " + std::to_string(bytes) + " bytes")) << backend.log();
+  EXPECT_THAT(backend.log(), HasSubstr(kRefusal));
+  EXPECT_TRUE(eventually(5000, [&] { return backend.workers().size() == 1; }));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(ping(survivor, std::to_string(i)));
+}
+
 // A plain tcp connection to the backend, with none of gvirtus's framing done for us.
 UniqueFd raw_connect(uint16_t port) {
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -121,11 +132,7 @@ TEST(HandshakeBound, a_first_frame_claiming_200_MiB_is_refused_from_its_header_a
             static_cast<ssize_t>(header.view().size()));
 
   EXPECT_TRUE(closed_by_peer(fd.get(), 5000)) << backend.log();
-  EXPECT_LT(Clock::now() - start, 3s);
-  EXPECT_TRUE(logged(backend, "message of 209715200 bytes")) << backend.log();
-  EXPECT_THAT(backend.log(), HasSubstr(kRefusal));
-  EXPECT_TRUE(eventually(5000, [&] { return backend.workers().size() == 1; }));
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(ping(survivor, std::to_string(i)));
+  expect_refused_at_once_and_alone(backend, survivor, start, 209715200);
 }
 
 // The client bounds a backend's frames the same way until the backend has proven itself: a fake
@@ -194,11 +201,7 @@ TEST_P(HandshakeBoundOn, a_first_frame_over_the_bound_ends_only_its_session_at_o
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();  // closed, not timed out
   }
-  EXPECT_LT(Clock::now() - start, 3s);
-  EXPECT_TRUE(logged(backend, "message of 1048576 bytes")) << backend.log();
-  EXPECT_THAT(backend.log(), HasSubstr(kRefusal));
-  EXPECT_TRUE(eventually(5000, [&] { return backend.workers().size() == 1; }));
-  for (int i = 0; i < 10; ++i) ASSERT_TRUE(ping(survivor, std::to_string(i)));
+  expect_refused_at_once_and_alone(backend, survivor, start, 1048576);
 }
 
 // Once authenticated, a session's frames are bounded by max_frame_bytes (256 MiB by default)

@@ -33,6 +33,45 @@ class ConformanceTest : public ::testing::TestWithParam<TransportCase> {
     ASSERT_TRUE(server_ && client_);
   }
 
+  // A child process connects and starts sending a 64 MiB message (having been sent a message it
+  // never reads, when `leave_input_unread`); it is killed inside send(), and the server's recv()
+  // must fail with kDisconnected saying the peer closed the connection mid-message.
+  void expect_peer_killed_mid_message_reported(bool leave_input_unread) {
+    served_ = GetParam().serve(kLimit);
+    const auto data = pattern(size_t{64} << 20, leave_input_unread ? 10 : 9);
+    int started[2];
+    ASSERT_EQ(::pipe(started), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+      try {
+        auto c = served_.client->connect(5s);
+        (void)!::write(started[1], "s", 1);
+        send_one(*c, data);  // blocks once the transport's buffers are full; never reads
+      } catch (...) {
+      }
+      ::_exit(0);
+    }
+    server_ = served_.listener->accept();
+    if (leave_input_unread) send_one(*server_, pattern(1000, 11));
+    char byte;
+    ASSERT_EQ(::read(started[0], &byte, 1), 1);  // the child is inside send()
+    // Let part of its message arrive (the proof is the error below, not the wait).
+    std::this_thread::sleep_for(200ms);
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    ::close(started[0]);
+    ::close(started[1]);
+    try {
+      server_->recv();
+      FAIL() << "a message from a killed peer cannot be complete";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+      EXPECT_NE(std::string(e.what()).find("closed the connection mid-message ("),
+                std::string::npos)
+          << e.what();
+    }
+  }
+
   ServedEndpoint served_;
   std::unique_ptr<Connection> server_;
   std::unique_ptr<Connection> client_;
@@ -109,73 +148,13 @@ TEST_P(ConformanceTest, many_messages_in_flight_both_ways_arrive_in_order) {
 // A peer process dies after sending part of a large message: the receiver gets a
 // "disconnected" error that says so, instead of waiting forever.
 TEST_P(ConformanceTest, peer_killed_mid_message_fails_the_receiver_with_disconnected) {
-  served_ = GetParam().serve(kLimit);
-  const auto data = pattern(size_t{64} << 20, 9);
-  int started[2];
-  ASSERT_EQ(::pipe(started), 0);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    try {
-      auto c = served_.client->connect(5s);
-      (void)!::write(started[1], "s", 1);
-      send_one(*c, data);  // blocks once the transport's buffers are full
-    } catch (...) {
-    }
-    ::_exit(0);
-  }
-  server_ = served_.listener->accept();
-  char byte;
-  ASSERT_EQ(::read(started[0], &byte, 1), 1);  // the child is inside send()
-  std::this_thread::sleep_for(200ms);          // let it fill the transport's buffers
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
-  ::close(started[0]);
-  ::close(started[1]);
-  try {
-    server_->recv();
-    FAIL() << "a message from a killed peer cannot be complete";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
-    EXPECT_NE(std::string(e.what()).find("mid-message"), std::string::npos) << e.what();
-  }
+  expect_peer_killed_mid_message_reported(false);
 }
 
 // The same with a message to the peer still unread when it dies: a stream socket is then reset
 // rather than closed, and the receiver must still say that the peer went mid-message.
 TEST_P(ConformanceTest, peer_killed_mid_message_with_unread_input_fails_the_receiver_mid_message) {
-  served_ = GetParam().serve(kLimit);
-  const auto data = pattern(size_t{64} << 20, 10);
-  int started[2];
-  ASSERT_EQ(::pipe(started), 0);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    try {
-      auto c = served_.client->connect(5s);
-      (void)!::write(started[1], "s", 1);
-      send_one(*c, data);  // never reads what the server sent
-    } catch (...) {
-    }
-    ::_exit(0);
-  }
-  server_ = served_.listener->accept();
-  const auto unread = pattern(1000, 11);
-  send_one(*server_, unread);
-  char byte;
-  ASSERT_EQ(::read(started[0], &byte, 1), 1);
-  // Kill it once part of its message has arrived (the proof is the error below, not the wait).
-  std::this_thread::sleep_for(200ms);
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
-  ::close(started[0]);
-  ::close(started[1]);
-  try {
-    server_->recv();
-    FAIL() << "a message from a killed peer cannot be complete";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
-    EXPECT_NE(std::string(e.what()).find("closed the connection mid-message ("), std::string::npos)
-        << e.what();
-  }
+  expect_peer_killed_mid_message_reported(true);
 }
 
 TEST_P(ConformanceTest, closed_peer_fails_recv_and_send_with_disconnected_not_a_signal) {
