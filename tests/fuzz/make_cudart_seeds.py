@@ -72,6 +72,10 @@ SEEDS = {
     + call(VAR_RESOLVE, u64(1) + blob(b"symbol"))
     + call(LAUNCH_SYNC, u64(7) + struct.pack("<IIIIII", 1, 1, 1, 32, 1, 1) + u64(0, 0)
            + blob(b"\0" * 16)),
+    # A module announced at the session's 2 GiB limit whose bytes never come: the worker must
+    # hold only what arrived (libFuzzer's malloc limit fails a reservation of the claimed size).
+    "module_claims_2_gib": call(MODULE_LOAD, u64(2, 2 << 30, 0) + blob(b"\x50\xed\x55\xba"))
+    + call(MODULE_LOAD, u64(3, 1 << 20, 0) + blob(b"\0" * 8)),
     "shared_memory": call(HOST_REGISTER_SHARED, u64(0, 8192) + struct.pack("<I", 2))
     + call(MEMCPY_SHARED, u64(0x7f0000000000, 0, 4096) + struct.pack("<i", H2D))
     + call(MEMCPY_SHARED, u64(HEAP, 4096, 4096) + struct.pack("<i", H2D))

@@ -90,7 +90,9 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
       raise(ErrorKind::kInvalidInput,
             "modules of more than " + std::to_string(kMaxModuleBytes) + " bytes in one session");
     }
-    library.image.reserve(total);
+    // Memory follows the bytes that arrive, not the size the client claims: a session that
+    // announces 2 GiB and sends one chunk holds one chunk (found by cudart_fuzz).
+    library.image.reserve(static_cast<size_t>(std::min<uint64_t>(total, kModuleChunkBytes)));
     library.expected_bytes = total;
     s.module_bytes += total;
   }
