@@ -117,8 +117,8 @@ TEST(ShmRing, wraps_around_many_times_and_keeps_every_byte_in_order) {
   void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
   shm::init_header(base, kRing);
   auto* header = static_cast<shm::SegmentHeader*>(base);
-  shm::RingWriter writer(header->rings[0], shm::ring_data(base, 0), kRing);
-  shm::RingReader reader(header->rings[0], shm::ring_data(base, 0), kRing);
+  shm::RingWriter writer(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
+  shm::RingReader reader(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
   const auto data = pattern(1 << 20, 7);
   std::vector<std::byte> out(data.size());
   size_t written = 0, read = 0;
@@ -143,7 +143,7 @@ TEST(ShmRing, a_peer_counter_out_of_range_is_invalid_input_not_a_crash) {
   void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
   shm::init_header(base, kRing);
   auto* header = static_cast<shm::SegmentHeader*>(base);
-  shm::RingReader reader(header->rings[0], shm::ring_data(base, 0), kRing);
+  shm::RingReader reader(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
   header->rings[0].head.store(kRing * 5);  // a "writer" claiming more than a ring ahead
   try {
     reader.readable();
@@ -153,7 +153,77 @@ TEST(ShmRing, a_peer_counter_out_of_range_is_invalid_input_not_a_crash) {
   }
 }
 
+// The peer writes the segment's counters before this end is built (a hostile client can, as
+// soon as it holds the segment): this end starts from the empty ring it set up, and judges what it
+// finds against that.
+TEST(ShmRing, an_end_ignores_counters_it_finds_in_the_segment_and_checks_the_peers) {
+  constexpr uint64_t kRing = 4096;
+  std::vector<std::byte> segment(shm::segment_bytes(kRing) + 64);
+  void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
+  shm::init_header(base, kRing);
+  auto* header = static_cast<shm::SegmentHeader*>(base);
+  header->rings[0].head.store(2 * kRing);  // as if two rings' worth were published
+  header->rings[0].tail.store(0);
+  header->rings[1].head.store(5 * kRing);
+  header->rings[1].tail.store(kRing);
+  shm::RingWriter writer(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
+  EXPECT_EQ(writer.writable(), kRing) << "room is never more than the ring";
+  shm::RingReader reader(header->rings[1], shm::ring_data(base, kRing, 1), kRing);
+  try {
+    const uint64_t readable = reader.readable();
+    FAIL() << readable << " bytes readable from a writer 5 rings ahead";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+  }
+  // The writer fills its ring; a peer that "releases" more than was published is caught.
+  const auto data = pattern(kRing, 2);
+  writer.write(data.data(), data.size());
+  writer.publish();
+  header->rings[0].tail.store(3 * kRing);
+  try {
+    const uint64_t room = writer.writable();
+    FAIL() << room << " bytes of room after the reader released bytes never written";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput) << e.what();
+  }
+}
+
 class ShmModes : public ::testing::TestWithParam<bool> {};  // true: file mode
+
+// The header is in memory the peer can write at any time. A peer that rewrites the ring size
+// mid-session changes neither where this side's arena is nor how its rings work.
+TEST_P(ShmModes, a_peer_that_rewrites_the_ring_size_in_the_header_changes_nothing_here) {
+  constexpr uint64_t kRing = 4096;
+  auto e = make_endpoint(GetParam(), kRing);
+  if (GetParam()) {  // file mode: give the file an arena, as an ivshmem device's size would
+    UniqueFd fd(::open(e->file.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600));
+    ASSERT_TRUE(fd.valid());
+    ASSERT_EQ(::ftruncate(fd.get(), 1 << 20), 0);
+  }
+  Pair p = connect_pair(*e);
+  const std::span<std::byte> arena = p.server->shared_memory();
+  ASSERT_FALSE(arena.empty());
+  auto* header = reinterpret_cast<shm::SegmentHeader*>(p.client->shared_memory().data() -
+                                                       shm::segment_bytes(kRing));
+  ASSERT_EQ(header->ring_bytes, kRing);
+  for (const uint64_t forged : {uint64_t{1} << 30, uint64_t{0}, uint64_t{1} << 63}) {
+    header->ring_bytes = forged;
+    const std::span<std::byte> now = p.server->shared_memory();
+    EXPECT_EQ(now.data(), arena.data()) << forged;
+    EXPECT_EQ(now.size(), arena.size()) << forged;
+    // Messages larger than the ring still stream through it both ways, intact.
+    const auto up = pattern(3 * kRing + 5, static_cast<int>(forged % 7));
+    std::thread sender([&] { send_one(*p.client, up); });
+    const ByteView got = p.server->recv(5s);
+    sender.join();
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), up.begin(), up.end())) << forged;
+    const auto down = pattern(3 * kRing + 9, 1);
+    std::thread replier([&] { send_one(*p.server, down); });
+    const ByteView back = p.client->recv(5s);
+    replier.join();
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), down.begin(), down.end())) << forged;
+  }
+}
 
 TEST_P(ShmModes, a_full_ring_blocks_the_writer_until_the_reader_drains_without_loss) {
   auto e = make_endpoint(GetParam(), 4096);

@@ -33,10 +33,10 @@ ShmConnection::ShmConnection(std::unique_ptr<ShmLink> link, size_t max_message_b
     : link_(std::move(link)),
       send_ring_(link_->side() == kServerSide ? kServerToClient : kClientToServer),
       recv_ring_(link_->side() == kServerSide ? kClientToServer : kServerToClient),
-      writer_(link_->header()->rings[send_ring_], ring_data(link_->header(), send_ring_),
-              link_->header()->ring_bytes),
-      reader_(link_->header()->rings[recv_ring_], ring_data(link_->header(), recv_ring_),
-              link_->header()->ring_bytes),
+      writer_(link_->header()->rings[send_ring_],
+              ring_data(link_->header(), link_->ring_bytes(), send_ring_), link_->ring_bytes()),
+      reader_(link_->header()->rings[recv_ring_],
+              ring_data(link_->header(), link_->ring_bytes(), recv_ring_), link_->ring_bytes()),
       max_message_bytes_(max_message_bytes),
       spin_(spin),
       buffer_(new std::byte[kInitialBuffer]),
@@ -210,7 +210,7 @@ void ShmConnection::shutdown() {
 }
 
 std::span<std::byte> ShmConnection::shared_memory() {
-  const uint64_t ring = link_->header()->ring_bytes;
+  const uint64_t ring = link_->ring_bytes();
   auto* base = reinterpret_cast<std::byte*>(link_->header());
   return {base + segment_bytes(ring), arena_bytes(link_->mapped_bytes(), ring)};
 }

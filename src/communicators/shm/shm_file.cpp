@@ -48,11 +48,12 @@ void sleep_for(std::chrono::nanoseconds d) {
 // One side of a file-mode session.
 class FileLink final : public ShmLink {
  public:
-  FileLink(int side, uint32_t generation, Mapping mapping, const ShmOptions& options,
-           std::string peer)
+  FileLink(int side, uint32_t generation, Mapping mapping, uint64_t ring_bytes,
+           const ShmOptions& options, std::string peer)
       : side_(side),
         generation_(generation),
         mapping_(std::move(mapping)),
+        ring_bytes_(ring_bytes),
         period_(heartbeat_period(options.dead_after)),
         peer_pulse_(options.dead_after),
         peer_(std::move(peer)),
@@ -70,6 +71,7 @@ class FileLink final : public ShmLink {
 
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
+  uint64_t ring_bytes() const override { return ring_bytes_; }
   int side() const override { return side_; }
   void ring(int) override {}  // nothing to ring across a VM boundary: the sleeper polls
 
@@ -120,6 +122,7 @@ class FileLink final : public ShmLink {
   int side_;
   uint32_t generation_;
   Mapping mapping_;
+  uint64_t ring_bytes_;
   std::chrono::milliseconds period_;
   std::mutex pulse_mutex_;
   Pulse peer_pulse_;
@@ -240,8 +243,9 @@ class FileListener final : public Listener {
       const uint32_t generation = h->generation.load(std::memory_order_acquire);
       // The session's own mapping, so that it outlives this listener in a forked worker.
       Mapping mapping(fd_.get(), mapping_.bytes(), local_name());
-      auto link = std::make_unique<FileLink>(kServerSide, generation, std::move(mapping), options_,
-                                             local_name() + " (client)");
+      auto link =
+          std::make_unique<FileLink>(kServerSide, generation, std::move(mapping),
+                                     options_.ring_bytes, options_, local_name() + " (client)");
       h->state.store(kConnected, std::memory_order_release);
       return std::make_unique<ShmConnection>(std::move(link), max_message_bytes_, options_.spin);
     }
@@ -335,8 +339,10 @@ std::unique_ptr<Connection> connect_file(const ShmOptions& options, size_t max_m
     sleep_for(kLongestSleep);
   }
   const uint32_t generation = h->generation.load(std::memory_order_acquire);
-  auto link =
-      std::make_unique<FileLink>(kClientSide, generation, std::move(mapping), options, name);
+  // The ring size the listener set up; it reset the header with it before this claim succeeded.
+  const uint64_t ring_bytes = validate_header(h, size, name);
+  auto link = std::make_unique<FileLink>(kClientSide, generation, std::move(mapping), ring_bytes,
+                                         options, name);
   for (;;) {  // until accepted; on failure the link's destructor marks this side closed
     const uint32_t state = h->state.load(std::memory_order_acquire);
     if (h->generation.load(std::memory_order_acquire) != generation ||
@@ -351,7 +357,6 @@ std::unique_ptr<Connection> connect_file(const ShmOptions& options, size_t max_m
     }
     sleep_for(kFirstSleep);
   }
-  validate_header(h, size, name);
   return std::make_unique<ShmConnection>(std::move(link), max_message_bytes, options.spin);
 }
 

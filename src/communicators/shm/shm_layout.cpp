@@ -38,7 +38,7 @@ void reset_session(SegmentHeader* header, uint64_t ring_bytes) {
   header->state.store(kListening, std::memory_order_release);
 }
 
-void validate_header(const void* base, uint64_t mapped_bytes, std::string_view what) {
+uint64_t validate_header(const void* base, uint64_t mapped_bytes, std::string_view what) {
   const auto* header = static_cast<const SegmentHeader*>(base);
   const std::string where(what);
   if (mapped_bytes < kHeaderBytes || header->magic != kMagic) {
@@ -50,11 +50,12 @@ void validate_header(const void* base, uint64_t mapped_bytes, std::string_view w
                                         std::to_string(kVersion));
   }
   const uint64_t ring = header->ring_bytes;
-  if (ring < kMinRingBytes || ring > kMaxRingBytes || segment_bytes(ring) > mapped_bytes) {
+  if (!valid_ring_bytes(ring) || segment_bytes(ring) > mapped_bytes) {
     raise(ErrorKind::kInvalidInput, where + ": shm segment rings of " + std::to_string(ring) +
                                         " bytes do not fit its " + std::to_string(mapped_bytes) +
                                         " bytes");
   }
+  return ring;
 }
 
 }  // namespace gvirtus::shm

@@ -91,10 +91,17 @@ inline constexpr uint64_t arena_bytes(uint64_t mapped_bytes, uint64_t ring_bytes
   return mapped_bytes > rings ? (mapped_bytes - rings) / kArenaAlign * kArenaAlign : 0;
 }
 
-// The data area of ring `r` in a segment mapped at `base`.
-inline std::byte* ring_data(void* base, int r) {
-  auto* header = static_cast<SegmentHeader*>(base);
-  return static_cast<std::byte*>(base) + kHeaderBytes + static_cast<size_t>(r) * header->ring_bytes;
+// The data area of ring `r` in a segment mapped at `base` with rings of `ring_bytes`. The size
+// comes from the caller's own validated copy, never from the header: the peer can rewrite the
+// header at any time.
+inline std::byte* ring_data(void* base, uint64_t ring_bytes, int r) {
+  return static_cast<std::byte*>(base) + kHeaderBytes + static_cast<size_t>(r) * ring_bytes;
+}
+
+// A ring size both sides accept: a power of two (positions are counter & (size - 1)) from
+// kMinRingBytes to kMaxRingBytes.
+inline constexpr bool valid_ring_bytes(uint64_t bytes) {
+  return bytes >= kMinRingBytes && bytes <= kMaxRingBytes && (bytes & (bytes - 1)) == 0;
 }
 
 // Writes a fresh header for rings of `ring_bytes` (the creator's side of both modes); the state
@@ -105,8 +112,9 @@ void init_header(void* base, uint64_t ring_bytes);
 // cleared, generation bumped, state kListening last, with release order).
 void reset_session(SegmentHeader* header, uint64_t ring_bytes);
 
-// Checks a mapped segment of `mapped_bytes` that the other side initialised; throws
-// Error{kInvalidInput} naming `what` if its header is not one this build understands.
-void validate_header(const void* base, uint64_t mapped_bytes, std::string_view what);
+// Checks a mapped segment of `mapped_bytes` that the other side initialised and returns its ring
+// size, read once: the caller keeps that copy. Throws Error{kInvalidInput} naming `what` if the
+// header is not one this build understands.
+uint64_t validate_header(const void* base, uint64_t mapped_bytes, std::string_view what);
 
 }  // namespace gvirtus::shm

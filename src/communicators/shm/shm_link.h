@@ -25,6 +25,9 @@ class ShmLink {
   virtual SegmentHeader* header() const = 0;
   // Bytes mapped at header(): the rings and the arena after them.
   virtual uint64_t mapped_bytes() const = 0;
+  // Bytes of each ring, as this side decided or validated them when the session began. Use this,
+  // never header()->ring_bytes: the peer can rewrite the header while the session runs.
+  virtual uint64_t ring_bytes() const = 0;
   // kServerSide or kClientSide.
   virtual int side() const = 0;
 

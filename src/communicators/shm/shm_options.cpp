@@ -39,8 +39,7 @@ ShmOptions read_shm_options(const EndpointConfig& endpoint) {
                   "abstract namespace)");
   }
   o.ring_bytes = endpoint.uint_or("ring_bytes", o.ring_bytes);
-  if (o.ring_bytes < kMinRingBytes || o.ring_bytes > kMaxRingBytes ||
-      (o.ring_bytes & (o.ring_bytes - 1)) != 0) {
+  if (!valid_ring_bytes(o.ring_bytes)) {
     endpoint.fail("ring_bytes", "expected a power of two from 4096 to 1073741824, got " +
                                     std::to_string(o.ring_bytes));
   }

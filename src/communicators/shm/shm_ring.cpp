@@ -11,9 +11,9 @@ RingWriter::RingWriter(RingControl& control, std::byte* data, uint64_t bytes)
       data_(data),
       size_(bytes),
       mask_(bytes - 1),
-      head_(control.head.load(std::memory_order_relaxed)),
-      published_(head_),
-      tail_(control.tail.load(std::memory_order_acquire)) {}
+      head_(0),
+      published_(0),
+      tail_(0) {}
 
 void RingWriter::refresh() {
   const uint64_t tail = control_.tail.load(std::memory_order_acquire);
@@ -27,12 +27,7 @@ void RingWriter::refresh() {
 }
 
 RingReader::RingReader(RingControl& control, const std::byte* data, uint64_t bytes)
-    : control_(control),
-      data_(data),
-      size_(bytes),
-      mask_(bytes - 1),
-      tail_(control.tail.load(std::memory_order_relaxed)),
-      head_(control.head.load(std::memory_order_acquire)) {}
+    : control_(control), data_(data), size_(bytes), mask_(bytes - 1), tail_(0), head_(0) {}
 
 void RingReader::refresh() {
   const uint64_t head = control_.head.load(std::memory_order_acquire);

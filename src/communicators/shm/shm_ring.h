@@ -2,6 +2,10 @@
 // ring (layout in shm_layout.h). Each end lives in one process and is used by one thread at a
 // time (the Connection's send() or recv() caller). Nothing here blocks or makes a system call:
 // waiting and doorbells belong to the connection and its link.
+//
+// Both ends start at counter 0, the state init_header and reset_session leave, and never read
+// their own counters back from the segment: the peer can write anything there, at any time, and
+// only the peer's counter is read, then checked against what this end knows.
 #pragma once
 
 #include <algorithm>

@@ -83,10 +83,11 @@ int poll_ms(const Deadline& deadline) {
 class SocketLink final : public ShmLink {
  public:
   SocketLink(int side, UniqueFd socket, UniqueFd bell0, UniqueFd bell1, Mapping mapping,
-             std::string peer)
+             uint64_t ring_bytes, std::string peer)
       : side_(side),
         socket_(std::move(socket)),
         mapping_(std::move(mapping)),
+        ring_bytes_(ring_bytes),
         peer_(std::move(peer)) {
     bells_[0] = std::move(bell0);
     bells_[1] = std::move(bell1);
@@ -94,6 +95,7 @@ class SocketLink final : public ShmLink {
 
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
+  uint64_t ring_bytes() const override { return ring_bytes_; }
   int side() const override { return side_; }
 
   void ring(int r) override {
@@ -137,6 +139,7 @@ class SocketLink final : public ShmLink {
   UniqueFd socket_;
   UniqueFd bells_[2];
   Mapping mapping_;
+  uint64_t ring_bytes_;
   std::string peer_;
 };
 
@@ -241,7 +244,8 @@ class SocketListener final : public Listener {
     }
     // memfd closes here: the mapping keeps the segment, and the client holds its own fd.
     auto link = std::make_unique<SocketLink>(kServerSide, std::move(socket), std::move(bell0),
-                                             std::move(bell1), std::move(mapping), peer);
+                                             std::move(bell1), std::move(mapping),
+                                             options_.ring_bytes, peer);
     return std::make_unique<ShmConnection>(std::move(link), max_message_bytes_, options_.spin);
   }
 
@@ -365,7 +369,7 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
     raise(ErrorKind::kInvalidInput, name + " passed a segment that can shrink under us");
   }
   const auto size = static_cast<uint64_t>(st.st_size);
-  if (ring < kMinRingBytes || ring > kMaxRingBytes || size < segment_bytes(ring) ||
+  if (!valid_ring_bytes(ring) || size < segment_bytes(ring) ||
       size - segment_bytes(ring) > kMaxArenaBytes ||
       (size - segment_bytes(ring)) % kArenaAlign != 0) {
     raise(ErrorKind::kInvalidInput, name + " passed a segment of the wrong size");
@@ -381,11 +385,13 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
     GVIRTUS_LOG(kInfo) << e.what() << "; using " << name << " without its arena";
     mapping = Mapping(fds[0].get(), segment_bytes(ring), "the shm rings of " + name);
   }
-  validate_header(mapping.base(), mapping.bytes(), name);
+  if (validate_header(mapping.base(), mapping.bytes(), name) != ring) {
+    raise(ErrorKind::kInvalidInput, name + " passed a segment whose rings differ from its hello");
+  }
   const int flags = ::fcntl(socket.get(), F_GETFL);
   if (flags >= 0) ::fcntl(socket.get(), F_SETFL, flags & ~O_NONBLOCK);
   auto link = std::make_unique<SocketLink>(kClientSide, std::move(socket), std::move(fds[1]),
-                                           std::move(fds[2]), std::move(mapping), name);
+                                           std::move(fds[2]), std::move(mapping), ring, name);
   return std::make_unique<ShmConnection>(std::move(link), max_message_bytes, options.spin);
 }
 
