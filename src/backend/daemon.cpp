@@ -172,6 +172,10 @@ class Daemon {
     // The worker's copy of the secret moves into its session, which wipes it once the client is
     // authenticated.
     const int status = run_session(connection, plugins_, config_.limits, std::move(secret_));
+    // _exit runs no destructors: end the connection so that the peer sees it now. Only the
+    // process's death would tell otherwise, which shm's file mode notices after dead_after_ms,
+    // keeping the segment from the next client that long.
+    connection.shutdown();
     ::_exit(status);
   }
 

@@ -49,6 +49,16 @@ void flush_at_exit() {
   }
 }
 
+// Last of all at process exit: a shared object's destructor runs after every atexit handler and
+// static destructor of the program, which may still make CUDA calls. The session ends here so
+// that the backend sees its client leave at once: otherwise only the process's death tells it,
+// which a transport without a socket (shm's file mode, across a VM boundary) notices only after
+// dead_after_ms, keeping the segment from the next client that long.
+__attribute__((destructor)) void end_session_at_process_end() {
+  Client* client = g_instance;
+  if (client != nullptr) client->end_at_exit();
+}
+
 std::string program_name() {
   const char* name = program_invocation_short_name;
   return name != nullptr ? name : "?";
@@ -72,6 +82,19 @@ Client::~Client() {
     // The session is gone; the failure was logged when it happened.
   }
   if (connection_) connection_->shutdown();
+}
+
+void Client::end_at_exit() {
+  try {
+    flush_async();
+  } catch (const Error&) {
+    // The session is gone; the failure was logged when it happened.
+  }
+  std::lock_guard lock(mutex_);
+  // Quietly: a thread still calling now gets an error, and nothing is worth a log line.
+  if (!failure_) failure_ = Error(ErrorKind::kDisconnected, "the process is exiting");
+  if (connection_) connection_->shutdown();
+  replies_.notify_all();
 }
 
 Client& Client::instance() {

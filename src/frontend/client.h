@@ -74,6 +74,10 @@ class Client {
   // Sends the asynchronous calls held for batching now (also done at exit). Throws like send.
   void flush_async();
 
+  // Sends what is held for batching and ends the session, quietly: later calls fail with
+  // kDisconnected. For the process-wide client at process exit, which is never destroyed.
+  void end_at_exit();
+
   // The first error reported for an asynchronous call since the last take, if any.
   std::optional<Error> take_async_error();
 
