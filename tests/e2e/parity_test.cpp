@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -43,8 +44,21 @@ const char* configured_endpoint() {
   return std::getenv("GVIRTUS_PARITY_ENDPOINT");
 }
 
+// $GVIRTUS_PARITY_CLIENT_CONFIG: the remote runs go to a backend already running elsewhere, named
+// by this client configuration (the VM harness: a host backend behind an ivshmem device). That
+// backend's log is not here: whoever runs it checks that every program's session reached it.
+const char* external_client_config() {
+  return std::getenv("GVIRTUS_PARITY_CLIENT_CONFIG");
+}
+
+const char* remote_name() {
+  if (external_client_config() != nullptr) return "external";
+  if (configured_endpoint() != nullptr) return "endpoint";
+  return nullptr;
+}
+
 std::vector<TestTransport> transports() {
-  if (configured_endpoint() != nullptr) return {TestTransport::tcp};  // stands for the endpoint
+  if (remote_name() != nullptr) return {TestTransport::tcp};  // stands for the one remote
   return {TestTransport::tcp, TestTransport::shm};
 }
 
@@ -56,7 +70,7 @@ class Parity : public ::testing::TestWithParam<ProgramOverTransport> {};
 
 TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
   const auto& [name, transport] = GetParam();
-  if (name == "mapped_memory" && transport == TestTransport::tcp) {
+  if (name == "mapped_memory" && transport == TestTransport::tcp && remote_name() == nullptr) {
     GTEST_SKIP() << "kernels cannot reach client memory over tcp (docs/cudart.md, Host memory): "
                     "mapped_memory runs over shm only";
   }
@@ -65,18 +79,26 @@ TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
   ASSERT_FALSE(native.output.empty()) << "the native run printed nothing";
 
   // GVIRTUS_PARITY_ENDPOINT (an endpoint object with "port":"0") runs the remote side over that
-  // endpoint instead; the VM harness uses it for rdma and vsock (test names say "_over_endpoint").
-  const char* endpoint = configured_endpoint();
-  BackendProcess backend = endpoint != nullptr
-                               ? BackendProcess("", R"(["cudart"])", std::string(endpoint))
-                               : BackendProcess("", R"(["cudart"])", transport);
-  const std::string config = backend.client_config_file();
+  // endpoint instead; the VM harness uses it for rdma and vsock (test names say "_over_endpoint"),
+  // and GVIRTUS_PARITY_CLIENT_CONFIG for its host's backend behind ivshmem ("_over_external").
+  std::optional<BackendProcess> backend;
+  std::string config;
+  if (const char* external = external_client_config()) {
+    config = external;
+  } else if (const char* endpoint = configured_endpoint()) {
+    config = backend.emplace("", R"(["cudart"])", std::string(endpoint)).client_config_file();
+  } else {
+    config = backend.emplace("", R"(["cudart"])", transport).client_config_file();
+  }
   const RunResult remote =
       run("env " GVIRTUS_E2E_REMOTE_ENV " " + std::string(GVIRTUS_BUILD_BIN) +
           "/gvirtus-run --config " + config + " -- " + program + " 2>/dev/null");
-  EXPECT_EQ(remote.output, native.output) << "backend log:\n" << backend.log();
+  const std::string log = backend ? backend->log() : "(an external backend: see where it runs)";
+  EXPECT_EQ(remote.output, native.output) << "backend log:\n" << log;
   // The remoted run really went through the backend (and not NVIDIA's library).
-  EXPECT_NE(backend.log().find("session with " + name), std::string::npos) << backend.log();
+  if (backend) {
+    EXPECT_NE(log.find("session with " + name), std::string::npos) << log;
+  }
   EXPECT_EQ(remote.status, native.status);
   EXPECT_EQ(native.output.find("FAILED"), std::string::npos) << native.output;
 }
@@ -86,8 +108,8 @@ INSTANTIATE_TEST_SUITE_P(Programs, Parity,
                                             ::testing::ValuesIn(transports())),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_over_" +
-                                  (configured_endpoint() ? std::string("endpoint")
-                                                         : to_string(std::get<1>(info.param)));
+                                  (remote_name() ? std::string(remote_name())
+                                                 : to_string(std::get<1>(info.param)));
                          });
 
 }  // namespace

@@ -4,7 +4,8 @@
 # test binaries with every library they load, at the same absolute paths as in the build tree.
 # guest_init.sh then runs, inside the guest, the transport conformance suite over rdma and vsock,
 # the CUDA end-to-end parity test over each, and (with --bench) gvirtus-bench comm over tcp,
-# vsock and rdma. Prints the guest's summary; exit 0 only if every step passed, 77 (ctest's skip)
+# vsock and rdma. A backend on this host serves the guest through an ivshmem device (shm, file
+# mode): gvirtus-ping and the parity test run in the guest against it. Prints the guest's summary; exit 0 only if every step passed, 77 (ctest's skip)
 # when qemu or the kernel cannot be had here.
 #
 # usage: run_vm.sh BUILD_DIR [--bench OUT_DIR] [--parity-filter GTEST_FILTER]
@@ -124,21 +125,55 @@ cp "$HERE/guest_init.sh" "$R/init"; chmod +x "$R/init"
 cp "$HERE/survives_killed_client.sh" "$R/bin/"; chmod +x "$R/bin/survives_killed_client.sh"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initrd.gz"
 
+# ---- ivshmem: a backend on this host, in the shm communicator's file mode, serving the guest's
+# clients through the file that the guest sees as its ivshmem device's BAR 2 (docs/shm.md) ----
+IVSHMEM_FILE=/dev/shm/gvirtus-vm-$$
+HOST_PLUGINS='[]'
+[ -e "$BUILD/lib/gvirtus/libgvirtus-plugin-cudart.so" ] && HOST_PLUGINS='["cudart"]'
+truncate -s 64M "$IVSHMEM_FILE"
+cat > "$WORK/ivshmem-host.json" <<JSON
+{"communicator":[{"endpoint":{"suite":"shm","protocol":"shm","file":"$IVSHMEM_FILE",
+  "dead_after_ms":10000},"plugins":$HOST_PLUGINS}]}
+JSON
+HOST_LOG=$WORK/ivshmem-backend.log
+GVIRTUS_LOGLEVEL=info "$BUILD/bin/gvirtus-backend" --config "$WORK/ivshmem-host.json" 2> "$HOST_LOG" &
+HOST_BACKEND=$!
+trap 'kill $HOST_BACKEND 2>/dev/null; wait $HOST_BACKEND 2>/dev/null; rm -f "$IVSHMEM_FILE"' EXIT
+
 # ---- boot ----
 LOG=$WORK/serial.log
 START=$(date +%s)
 set +e
 timeout "${GVIRTUS_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max \
   -m 2048 -smp 2 -nographic -no-reboot -kernel "$VMLINUX" -initrd "$WORK/initrd.gz" \
+  -object memory-backend-file,id=ivshmem,share=on,mem-path="$IVSHMEM_FILE",size=64M \
+  -device ivshmem-plain,memdev=ivshmem \
   -append "console=ttyS0 quiet panic=-1" > "$LOG" 2>&1
 QEMU_RC=$?
 set -e
+# The host's side of the ivshmem steps: every guest client that ran reached this backend.
+kill $HOST_BACKEND 2>/dev/null; wait $HOST_BACKEND 2>/dev/null || true
+host_check() {
+  local missing=""
+  grep -aq '^### PASS ivshmem-ping' "$LOG" && ! grep -q 'session with gvirtus-ping' "$HOST_LOG" &&
+    missing="gvirtus-ping"
+  for t in $(tr -d '\r' < "$LOG" | sed -n 's/^  \[ *OK *\] Programs\/Parity\.[a-z_]*\/\([A-Za-z0-9_]*\)_over_external.*/\1/p'); do
+    grep -q "session with $t " "$HOST_LOG" || missing="$missing $t"
+  done
+  if [ -n "$missing" ]; then
+    echo "### FAIL ivshmem-host: no session on the host's backend for:$missing (log $HOST_LOG)"
+  else
+    echo "### PASS ivshmem-host: $(grep -c 'session with .* started' "$HOST_LOG") sessions from the guest reached the host's backend"
+  fi
+}
+HOST_VERDICT=$(host_check)
 # The guest's summary: each step's PASS/FAIL with its time, one line per test. Also kept in
 # summary.txt, which scripts/test.sh prints after ctest so that CI logs show what ran inside.
 {
   echo "== VM harness: qemu exit $QEMU_RC after $(( $(date +%s) - START )) s (kernel $KVER, serial log $LOG)"
   tr -d '\r' < "$LOG" | awk '/^### FILE BEGIN/{skip=1} /^### FILE END/{skip=0; next} !skip' |
     grep -a -E '^###|^  \[ *(OK|FAILED|SKIPPED|PASSED) *\]|^  \[====' || true
+  echo "$HOST_VERDICT"
 } | tee "$WORK/summary.txt"
 if [ -n "$BENCH_OUT" ]; then
   mkdir -p "$BENCH_OUT"
@@ -149,4 +184,5 @@ if [ -n "$BENCH_OUT" ]; then
 fi
 grep -aq '^### ALL DONE' "$LOG" || { echo "the guest did not finish (see $LOG)"; tail -40 "$LOG"; exit 1; }
 if grep -aq '^### FAIL' "$LOG"; then tail -200 "$LOG"; exit 1; fi
+case $HOST_VERDICT in *"### FAIL"*) tail -40 "$HOST_LOG"; exit 1 ;; esac
 exit 0
