@@ -138,7 +138,11 @@ JSON
 HOST_LOG=$WORK/ivshmem-backend.log
 GVIRTUS_LOGLEVEL=info "$BUILD/bin/gvirtus-backend" --config "$WORK/ivshmem-host.json" 2> "$HOST_LOG" &
 HOST_BACKEND=$!
-trap 'kill $HOST_BACKEND 2>/dev/null; wait $HOST_BACKEND 2>/dev/null; rm -f "$IVSHMEM_FILE"' EXIT
+stop_host_backend() {  # idempotent, and never fails (this script runs under set -e)
+  kill "$HOST_BACKEND" 2>/dev/null || true
+  wait "$HOST_BACKEND" 2>/dev/null || true
+}
+trap 'stop_host_backend; rm -f "$IVSHMEM_FILE"' EXIT
 
 # ---- boot ----
 LOG=$WORK/serial.log
@@ -152,7 +156,7 @@ timeout "${GVIRTUS_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=multi
 QEMU_RC=$?
 set -e
 # The host's side of the ivshmem steps: every guest client that ran reached this backend.
-kill $HOST_BACKEND 2>/dev/null; wait $HOST_BACKEND 2>/dev/null || true
+stop_host_backend
 host_check() {
   local missing=""
   grep -aq '^### PASS ivshmem-ping' "$LOG" && ! grep -q 'session with gvirtus-ping' "$HOST_LOG" &&
