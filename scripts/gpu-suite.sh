@@ -19,7 +19,7 @@ device="$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/de
        "date $(date -u +%Y-%m-%dT%H:%M:%SZ), device: ${device:-none found}"
   echo
   echo "== ctest (whole suite)"
-  ctest --test-dir "$BUILD" -j "$(nproc)" --timeout 900 2>&1 | tail -15
+  ctest --test-dir "$BUILD" -j "$(nproc)" --timeout 900 2>&1 | sed -n '/tests passed/,$p'
 } > "$LOG"
 
 programs=$(ls "$BUILD"/tests/e2e/programs/ | grep -v '\.')
