@@ -111,12 +111,27 @@ int count_shm_mappings() {
   return n;
 }
 
+// A segment with rings of `ring_bytes` in this process's memory, header initialised as the
+// creator leaves it, for tests of the rings alone.
+class LocalSegment {
+ public:
+  explicit LocalSegment(uint64_t ring_bytes) : bytes_(shm::segment_bytes(ring_bytes) + 64) {
+    base_ = bytes_.data() + (64 - reinterpret_cast<uintptr_t>(bytes_.data()) % 64) % 64;
+    shm::init_header(base_, ring_bytes);
+  }
+  void* base() const { return base_; }
+  shm::SegmentHeader* header() const { return static_cast<shm::SegmentHeader*>(base_); }
+
+ private:
+  std::vector<std::byte> bytes_;
+  void* base_;
+};
+
 TEST(ShmRing, wraps_around_many_times_and_keeps_every_byte_in_order) {
   constexpr uint64_t kRing = 4096;
-  std::vector<std::byte> segment(shm::segment_bytes(kRing) + 64);
-  void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
-  shm::init_header(base, kRing);
-  auto* header = static_cast<shm::SegmentHeader*>(base);
+  LocalSegment segment(kRing);
+  void* base = segment.base();
+  auto* header = segment.header();
   shm::RingWriter writer(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
   shm::RingReader reader(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
   const auto data = pattern(1 << 20, 7);
@@ -139,10 +154,9 @@ TEST(ShmRing, wraps_around_many_times_and_keeps_every_byte_in_order) {
 
 TEST(ShmRing, a_peer_counter_out_of_range_is_invalid_input_not_a_crash) {
   constexpr uint64_t kRing = 4096;
-  std::vector<std::byte> segment(shm::segment_bytes(kRing) + 64);
-  void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
-  shm::init_header(base, kRing);
-  auto* header = static_cast<shm::SegmentHeader*>(base);
+  LocalSegment segment(kRing);
+  void* base = segment.base();
+  auto* header = segment.header();
   shm::RingReader reader(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
   header->rings[0].head.store(kRing * 5);  // a "writer" claiming more than a ring ahead
   try {
@@ -158,10 +172,9 @@ TEST(ShmRing, a_peer_counter_out_of_range_is_invalid_input_not_a_crash) {
 // finds against that.
 TEST(ShmRing, an_end_ignores_counters_it_finds_in_the_segment_and_checks_the_peers) {
   constexpr uint64_t kRing = 4096;
-  std::vector<std::byte> segment(shm::segment_bytes(kRing) + 64);
-  void* base = segment.data() + (64 - reinterpret_cast<uintptr_t>(segment.data()) % 64) % 64;
-  shm::init_header(base, kRing);
-  auto* header = static_cast<shm::SegmentHeader*>(base);
+  LocalSegment segment(kRing);
+  void* base = segment.base();
+  auto* header = segment.header();
   header->rings[0].head.store(2 * kRing);  // as if two rings' worth were published
   header->rings[0].tail.store(0);
   header->rings[1].head.store(5 * kRing);
