@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU run on a machine lent through the device tool (/work/.library/device): it has CUDA,
-# CMake and ninja but no apt and no internet, and may lack GoogleTest and OpenSSL's headers. So
+# CMake and ninja but no apt and no internet, and may lack GoogleTest, OpenSSL, lz4 and zstd. So
 # the packages travel from here, as .deb files, and are unpacked there under /tmp, never into /.
 #
 #   scripts/device-gpu.sh fetch       here: downloads googletest (its sources), OpenSSL, lz4 and
@@ -13,7 +13,7 @@
 #   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm vs native; add
 #                                     --quick as a third argument for a short run)
 #                                     -> OUT/gpu-DEV-DATE.{json,txt}
-#   scripts/device-gpu.sh all OUT     build, suite and bench in one call
+#   scripts/device-gpu.sh all OUT     build, suite and bench in turn (may outlast one call)
 # DEV is the GPU's short name (h100, h200, ...) and DATE today's; each log names the commit.
 # Each step fits in one call of the run tool (10 minutes); a warm machine keeps build-gpu/.
 set -euo pipefail
@@ -23,7 +23,7 @@ BUILD="$ROOT/build-gpu"
 DEVROOT=/tmp/gvirtus-devroot
 GTEST_PREFIX=/tmp/gvirtus-gtest
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 fetch() {
   mkdir -p "$DEBS"
