@@ -11,15 +11,10 @@
 
 #include "cuda_app.h"
 #include "support/backend_process.h"
+#include "support/text.h"
 
 namespace gvirtus::testing {
 namespace {
-
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(FileModeSessions, each_application_that_exits_hands_the_segment_to_the_next_at_once) {
   const std::string file = "/dev/shm/gvirtus-session-end-" + std::to_string(::getpid());

@@ -9,18 +9,14 @@
 #include <string>
 
 #include "stub_child.h"
+#include "support/text.h"
 
 namespace {
 
+using gvirtus::testing::count_of;
 using gvirtus::testing::run_with_stub;
 
 constexpr int kCudaErrorNotSupported = 801;
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(StubNotSupported, stub_returns_801_and_logs_its_name_once_without_a_backend) {
   // VDPAU interop can never be remoted, so this stays unsupported.
@@ -34,7 +30,7 @@ TEST(StubNotSupported, stub_returns_801_and_logs_its_name_once_without_a_backend
     return first == kCudaErrorNotSupported && second == kCudaErrorNotSupported ? 0 : 102;
   });
   EXPECT_EQ(child.exit_code, 0) << child.err;
-  EXPECT_EQ(count(child.err, "cudaVDPAUGetDevice"), 1u) << child.err;
+  EXPECT_EQ(count_of(child.err, "cudaVDPAUGetDevice"), 1u) << child.err;
 }
 
 TEST(StubNotSupported, stub_pointer_returning_function_returns_null) {
@@ -53,7 +49,7 @@ TEST(StubNotSupported, stub_pointer_returning_function_returns_null) {
     return fn() == nullptr ? 0 : 102;
   });
   EXPECT_EQ(child.exit_code, 0) << name << ": " << child.err;
-  EXPECT_EQ(count(child.err, name), 1u) << child.err;
+  EXPECT_EQ(count_of(child.err, name), 1u) << child.err;
 }
 
 }  // namespace

@@ -5,8 +5,9 @@
 # guest_init.sh then runs, inside the guest, the transport conformance suite over rdma and vsock,
 # the CUDA end-to-end parity test over each, and (with --bench) gvirtus-bench comm over tcp,
 # vsock and rdma. A backend on this host serves the guest through an ivshmem device (shm, file
-# mode): gvirtus-ping and the parity test run in the guest against it. Prints the guest's summary; exit 0 only if every step passed, 77 (ctest's skip)
-# when qemu or the kernel cannot be had here.
+# mode): gvirtus-ping and the parity test run in the guest against it. Prints the guest's
+# summary; exit 0 only if every step passed, 77 (ctest's skip) when qemu or the kernel cannot be
+# had here.
 #
 # usage: run_vm.sh BUILD_DIR [--bench OUT_DIR] [--parity-filter GTEST_FILTER]
 #   GVIRTUS_VM_BENCH_ARGS: extra gvirtus-bench comm arguments (e.g. "--max-bytes 4194304")

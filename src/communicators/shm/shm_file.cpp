@@ -50,10 +50,10 @@ class FileLink final : public ShmLink {
  public:
   FileLink(int side, uint32_t generation, Mapping mapping, uint64_t ring_bytes,
            const ShmOptions& options, std::string peer)
-      : side_(side),
+      : ShmLink(ring_bytes),
+        side_(side),
         generation_(generation),
         mapping_(std::move(mapping)),
-        ring_bytes_(ring_bytes),
         period_(heartbeat_period(options.dead_after)),
         peer_pulse_(options.dead_after),
         peer_(std::move(peer)),
@@ -71,7 +71,6 @@ class FileLink final : public ShmLink {
 
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
-  uint64_t ring_bytes() const override { return ring_bytes_; }
   int side() const override { return side_; }
   void ring(int) override {}  // nothing to ring across a VM boundary: the sleeper polls
 
@@ -122,7 +121,6 @@ class FileLink final : public ShmLink {
   int side_;
   uint32_t generation_;
   Mapping mapping_;
-  uint64_t ring_bytes_;
   std::chrono::milliseconds period_;
   std::mutex pulse_mutex_;
   Pulse peer_pulse_;

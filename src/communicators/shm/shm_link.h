@@ -19,6 +19,7 @@ using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 class ShmLink {
  public:
+  explicit ShmLink(uint64_t ring_bytes) : ring_bytes_(ring_bytes) {}
   virtual ~ShmLink() = default;
 
   // The mapped segment; valid for the link's life.
@@ -27,7 +28,7 @@ class ShmLink {
   virtual uint64_t mapped_bytes() const = 0;
   // Bytes of each ring, as this side decided or validated them when the session began. Use this,
   // never header()->ring_bytes: the peer can rewrite the header while the session runs.
-  virtual uint64_t ring_bytes() const = 0;
+  uint64_t ring_bytes() const { return ring_bytes_; }
   // kServerSide or kClientSide.
   virtual int side() const = 0;
 
@@ -46,6 +47,9 @@ class ShmLink {
   virtual void on_use() {}
 
   virtual std::string peer_name() const = 0;
+
+ private:
+  const uint64_t ring_bytes_;
 };
 
 }  // namespace gvirtus::shm

@@ -84,10 +84,10 @@ class SocketLink final : public ShmLink {
  public:
   SocketLink(int side, UniqueFd socket, UniqueFd bell0, UniqueFd bell1, Mapping mapping,
              uint64_t ring_bytes, std::string peer)
-      : side_(side),
+      : ShmLink(ring_bytes),
+        side_(side),
         socket_(std::move(socket)),
         mapping_(std::move(mapping)),
-        ring_bytes_(ring_bytes),
         peer_(std::move(peer)) {
     bells_[0] = std::move(bell0);
     bells_[1] = std::move(bell1);
@@ -95,7 +95,6 @@ class SocketLink final : public ShmLink {
 
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
-  uint64_t ring_bytes() const override { return ring_bytes_; }
   int side() const override { return side_; }
 
   void ring(int r) override {
@@ -139,7 +138,6 @@ class SocketLink final : public ShmLink {
   UniqueFd socket_;
   UniqueFd bells_[2];
   Mapping mapping_;
-  uint64_t ring_bytes_;
   std::string peer_;
 };
 
