@@ -38,22 +38,28 @@ ShmConnection::ShmConnection(std::unique_ptr<ShmLink> link, size_t max_message_b
       reader_(link_->header()->rings[recv_ring_],
               ring_data(link_->header(), link_->ring_bytes(), recv_ring_), link_->ring_bytes()),
       max_message_bytes_(max_message_bytes),
-      spin_(spin),
+      spin_{SpinBudget(spin), SpinBudget(spin)},
       buffer_(new std::byte[kInitialBuffer]),
       capacity_(kInitialBuffer) {}
 
 template <typename Ready>
 void ShmConnection::wait(int r, std::atomic<uint32_t>& waiting, Ready ready,
                          const Deadline& deadline, bool receiving) {
-  const auto spin_until = std::chrono::steady_clock::now() + spin_;
+  SpinBudget& budget = spin_[receiving ? 1 : 0];
+  const auto spin_from = std::chrono::steady_clock::now();
+  const auto spin_until = spin_from + budget.next();
   for (uint32_t i = 1;; ++i) {
-    if (ready()) return;
+    if (ready()) {
+      budget.answered_while_spinning(std::chrono::steady_clock::now() - spin_from);
+      return;
+    }
     cpu_relax();
     if (i % 64 == 0) {
       if (shut_down_.load(std::memory_order_relaxed)) fail_gone(receiving);
       if (std::chrono::steady_clock::now() >= spin_until) break;
     }
   }
+  budget.spun_in_vain();
   for (int round = 0;; ++round) {
     // Declare the sleep, then look once more: the peer publishes, fences, then reads this word,
     // so either it sees the word and rings, or this look sees its bytes.

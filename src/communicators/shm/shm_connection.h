@@ -7,9 +7,10 @@
 // buffer the connection owns (a copy: the peer can still write the ring, so what the caller
 // validates must not change under it).
 //
-// Waiting: spin for `spin` (the peer usually answers within microseconds), then set the ring's
-// waiting word and sleep through the link (eventfd + Unix socket, or timed sleeps). A dead peer
-// fails every wait with kDisconnected.
+// Waiting: spin for up to `spin` (the peer usually answers within microseconds; spin_budget.h
+// shortens the spin while spinning does not pay), then set the ring's waiting word and sleep
+// through the link (eventfd + Unix socket, or timed sleeps). A dead peer fails every wait with
+// kDisconnected.
 #pragma once
 
 #include <atomic>
@@ -20,6 +21,7 @@
 #include "communicators/communicator.h"
 #include "communicators/shm/shm_link.h"
 #include "communicators/shm/shm_ring.h"
+#include "communicators/shm/spin_budget.h"
 
 namespace gvirtus::shm {
 
@@ -58,7 +60,8 @@ class ShmConnection final : public Connection {
   RingWriter writer_;
   RingReader reader_;
   size_t max_message_bytes_;
-  std::chrono::nanoseconds spin_;
+  // Spin budgets of the two waits, which may run at once: [0] send (ring full), [1] receive.
+  SpinBudget spin_[2];
   std::atomic<bool> shut_down_{false};
 
   // Receive state; a message interrupted by a timeout continues at the next recv().

@@ -23,8 +23,8 @@ struct ShmOptions {
   // page-locked host memory (cudaMallocHost) so that copies need no trip through a ring. Sparse:
   // only what the client allocates takes memory. 0 turns the arena off.
   uint64_t arena_bytes = uint64_t{4} << 30;
-  // How long a waiting side spins before it sleeps: a round trip answered within this costs no
-  // system call.
+  // The longest a waiting side spins before it sleeps: a round trip answered within the spin
+  // costs no system call. Each connection spins less while spinning does not pay (spin_budget.h).
   std::chrono::microseconds spin{50};
   // File mode: a peer whose heartbeat stops this long is dead.
   std::chrono::milliseconds dead_after{3000};

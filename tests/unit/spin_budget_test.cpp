@@ -1,0 +1,76 @@
+// The shm connection's learned spin (spin_budget.h): how long a wait spins before it sleeps.
+#include "communicators/shm/spin_budget.h"
+
+#include <gtest/gtest.h>
+
+namespace gvirtus::shm {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::nanoseconds;
+
+TEST(SpinBudget, spins_the_whole_maximum_while_answers_come_within_it) {
+  SpinBudget b(microseconds(50));
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_EQ(b.next(), microseconds(50));
+    b.answered_while_spinning(microseconds(i % 40));
+  }
+  EXPECT_EQ(b.budget(), microseconds(50));
+}
+
+TEST(SpinBudget, halves_on_each_spin_in_vain_down_to_the_floor) {
+  SpinBudget b(microseconds(64));
+  b.spun_in_vain();
+  EXPECT_EQ(b.budget(), microseconds(32));
+  b.spun_in_vain();
+  EXPECT_EQ(b.budget(), microseconds(16));
+  for (int i = 0; i < 20; ++i) b.spun_in_vain();
+  EXPECT_EQ(b.budget(), SpinBudget::kFloor);
+}
+
+TEST(SpinBudget, an_answer_while_spinning_raises_the_budget_to_four_times_its_wait) {
+  SpinBudget b(microseconds(200));
+  for (int i = 0; i < 20; ++i) b.spun_in_vain();
+  ASSERT_EQ(b.budget(), SpinBudget::kFloor);
+  b.answered_while_spinning(microseconds(10));
+  EXPECT_EQ(b.budget(), microseconds(40));
+  b.answered_while_spinning(microseconds(2));  // a quicker answer never shortens the spin
+  EXPECT_EQ(b.budget(), microseconds(40));
+  b.answered_while_spinning(microseconds(150));  // capped at the configured spin
+  EXPECT_EQ(b.budget(), microseconds(200));
+}
+
+TEST(SpinBudget, a_shortened_budget_probes_the_whole_maximum_every_thirty_second_wait) {
+  SpinBudget b(microseconds(100));
+  for (int i = 0; i < 20; ++i) b.spun_in_vain();
+  int probes = 0;
+  for (uint32_t i = 1; i <= 10 * SpinBudget::kProbeEvery; ++i) {
+    const nanoseconds spin = b.next();
+    if (spin == microseconds(100)) {
+      ++probes;
+      EXPECT_EQ(i % SpinBudget::kProbeEvery, 0u) << "wait " << i;
+    } else {
+      EXPECT_EQ(spin, SpinBudget::kFloor);
+    }
+    b.spun_in_vain();  // the peer stays slow: probes fail and change nothing
+  }
+  EXPECT_EQ(probes, 10);
+  // A probe that is answered gives the spin back to every wait after it.
+  while (b.next() != microseconds(100)) b.spun_in_vain();
+  b.answered_while_spinning(microseconds(30));
+  for (uint32_t i = 0; i < 2 * SpinBudget::kProbeEvery; ++i) EXPECT_EQ(b.next(), microseconds(100));
+}
+
+TEST(SpinBudget, a_spin_configured_below_the_floor_or_zero_stays_there) {
+  SpinBudget zero(nanoseconds(0));
+  zero.spun_in_vain();
+  zero.answered_while_spinning(microseconds(5));
+  EXPECT_EQ(zero.next(), nanoseconds(0));
+  SpinBudget tiny(nanoseconds(300));
+  tiny.spun_in_vain();
+  EXPECT_EQ(tiny.budget(), nanoseconds(300));
+  EXPECT_EQ(tiny.next(), nanoseconds(300));
+}
+
+}  // namespace
+}  // namespace gvirtus::shm
