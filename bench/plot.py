@@ -206,14 +206,18 @@ def comm_rows(comm):
 
 def calls_rows(calls):
     rows = ["| file | transport | host | sync call µs median (p99) | transport rtt µs | "
-            "call / rtt | async calls/s |",
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+            "call / rtt | async calls/s | N clients: calls/s (baseline) | ratio |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for path, d in calls:
         s, t = d["sync_call_us"], d["transport_rtt_us"]
+        c = d.get("concurrent")  # only with --clients
+        many = (f"{c['clients']}: {num(c['calls_per_s'])} ({c['baseline']} "
+                f"{num(c['baseline_calls_per_s'])}) | {c['over_baseline']:.2f}x" if c else "- | -")
         rows.append(
             f"| {os.path.basename(path)} | {d['transport']} | {d['host']['name']} "
             f"({d['host']['cpus']} CPUs) | {s['median']:.3g} ({s['p99']:.3g}) | {t['median']:.3g} | "
-            f"{d['ratios']['sync_call_over_transport_rtt']:.2f}x | {num(d['async_calls_per_s'])} |")
+            f"{d['ratios']['sync_call_over_transport_rtt']:.2f}x | {num(d['async_calls_per_s'])} | "
+            f"{many} |")
     return rows
 
 

@@ -12,6 +12,7 @@
 #include "channel_bench.h"
 #include "comm_bench.h"
 #include "common/error.h"
+#include "concurrent_calls.h"
 #include "frontend/client.h"
 #include "json_out.h"
 #include "mode_args.h"
@@ -22,6 +23,8 @@ namespace {
 
 constexpr size_t kRttBytes = 64;  // the comm mode's small-message size, for comparison
 constexpr uint64_t kWarmupCalls = 200;
+// The backend's default session limit (limits.max_sessions): one session per client.
+constexpr uint64_t kMaxClients = 64;
 
 struct CallsOptions {
   std::string transport = "tcp";
@@ -31,11 +34,13 @@ struct CallsOptions {
   uint64_t sync_calls = 20'000;    // timed, per round
   uint64_t async_calls = 200'000;  // per round
   uint64_t payload_bytes = 8;
+  uint64_t clients = 0;               // 0: no concurrent measurement
+  uint64_t calls_per_client = 2'000;  // timed, per client and round
 };
 
 CallsOptions parse_options(std::span<char* const> args) {
   CallsOptions o;
-  bool rounds_given = false, sync_given = false, async_given = false;
+  bool rounds_given = false, sync_given = false, async_given = false, client_calls_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string_view arg = args[i];
     auto next = [&]() -> std::string_view {
@@ -59,6 +64,11 @@ CallsOptions parse_options(std::span<char* const> args) {
       async_given = true;
     } else if (arg == "--payload") {
       o.payload_bytes = parse_bytes(arg, next(), 0, 1 << 20);
+    } else if (arg == "--clients") {
+      o.clients = parse_count(arg, next(), 1, kMaxClients);
+    } else if (arg == "--client-calls") {
+      o.calls_per_client = parse_count(arg, next(), 1, 10'000'000);
+      client_calls_given = true;
     } else {
       throw UsageError("calls: unknown argument \"" + std::string(arg) + "\"");
     }
@@ -67,6 +77,7 @@ CallsOptions parse_options(std::span<char* const> args) {
     if (!rounds_given) o.rounds = 1;
     if (!sync_given) o.sync_calls = 500;
     if (!async_given) o.async_calls = 5'000;
+    if (!client_calls_given) o.calls_per_client = 200;
   }
   check_output_path("--json", o.json_path);
   return o;
@@ -76,7 +87,7 @@ void print_help() {
   std::cout
       << "usage: gvirtus-bench calls [--transport NAME] [--json FILE] [--quick]\n"
          "                           [--rounds N] [--sync-calls N] [--async-calls N]\n"
-         "                           [--payload BYTES]\n"
+         "                           [--payload BYTES] [--clients N [--client-calls N]]\n"
          "Starts gvirtus-backend (beside this tool) on a free local address of the transport\n"
          "and measures through the real client: the synchronous null call (core Ping), the\n"
          "asynchronous call rate (core Sink, then one synchronous call to drain) and, in the\n"
@@ -90,6 +101,10 @@ void print_help() {
          "  --sync-calls N    timed synchronous calls per round (default 20000)\n"
          "  --async-calls N   asynchronous calls per round (default 200000)\n"
          "  --payload BYTES   payload of each Ping and Sink (default 8)\n"
+         "  --clients N       also N clients at once (1 to 64), each with its own session,\n"
+         "                    making synchronous Pings: their total rate over the transport\n"
+         "                    and, in the same round, over tcp for comparison\n"
+         "  --client-calls N  timed Pings per client and round (default 2000; --quick 200)\n"
          "Exit status: 0 on success, 1 when the stack fails, 2 on bad usage.\n";
 }
 
@@ -150,6 +165,24 @@ void measure_calls(const BenchTransport& transport, const CallsOptions& o, Calls
   if (auto error = client.take_async_error()) throw *error;
 }
 
+// N clients at once over `transport`, then (unless it is tcp) the same over tcp.
+void measure_concurrent(const BenchTransport& transport, const CallsOptions& o,
+                        CallsResults& results, CallsRound& round) {
+  ConcurrentCalls measured =
+      measure_concurrent_calls(transport, o.clients, o.calls_per_client, o.payload_bytes);
+  round.concurrent_calls_per_s = measured.calls_per_s;
+  results.concurrent_us.insert(results.concurrent_us.end(), measured.call_us.begin(),
+                               measured.call_us.end());
+  if (transport.name == kConcurrentBaseline) {
+    round.concurrent_baseline_calls_per_s = measured.calls_per_s;
+    return;
+  }
+  round.concurrent_baseline_calls_per_s =
+      measure_concurrent_calls(choose_bench_transport("calls", kConcurrentBaseline), o.clients,
+                               o.calls_per_client, o.payload_bytes)
+          .calls_per_s;
+}
+
 }  // namespace
 
 int run_calls_mode(std::span<char* const> args) {
@@ -167,6 +200,8 @@ int run_calls_mode(std::span<char* const> args) {
   results.payload_bytes = o.payload_bytes;
   results.rtt_bytes = kRttBytes;
   results.async_calls = o.async_calls;
+  results.clients = o.clients;
+  results.calls_per_client = o.calls_per_client;
   results.sync_us.reserve(o.rounds * o.sync_calls);
   for (uint64_t r = 0; r < o.rounds; ++r) {
     std::cerr << "gvirtus-bench calls: round " << r + 1 << " of " << o.rounds << " over "
@@ -176,6 +211,7 @@ int run_calls_mode(std::span<char* const> args) {
     // bench transport's server endpoint), and only one of them may hold it at a time.
     measure_transport(transport, o.quick, round);
     measure_calls(transport, o, results, round);
+    if (o.clients > 0) measure_concurrent(transport, o, results, round);
     results.rounds.push_back(round);
   }
   results.seconds = us_between(start, Clock::now()) / 1e6;

@@ -16,6 +16,10 @@ double percentile(const std::vector<double>& sorted, double fraction) {
   return sorted[std::min(rank, sorted.size() - 1)];
 }
 
+double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
+
 double median_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return percentile(values, 0.5);
@@ -26,6 +30,8 @@ struct Summary {
   double async_rate = 0, async_best = 0;
   double rtt_median = 0, rtt_min = 0;
   uint64_t rtt_round_trips = 0;
+  double concurrent_rate = 0, concurrent_baseline_rate = 0;
+  double concurrent_median = 0, concurrent_p99 = 0;
 };
 
 Summary summarise(const CallsResults& r) {
@@ -38,14 +44,22 @@ Summary summarise(const CallsResults& r) {
   s.sync_mean = sorted.empty()
                     ? 0
                     : std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(sorted.size());
-  std::vector<double> rates, rtts;
+  std::vector<double> rates, rtts, concurrent, baseline;
   s.rtt_min = r.rounds.empty() ? 0 : r.rounds.front().transport_rtt_min_us;
   for (const CallsRound& round : r.rounds) {
     rates.push_back(round.async_calls_per_s);
     rtts.push_back(round.transport_rtt_us);
     s.rtt_min = std::min(s.rtt_min, round.transport_rtt_min_us);
     s.rtt_round_trips += round.transport_round_trips;
+    concurrent.push_back(round.concurrent_calls_per_s);
+    baseline.push_back(round.concurrent_baseline_calls_per_s);
   }
+  s.concurrent_rate = median_of(concurrent);
+  s.concurrent_baseline_rate = median_of(baseline);
+  sorted = r.concurrent_us;
+  std::sort(sorted.begin(), sorted.end());
+  s.concurrent_median = percentile(sorted, 0.5);
+  s.concurrent_p99 = percentile(sorted, 0.99);
   s.async_rate = median_of(rates);
   s.async_best = rates.empty() ? 0 : *std::max_element(rates.begin(), rates.end());
   s.rtt_median = median_of(rtts);
@@ -80,6 +94,15 @@ void print_calls_summary(std::ostream& out, const CallsResults& r) {
                 "  async calls (core Sink)       %10.0f calls/s median round, best %.0f  "
                 "(%llu calls per round, then one sync call)\n",
                 s.async_rate, s.async_best, static_cast<unsigned long long>(r.async_calls));
+  out << line;
+  if (r.clients == 0) return;
+  std::snprintf(line, sizeof line,
+                "  %llu clients at once          %10.0f calls/s median round (%s: %.0f, ratio "
+                "%.2fx); per call median %.2f us, p99 %.2f us  (%llu calls per client)\n",
+                static_cast<unsigned long long>(r.clients), s.concurrent_rate, kConcurrentBaseline,
+                s.concurrent_baseline_rate, ratio(s.concurrent_rate, s.concurrent_baseline_rate),
+                s.concurrent_median, s.concurrent_p99,
+                static_cast<unsigned long long>(r.calls_per_client));
   out << line;
 }
 
@@ -116,9 +139,26 @@ std::string calls_json(const CallsResults& r) {
     out.key("sync_median_us").value(round.sync_median_us);
     out.key("async_calls_per_s").value(round.async_calls_per_s);
     out.key("transport_rtt_us").value(round.transport_rtt_us);
+    if (r.clients > 0) {
+      out.key("concurrent_calls_per_s").value(round.concurrent_calls_per_s);
+      out.key("concurrent_baseline_calls_per_s").value(round.concurrent_baseline_calls_per_s);
+    }
     out.end_object();
   }
   out.end_array();
+  if (r.clients > 0) {
+    out.key("concurrent").begin_object();
+    out.key("clients").value(r.clients);
+    out.key("calls_per_client").value(r.calls_per_client);
+    out.key("calls_per_s").value(s.concurrent_rate);
+    out.key("call_us").begin_object(JsonWriter::kInline);
+    out.key("median").value(s.concurrent_median).key("p99").value(s.concurrent_p99);
+    out.end_object();
+    out.key("baseline").value(kConcurrentBaseline);
+    out.key("baseline_calls_per_s").value(s.concurrent_baseline_rate);
+    out.key("over_baseline").value(ratio(s.concurrent_rate, s.concurrent_baseline_rate));
+    out.end_object();
+  }
   out.end_object();
   return out.str();
 }

@@ -9,6 +9,12 @@
 //    "transport_rtt_us": {"median": X, "min": X, "bytes": 64, "round_trips": N},
 //    "ratios": {"sync_call_over_transport_rtt": X},
 //    "per_round": [{"sync_median_us": X, "async_calls_per_s": R, "transport_rtt_us": X}, ...]}
+// With --clients N, also (the rates are the median round; "over_baseline" is the ratio of the
+// medians, the baseline being tcp measured in the same rounds, and per_round entries gain
+// "concurrent_calls_per_s" and "concurrent_baseline_calls_per_s"):
+//    "concurrent": {"clients": N, "calls_per_client": M, "calls_per_s": R,
+//                   "call_us": {"median": X, "p99": X}, "baseline": "tcp",
+//                   "baseline_calls_per_s": R, "over_baseline": X}
 // sync_call_us pools every timed call of all rounds; async_calls_per_s is the median round and
 // transport_rtt_us the median of the rounds' median round trips.
 #pragma once
@@ -28,7 +34,12 @@ struct CallsRound {
   double transport_rtt_us = 0;  // the round's median raw round trip
   double transport_rtt_min_us = 0;
   uint64_t transport_round_trips = 0;
+  double concurrent_calls_per_s = 0;           // --clients: all clients together
+  double concurrent_baseline_calls_per_s = 0;  // the same over kConcurrentBaseline
 };
+
+// What the concurrent measurement of another transport is compared with, in the same round.
+inline constexpr const char* kConcurrentBaseline = "tcp";
 
 struct CallsResults {
   RunInfo run;
@@ -40,6 +51,9 @@ struct CallsResults {
   uint64_t async_calls = 0;     // per round
   std::vector<double> sync_us;  // every timed synchronous call, all rounds
   std::vector<CallsRound> rounds;
+  uint64_t clients = 0;  // --clients; 0 when not measured
+  uint64_t calls_per_client = 0;
+  std::vector<double> concurrent_us;  // every timed call of every client, all rounds
 };
 
 void print_calls_summary(std::ostream& out, const CallsResults& results);
