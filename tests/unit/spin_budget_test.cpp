@@ -61,6 +61,16 @@ TEST(SpinBudget, a_shortened_budget_probes_the_whole_maximum_every_thirty_second
   for (uint32_t i = 0; i < 2 * SpinBudget::kProbeEvery; ++i) EXPECT_EQ(b.next(), microseconds(100));
 }
 
+TEST(SpinBudget, a_floor_at_the_maximum_keeps_the_whole_spin) {
+  // File mode: no doorbell, a sleep lasts at least 50 us, so spinning less would only add latency.
+  SpinBudget b(microseconds(50), microseconds(50));
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(b.next(), microseconds(50));
+    b.spun_in_vain();
+  }
+  EXPECT_EQ(b.budget(), microseconds(50));
+}
+
 TEST(SpinBudget, a_spin_configured_below_the_floor_or_zero_stays_there) {
   SpinBudget zero(nanoseconds(0));
   zero.spun_in_vain();

@@ -26,6 +26,10 @@ inline void cpu_relax() {
 #endif
 }
 
+SpinBudget spin_budget(const ShmLink& link, std::chrono::nanoseconds spin) {
+  return SpinBudget(spin, link.has_doorbell() ? SpinBudget::kFloor : spin);
+}
+
 }  // namespace
 
 ShmConnection::ShmConnection(std::unique_ptr<ShmLink> link, size_t max_message_bytes,
@@ -38,7 +42,7 @@ ShmConnection::ShmConnection(std::unique_ptr<ShmLink> link, size_t max_message_b
       reader_(link_->header()->rings[recv_ring_],
               ring_data(link_->header(), link_->ring_bytes(), recv_ring_), link_->ring_bytes()),
       max_message_bytes_(max_message_bytes),
-      spin_{SpinBudget(spin), SpinBudget(spin)},
+      spin_{spin_budget(*link_, spin), spin_budget(*link_, spin)},
       buffer_(new std::byte[kInitialBuffer]),
       capacity_(kInitialBuffer) {}
 

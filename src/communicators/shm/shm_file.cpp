@@ -73,6 +73,7 @@ class FileLink final : public ShmLink {
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
   int side() const override { return side_; }
   void ring(int) override {}  // nothing to ring across a VM boundary: the sleeper polls
+  bool has_doorbell() const override { return false; }
 
   void sleep(int, const Deadline& deadline, int round) override {
     auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(kFirstSleep) *

@@ -34,6 +34,10 @@ class ShmLink {
 
   // Wakes whoever sleeps on ring `r` (the peer, as reader or writer of that ring). Never blocks.
   virtual void ring(int r) = 0;
+  // Whether ring() wakes a sleeper at once. Without a doorbell a sleep is timed and lasts at
+  // least its first interval, so the connection keeps its whole spin rather than learning to
+  // spin less (spin_budget.h).
+  virtual bool has_doorbell() const = 0;
   // Sleeps a while for ring `r` after this side set its waiting word and found nothing to do:
   // until the doorbell rings, the peer goes, `deadline` passes, or a mode-specific bound. Spurious
   // returns are allowed; the caller re-checks. `round` counts sleeps in this wait, from 0.

@@ -103,6 +103,8 @@ class SocketLink final : public ShmLink {
     (void)!::write(bells_[r].get(), &one, sizeof one);
   }
 
+  bool has_doorbell() const override { return true; }
+
   void sleep(int r, const Deadline& deadline, int /*round*/) override {
     pollfd fds[2] = {{bells_[r].get(), POLLIN, 0}, {socket_.get(), POLLIN | POLLRDHUP, 0}};
     const int ready = ::poll(fds, 2, poll_ms(deadline));

@@ -6,7 +6,8 @@
 // hold. With 64 shm sessions on 2 cores, a fixed 200 us spin made the load test 25 times slower
 // than no spin at all. So the connection spins for a budget, not for the whole configured
 // `spin_us`:
-//   - a spin that ran out halves the budget (down to kFloor);
+//   - a spin that ran out halves the budget (down to a floor: kFloor where a sleeper is woken at
+//     once, the whole maximum where sleeps are timed and so cost far more than a spin);
 //   - an answer seen while spinning, after `e`, raises the budget to at least 4e (up to the
 //     maximum), so waits of that length keep being spun through;
 //   - every kProbeEvery-th wait spins for the whole maximum while the budget is below it, so a
@@ -27,8 +28,10 @@ class SpinBudget {
   static constexpr std::chrono::nanoseconds kFloor{1000};
   static constexpr uint32_t kProbeEvery = 32;
 
-  explicit SpinBudget(std::chrono::nanoseconds maximum)
-      : maximum_(std::max(maximum, std::chrono::nanoseconds(0))), budget_(maximum_) {}
+  explicit SpinBudget(std::chrono::nanoseconds maximum, std::chrono::nanoseconds floor = kFloor)
+      : maximum_(std::max(maximum, std::chrono::nanoseconds(0))),
+        floor_(std::clamp(floor, std::chrono::nanoseconds(0), maximum_)),
+        budget_(maximum_) {}
 
   // How long the next wait may spin.
   std::chrono::nanoseconds next() {
@@ -43,13 +46,14 @@ class SpinBudget {
   }
 
   // The wait spun for its whole spin, then slept.
-  void spun_in_vain() { budget_ = std::max(budget_ / 2, std::min(kFloor, maximum_)); }
+  void spun_in_vain() { budget_ = std::max(budget_ / 2, floor_); }
 
   std::chrono::nanoseconds budget() const { return budget_; }
   std::chrono::nanoseconds maximum() const { return maximum_; }
 
  private:
   const std::chrono::nanoseconds maximum_;
+  const std::chrono::nanoseconds floor_;
   std::chrono::nanoseconds budget_;
   uint32_t waits_below_ = 0;
 };
