@@ -25,6 +25,7 @@
 #include "common/unique_fd.h"
 #include "common/wire.h"
 #include "communicators/factory.h"
+#include "communicators/shm/shm_connection.h"
 #include "communicators/shm/shm_layout.h"
 #include "communicators/shm/shm_ring.h"
 #include "transport/transport_cases.h"
@@ -337,6 +338,37 @@ TEST_P(ShmModes, many_sessions_leak_no_fd_and_no_mapping) {
   }
   EXPECT_EQ(count_fds(), fds);
   EXPECT_EQ(count_shm_mappings(), maps);
+}
+
+// The receive spin follows the peer (spin_budget.h): answers that come long after the spin shrink
+// it to the floor in socket mode, while file mode, whose sleeps are timed, keeps it whole. (How it
+// grows back depends on when the peer gets a core, which a test cannot promise; the policy's unit
+// tests show it.)
+TEST_P(ShmModes, a_slow_peer_shortens_the_receive_spin_in_socket_mode_only) {
+  auto e = make_endpoint(GetParam(), 1 << 16);
+  Pair p = connect_pair(*e);
+  auto& client = dynamic_cast<shm::ShmConnection&>(*p.client);
+  const std::chrono::nanoseconds full = client.receive_spin();
+  ASSERT_EQ(full, 50us) << "the default spin_us";
+  constexpr int kExchanges = 20;  // the spin halves from 50 us to the 1 us floor in 6
+  std::thread server([&] {
+    for (int i = 0; i < kExchanges; ++i) {
+      const ByteView request = p.server->recv(5s);
+      const std::vector<std::byte> copy(request.begin(), request.end());
+      std::this_thread::sleep_for(3ms);  // a peer at work for much longer than the spin
+      send_one(*p.server, copy);
+    }
+  });
+  for (int i = 0; i < kExchanges; ++i) {
+    const auto sent = pattern(16, i);
+    send_one(*p.client, sent);
+    const ByteView back = p.client->recv(5s);
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), sent.begin(), sent.end())) << i;
+    if (GetParam()) EXPECT_EQ(client.receive_spin(), full) << i;
+  }
+  server.join();
+  EXPECT_EQ(client.receive_spin(),
+            GetParam() ? full : std::chrono::nanoseconds(shm::SpinBudget::kFloor));
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, ShmModes, ::testing::Values(false, true),

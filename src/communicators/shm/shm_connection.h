@@ -39,6 +39,10 @@ class ShmConnection final : public Connection {
   std::string peer_name() const override { return link_->peer_name(); }
   std::string transport() const override { return "shm"; }
 
+  // How long the next receive may spin before it sleeps (spin_budget.h), for tests and
+  // diagnostics. Read it on the receiving thread, between receives.
+  std::chrono::nanoseconds receive_spin() const { return spin_[1].budget(); }
+
  private:
   static constexpr size_t kLengthBytes = sizeof(uint64_t);
 
