@@ -116,14 +116,22 @@ int count_shm_mappings() {
 // creator leaves it, for tests of the rings alone.
 class LocalSegment {
  public:
-  explicit LocalSegment(uint64_t ring_bytes) : bytes_(shm::segment_bytes(ring_bytes) + 64) {
+  explicit LocalSegment(uint64_t ring_bytes)
+      : ring_bytes_(ring_bytes), bytes_(shm::segment_bytes(ring_bytes) + 64) {
     base_ = bytes_.data() + (64 - reinterpret_cast<uintptr_t>(bytes_.data()) % 64) % 64;
     shm::init_header(base_, ring_bytes);
   }
-  void* base() const { return base_; }
   shm::SegmentHeader* header() const { return static_cast<shm::SegmentHeader*>(base_); }
+  // The two ends of ring `r`.
+  shm::RingWriter writer(int r) const {
+    return {header()->rings[r], shm::ring_data(base_, ring_bytes_, r), ring_bytes_};
+  }
+  shm::RingReader reader(int r) const {
+    return {header()->rings[r], shm::ring_data(base_, ring_bytes_, r), ring_bytes_};
+  }
 
  private:
+  uint64_t ring_bytes_;
   std::vector<std::byte> bytes_;
   void* base_;
 };
@@ -131,10 +139,9 @@ class LocalSegment {
 TEST(ShmRing, wraps_around_many_times_and_keeps_every_byte_in_order) {
   constexpr uint64_t kRing = 4096;
   LocalSegment segment(kRing);
-  void* base = segment.base();
   auto* header = segment.header();
-  shm::RingWriter writer(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
-  shm::RingReader reader(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
+  shm::RingWriter writer = segment.writer(0);
+  shm::RingReader reader = segment.reader(0);
   const auto data = pattern(1 << 20, 7);
   std::vector<std::byte> out(data.size());
   size_t written = 0, read = 0;
@@ -156,9 +163,8 @@ TEST(ShmRing, wraps_around_many_times_and_keeps_every_byte_in_order) {
 TEST(ShmRing, a_peer_counter_out_of_range_is_invalid_input_not_a_crash) {
   constexpr uint64_t kRing = 4096;
   LocalSegment segment(kRing);
-  void* base = segment.base();
   auto* header = segment.header();
-  shm::RingReader reader(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
+  shm::RingReader reader = segment.reader(0);
   header->rings[0].head.store(kRing * 5);  // a "writer" claiming more than a ring ahead
   try {
     reader.readable();
@@ -174,15 +180,14 @@ TEST(ShmRing, a_peer_counter_out_of_range_is_invalid_input_not_a_crash) {
 TEST(ShmRing, an_end_ignores_counters_it_finds_in_the_segment_and_checks_the_peers) {
   constexpr uint64_t kRing = 4096;
   LocalSegment segment(kRing);
-  void* base = segment.base();
   auto* header = segment.header();
   header->rings[0].head.store(2 * kRing);  // as if two rings' worth were published
   header->rings[0].tail.store(0);
   header->rings[1].head.store(5 * kRing);
   header->rings[1].tail.store(kRing);
-  shm::RingWriter writer(header->rings[0], shm::ring_data(base, kRing, 0), kRing);
+  shm::RingWriter writer = segment.writer(0);
   EXPECT_EQ(writer.writable(), kRing) << "room is never more than the ring";
-  shm::RingReader reader(header->rings[1], shm::ring_data(base, kRing, 1), kRing);
+  shm::RingReader reader = segment.reader(1);
   try {
     const uint64_t readable = reader.readable();
     FAIL() << readable << " bytes readable from a writer 5 rings ahead";
@@ -364,7 +369,9 @@ TEST_P(ShmModes, a_slow_peer_shortens_the_receive_spin_in_socket_mode_only) {
     send_one(*p.client, sent);
     const ByteView back = p.client->recv(5s);
     EXPECT_TRUE(std::equal(back.begin(), back.end(), sent.begin(), sent.end())) << i;
-    if (GetParam()) EXPECT_EQ(client.receive_spin(), full) << i;
+    if (GetParam()) {
+      EXPECT_EQ(client.receive_spin(), full) << i;
+    }
   }
   server.join();
   EXPECT_EQ(client.receive_spin(),
