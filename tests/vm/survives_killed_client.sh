@@ -4,10 +4,23 @@
 . /etc/gvirtus-vm.env
 endpoint=$1
 echo "{\"communicator\":[{\"endpoint\":$endpoint,\"plugins\":[]}]}" > /tmp/server.json
-GVIRTUS_LOGLEVEL=info "$BUILD/bin/gvirtus-backend" --config /tmp/server.json 2> /tmp/backend.log &
+# Emptied here, not by the background job's redirection: that runs in the child, so a look at
+# the log could still see the previous run's "listening on" line (and its port).
+: > /tmp/backend.log
+GVIRTUS_LOGLEVEL=info "$BUILD/bin/gvirtus-backend" --config /tmp/server.json 2>> /tmp/backend.log &
 backend=$!
-for i in $(seq 100); do grep -q "listening on" /tmp/backend.log && break; sleep 0.1; done
-port=$(sed -n 's/.*listening on [a-z]*:\/\/[^ ]*:\([0-9]*\) .*/\1/p' /tmp/backend.log)
+port=""
+for i in $(seq 100); do
+  port=$(sed -n 's/.*listening on [a-z]*:\/\/[^ ]*:\([0-9]*\) .*/\1/p' /tmp/backend.log)
+  [ -n "$port" ] && break
+  kill -0 $backend 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$port" ]; then
+  echo "  the backend did not report a listening port:"; sed 's/^/  /' /tmp/backend.log
+  kill $backend 2>/dev/null; wait $backend
+  exit 1
+fi
 echo "{\"communicator\":[{\"endpoint\":$(echo "$endpoint" | sed "s/\"port\":\"0\"/\"port\":\"$port\"/"),\"plugins\":[]}]}" > /tmp/client.json
 "$BUILD/bin/gvirtus-ping" --config /tmp/client.json --count 1000000 --bytes 100000 > /dev/null 2>&1 &
 client=$!
