@@ -40,7 +40,9 @@ class ShmLink {
   virtual bool has_doorbell() const = 0;
   // Sleeps a while for ring `r` after this side set its waiting word and found nothing to do:
   // until the doorbell rings, the peer goes, `deadline` passes, or a mode-specific bound. Spurious
-  // returns are allowed; the caller re-checks. `round` counts sleeps in this wait, from 0.
+  // returns are allowed; the caller re-checks. `round` counts sleeps in this wait, from 0. A
+  // sleep must not outlast a gone peer by much (the socket wakes it; file-mode sleeps are timed):
+  // the caller asks peer_gone() only after the first one.
   virtual void sleep(int r, const Deadline& deadline, int round) = 0;
   // True when the peer is gone: closed, killed, or its session was reset.
   virtual bool peer_gone() = 0;
