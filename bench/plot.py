@@ -66,10 +66,17 @@ def num(x):
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
+def cpus_of(host):
+    """'2 CPUs', or '1 of 2 CPUs' for a run confined to fewer (taskset, a cpuset)."""
+    usable = host.get("usable_cpus", host["cpus"])  # older files do not record it
+    return f"{usable} of {host['cpus']} CPUs" if usable < host["cpus"] else f"{host['cpus']} CPUs"
+
+
 def host_of(data):
     """Hosts are told apart by name and size: lent machines may share a name with the VM."""
     h = data["host"]
-    return f"{h['name']}-{h['cpus']}cpu"
+    usable = h.get("usable_cpus", h["cpus"])
+    return f"{h['name']}-{h['cpus']}cpu" + (f"-{usable}used" if usable < h["cpus"] else "")
 
 
 def ratio(a, b):
@@ -124,7 +131,7 @@ def save(fig, path):
 def plot_comm(path, data, out_dir):
     host = data["host"]
     fig, lat, bw = netpipe_axes(
-        f"gvirtus-bench comm: {data['transport']} on {host['name']} ({host['cpus']} CPUs), "
+        f"gvirtus-bench comm: {data['transport']} on {host['name']} ({cpus_of(host)}), "
         f"commit {data['commit']}, {data['date'][:10]}")
     for label, points, style in comm_channels(data):
         draw_channel(lat, bw, label, points, style)
@@ -196,7 +203,7 @@ def comm_rows(comm):
             return f"{num(p[key])} ({num(q[key])})" if p and q else "-"
         rows.append(
             f"| {os.path.basename(path)} | {d['transport']} | {d['host']['name']} "
-            f"({d['host']['cpus']} CPUs) | {cell(small, raw_small, 'rtt_us')} | "
+            f"({cpus_of(d['host'])}) | {cell(small, raw_small, 'rtt_us')} | "
             f"{ratio(small and small['rtt_us'], raw_small and raw_small['rtt_us'])} | "
             f"{cell(big, raw_big, 'MBps')} | {ratio(big and big['MBps'], raw_big and raw_big['MBps'])} | "
             f"{size_label(last['bytes'])}: {cell(last, raw_last, 'MBps')} | "
@@ -215,7 +222,7 @@ def calls_rows(calls):
                 f"{num(c['baseline_calls_per_s'])}) | {c['over_baseline']:.2f}x" if c else "- | -")
         rows.append(
             f"| {os.path.basename(path)} | {d['transport']} | {d['host']['name']} "
-            f"({d['host']['cpus']} CPUs) | {s['median']:.3g} ({s['p99']:.3g}) | {t['median']:.3g} | "
+            f"({cpus_of(d['host'])}) | {s['median']:.3g} ({s['p99']:.3g}) | {t['median']:.3g} | "
             f"{d['ratios']['sync_call_over_transport_rtt']:.2f}x | {num(d['async_calls_per_s'])} | "
             f"{many} |")
     return rows

@@ -1,5 +1,6 @@
 #include "run_info.h"
 
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -64,6 +65,11 @@ RunInfo collect_run_info() {
   info.kernel = ::uname(&names) == 0 ? std::string(names.sysname) + " " + names.release : "unknown";
   info.cpu_model = cpu_model();
   info.cpus = std::thread::hardware_concurrency();
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  info.usable_cpus = ::sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                         ? static_cast<unsigned>(CPU_COUNT(&allowed))
+                         : info.cpus;
   return info;
 }
 
@@ -75,6 +81,7 @@ void write_run_info(JsonWriter& out, const RunInfo& info) {
   out.key("kernel").value(info.kernel);
   out.key("cpu").value(info.cpu_model);
   out.key("cpus").value(static_cast<uint64_t>(info.cpus));
+  out.key("usable_cpus").value(static_cast<uint64_t>(info.usable_cpus));
   out.end_object();
 }
 

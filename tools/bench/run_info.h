@@ -15,6 +15,9 @@ struct RunInfo {
   std::string kernel;     // uname -sr
   std::string cpu_model;  // from /proc/cpuinfo where present
   unsigned cpus = 0;      // online CPUs
+  // CPUs this process may run on (sched_getaffinity): fewer than `cpus` under taskset or a
+  // cgroup cpuset, which changes what a figure means (an oversubscribed run).
+  unsigned usable_cpus = 0;
 };
 
 RunInfo collect_run_info();
