@@ -10,11 +10,8 @@
 //     once, the whole maximum where sleeps are timed and so cost far more than a spin);
 //   - an answer seen while spinning, after `e`, raises the budget to at least 4e (up to the
 //     maximum), so waits of that length keep being spun through;
-//   - while the budget is below the maximum, every probe_every()-th wait spins for the whole
-//     maximum, so a connection whose peer became fast again finds out. The interval starts at
-//     kProbeEvery and doubles with each probe spun in vain, up to kMaxProbeEvery: a probe costs a
-//     whole maximum of core time, which an oversubscribed machine (the case that shortened the
-//     budget) can least afford. An answered probe brings the interval back to kProbeEvery.
+//   - every kProbeEvery-th wait spins for the whole maximum while the budget is below it, so a
+//     connection whose peer became fast again finds out.
 // Unloaded, answers come within the spin and the budget stays at the maximum: the same latency as
 // a fixed spin. The policy is pure bookkeeping (no clock, no atomics); ShmConnection times the
 // waits. Not thread-safe: each of a connection's waiting directions keeps its own.
@@ -30,7 +27,6 @@ class SpinBudget {
  public:
   static constexpr std::chrono::nanoseconds kFloor{1000};
   static constexpr uint32_t kProbeEvery = 32;
-  static constexpr uint32_t kMaxProbeEvery = 1024;
 
   explicit SpinBudget(std::chrono::nanoseconds maximum, std::chrono::nanoseconds floor = kFloor)
       : maximum_(std::max(maximum, std::chrono::nanoseconds(0))),
@@ -39,39 +35,27 @@ class SpinBudget {
 
   // How long the next wait may spin.
   std::chrono::nanoseconds next() {
-    probing_ = budget_ < maximum_ && ++waits_below_ >= probe_every_;
-    if (!probing_) return budget_;
-    waits_below_ = 0;
-    return maximum_;
+    if (budget_ < maximum_ && ++waits_below_ % kProbeEvery == 0) return maximum_;
+    return budget_;
   }
 
   // The wait's condition held after `waited` of spinning.
   void answered_while_spinning(std::chrono::nanoseconds waited) {
     budget_ = std::clamp(4 * waited, budget_, maximum_);
-    if (budget_ == maximum_ || probing_) {
-      waits_below_ = 0;
-      probe_every_ = kProbeEvery;
-    }
+    if (budget_ == maximum_) waits_below_ = 0;
   }
 
   // The wait spun for its whole spin, then slept.
-  void spun_in_vain() {
-    budget_ = std::max(budget_ / 2, floor_);
-    if (probing_) probe_every_ = std::min(2 * probe_every_, kMaxProbeEvery);
-  }
+  void spun_in_vain() { budget_ = std::max(budget_ / 2, floor_); }
 
   std::chrono::nanoseconds budget() const { return budget_; }
   std::chrono::nanoseconds maximum() const { return maximum_; }
-  // Waits below the maximum from one probe to the next.
-  uint32_t probe_every() const { return probe_every_; }
 
  private:
   const std::chrono::nanoseconds maximum_;
   const std::chrono::nanoseconds floor_;
   std::chrono::nanoseconds budget_;
   uint32_t waits_below_ = 0;
-  uint32_t probe_every_ = kProbeEvery;
-  bool probing_ = false;  // the last next() handed out a probe
 };
 
 }  // namespace gvirtus::shm
