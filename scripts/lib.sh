@@ -4,15 +4,48 @@
 GVIRTUS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${GVIRTUS_BUILD_DIR:-$GVIRTUS_ROOT/build}"
 
-# Debian packages the build and tests need. The CUDA toolkit is optional (detected by CMake).
-GVIRTUS_PACKAGES=(cmake ninja-build g++ pkg-config libgtest-dev libgmock-dev liblz4-dev libzstd-dev
-  libssl-dev
-  # the session fuzzer (clang++ with libFuzzer) and the network-cut test (ip netns)
-  clang libclang-rt-14-dev iproute2)
-# The rdma communicator (rdma-core headers) and the VM harness (tests/vm: qemu, busybox, the
-# Soft-RoCE provider, rdma tool, initramfs tools); installed without recommends (no qemu GUI).
-GVIRTUS_VM_PACKAGES=(libibverbs-dev librdmacm-dev ibverbs-providers iproute2 qemu-system-x86
-                     busybox-static cpio kmod python3)
+# Every program the build, the quick start and the tests run, as PROGRAM:PACKAGE, with the Debian
+# package that installs it; and the packages that bring only libraries and headers. This is the one
+# list: install_missing installs what it names and then checks each program on it, and the tests
+# run with a PATH that holds these programs and nothing else (listed_programs_path), so a test that
+# starts an unlisted program fails here, on every machine, not only on a fresh one.
+# Programs the build runs (the CUDA toolkit's nvcc comes with the machine, not from Debian; without
+# it CMake builds no CUDA part and says so).
+GVIRTUS_BUILD_PROGRAMS=(cmake:cmake ctest:cmake cpack:cmake ninja:ninja-build g++:g++ gcc:gcc
+  c++:g++ cc:gcc pkg-config:pkg-config python3:python3 nm:binutils readelf:binutils
+  # the session fuzzer is built with clang++ and libFuzzer
+  clang++:clang)
+# Programs that the scripts, the quick start and the tests run that come with every Debian system
+# (Essential packages): listed so that the PATH the quick start and the tests run with holds them.
+GVIRTUS_BASE_PROGRAMS=(bash:bash sh:dash env:coreutils cat:coreutils cp:coreutils mv:coreutils
+  rm:coreutils mkdir:coreutils ln:coreutils ls:coreutils head:coreutils tail:coreutils
+  tr:coreutils sort:coreutils uniq:coreutils wc:coreutils tee:coreutils truncate:coreutils
+  timeout:coreutils sleep:coreutils date:coreutils pwd:coreutils basename:coreutils
+  dirname:coreutils realpath:coreutils readlink:coreutils mktemp:coreutils od:coreutils
+  seq:coreutils id:coreutils nproc:coreutils printf:coreutils chmod:coreutils touch:coreutils
+  cut:coreutils stat:coreutils grep:grep sed:sed awk:mawk find:findutils xargs:findutils
+  diff:diffutils cmp:diffutils gzip:gzip tar:tar dpkg:dpkg dpkg-deb:dpkg dpkg-query:dpkg
+  apt-get:apt apt-cache:apt)
+# Programs only the tests run.
+GVIRTUS_TEST_PROGRAMS=(
+  # test programs' ldd and binary tools; git names the commit in benchmark JSON
+  ldd:libc-bin strip:binutils git:git
+  # the packaging test checks the systemd unit
+  systemd-analyze:systemd
+  # the network-cut test (ip netns) and the VM harness (rdma link, Soft-RoCE devices)
+  ip:iproute2 rdma:iproute2 ibv_devices:ibverbs-utils
+  # the VM harness: qemu, a static busybox for the guest, its initramfs, the kernel's modules
+  qemu-system-x86_64:qemu-system-x86 busybox:busybox-static cpio:cpio depmod:kmod modprobe:kmod
+  # readable ASan and UBSan reports in the sanitized pass
+  llvm-symbolizer:llvm)
+# Packages that bring libraries and headers only (checked by dpkg): GoogleTest, lz4, zstd,
+# OpenSSL, libFuzzer's runtime, and rdma-core for the rdma communicator with its Soft-RoCE
+# provider (the rdma plugin is built only where these are, so the quick start installs them too).
+GVIRTUS_LIBRARY_PACKAGES=(libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev
+  libclang-rt-14-dev libibverbs-dev librdmacm-dev ibverbs-providers)
+# The system's own program directories: programs are taken from here only, never from a
+# directory that someone's installation put first on PATH (/usr/local, pyenv, ...).
+GVIRTUS_SYSTEM_PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # cuobjdump (ground truth for the fatbin parser's tests) is not in the CUDA 13 toolkit; PyPI has it.
 GVIRTUS_CUOBJDUMP_PIP="nvidia-cuda-cuobjdump==13.2.86"
 GVIRTUS_CUOBJDUMP_DIR="$BUILD_DIR/tools/cuobjdump"
@@ -31,29 +64,68 @@ install_cuobjdump() {
     "$GVIRTUS_CUOBJDUMP_PIP" || echo "== cuobjdump not installed; the fatbin tests will skip"
 }
 
+# The system's path of a listed program, or nothing.
+system_program() { PATH=$GVIRTUS_SYSTEM_PATH command -v "$1" 2>/dev/null || true; }
+
+package_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+# The PROGRAM:PACKAGE entries that a purpose needs: build (the build and the quick start) or test.
+listed_programs() {
+  printf '%s\n' "${GVIRTUS_BUILD_PROGRAMS[@]}" "${GVIRTUS_BASE_PROGRAMS[@]}"
+  [ "$1" = test ] && printf '%s\n' "${GVIRTUS_TEST_PROGRAMS[@]}"
+  return 0
+}
+
+# install_missing [build|test]: installs every listed package that is missing, then checks that
+# each listed program is there and stops, naming the program and its package, if one is not.
 install_missing() {
+  local purpose=${1:-test} entry program package missing=()
   install_cuobjdump
-  local missing=() missing_vm=()
-  for p in "${GVIRTUS_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  for entry in $(listed_programs "$purpose"); do
+    program=${entry%%:*} package=${entry#*:}
+    [ -n "$(system_program "$program")" ] && package_installed "$package" && continue
+    [[ " ${missing[*]} " == *" $package "* ]] || missing+=("$package")
   done
-  for p in "${GVIRTUS_VM_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_vm+=("$p")
+  for package in "${GVIRTUS_LIBRARY_PACKAGES[@]}"; do
+    package_installed "$package" || [[ " ${missing[*]} " == *" $package "* ]] || missing+=("$package")
   done
-  [ ${#missing[@]} -eq 0 ] && [ ${#missing_vm[@]} -eq 0 ] && return 0
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  $sudo apt-get update -qq
   if [ ${#missing[@]} -gt 0 ]; then
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
     echo "== installing: ${missing[*]}"
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
-  fi
-  if [ ${#missing_vm[@]} -gt 0 ]; then
-    # Not fatal: without them the rdma plugin is not built and the VM test skips, saying why.
-    echo "== installing (rdma and VM harness): ${missing_vm[*]}"
+    $sudo apt-get update -qq
+    # Without recommends: qemu would bring a desktop's worth of them.
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-      "${missing_vm[@]}" || echo "== could not install ${missing_vm[*]}; tests/vm will skip"
+      "${missing[@]}" || true
   fi
+  local absent=()
+  for entry in $(listed_programs "$purpose"); do
+    program=${entry%%:*} package=${entry#*:}
+    [ -n "$(system_program "$program")" ] || absent+=("$program (Debian package $package)")
+  done
+  for package in "${GVIRTUS_LIBRARY_PACKAGES[@]}"; do
+    package_installed "$package" || absent+=("the libraries and headers of Debian package $package")
+  done
+  if [ ${#absent[@]} -gt 0 ]; then
+    echo "== scripts/lib.sh could not install what the $purpose needs; missing:" >&2
+    printf '   %s\n' "${absent[@]}" >&2
+    echo "   (install them with apt-get, or fix GVIRTUS_*_PROGRAMS in scripts/lib.sh)" >&2
+    exit 1
+  fi
+}
+
+# listed_programs_path [build|test]: a directory holding a link to each listed program (and
+# nothing else), for a PATH under which running an unlisted program fails at once.
+listed_programs_path() {
+  local dir="$BUILD_DIR/listed-programs" entry program
+  rm -rf "$dir"; mkdir -p "$dir"
+  for entry in $(listed_programs "${1:-test}"); do
+    program=${entry%%:*}
+    ln -sf "$(system_program "$program")" "$dir/$program"
+  done
+  echo "$dir"
 }
 
 build() {

@@ -4,8 +4,10 @@
 # print the same and exit the same way, and stops the backend.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-install_missing
+install_missing build
 build
+# From here on, only the programs listed in scripts/lib.sh.
+PATH=$(listed_programs_path build)
 
 BIN="$BUILD_DIR/bin"
 CONFIG="$GVIRTUS_ROOT/etc/properties.json"

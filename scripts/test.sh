@@ -6,10 +6,12 @@
 # skips that.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-install_missing
+install_missing test
 build
-echo "== running ctest"
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900
+# The suites see only the listed programs (scripts/lib.sh): one that starts anything else fails.
+LISTED=$(listed_programs_path test)
+echo "== running ctest (PATH=$LISTED: the programs listed in scripts/lib.sh)"
+PATH="$LISTED" "$LISTED/ctest" --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" --timeout 900
 # What ran inside the VM harness's guest (rdma and vsock), which ctest does not show on success.
 if [ -f "$BUILD_DIR/tests/vm/work/summary.txt" ]; then cat "$BUILD_DIR/tests/vm/work/summary.txt"; fi
 
@@ -21,6 +23,6 @@ if [ "${GVIRTUS_SKIP_SANITIZED:-0}" != 1 ] && [[ "${GVIRTUS_CMAKE_ARGS:-}" != *S
   # the build as a user would and run uninstrumented programs with it (no ASan runtime there),
   # and the VM harness (it ran above; under emulation it would double the suite's time).
   ASAN_OPTIONS="detect_leaks=1:halt_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-    ctest --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" --timeout 900 \
+    PATH="$LISTED" "$LISTED/ctest" --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" --timeout 900 \
     -E '^(session_fuzz|install_tree_runs_a_sample|debs_build_with_checked_file_lists|vm_rdma_vsock)$'
 fi

@@ -32,8 +32,10 @@ rm -f "$WORK/summary.txt"  # never show an earlier run's summary
 
 skip() { echo "SKIP: $*"; exit 77; }
 
-for tool in qemu-system-x86_64 busybox cpio depmod modprobe python3 gzip strip ldd; do
-  command -v $tool >/dev/null || skip "$tool is not installed (scripts/lib.sh installs the VM packages)"
+# Every program used here is on scripts/lib.sh's list, which installs it; run by hand elsewhere,
+# a missing one is named.
+for tool in qemu-system-x86_64 busybox cpio depmod modprobe python3 gzip strip ldd rdma ibv_devices; do
+  command -v $tool >/dev/null || skip "$tool is not installed (scripts/lib.sh lists its package)"
 done
 busybox --list | grep -qx modprobe || skip "busybox is not the static full build (busybox-static)"
 case $(ldd "$(command -v busybox)" 2>&1 || true) in  # ldd fails on a static binary
@@ -45,7 +47,6 @@ esac
 PROVIDER=/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so
 [ -e "$PROVIDER" ] || PROVIDER=$(ls /usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
 [ -n "$PROVIDER" ] && [ -e "$PROVIDER" ] || skip "the rxe provider (ibverbs-providers) is not installed"
-command -v rdma >/dev/null || skip "the rdma tool (iproute2) is not installed"
 
 # ---- the kernel: the version linux-image-amd64 depends on, downloaded once into the cache ----
 KVER=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{sub("linux-image-","",$2); print $2; exit}')
@@ -102,8 +103,12 @@ OURS=("$BUILD/tests/transport_tests" "$BUILD/bin/gvirtus-backend" "$BUILD/bin/gv
       "$BUILD/bin/gvirtus-bench" "$BUILD/bin/gvirtus-ping" "$BUILD"/lib/gvirtus/*.so "$BUILD"/lib/stub/*)
 [ -e "$BUILD/tests/e2e/e2e_tests" ] && OURS+=("$BUILD/tests/e2e/e2e_tests" "$BUILD"/tests/e2e/programs/*)
 for f in "${OURS[@]}"; do stage "$f"; done
-SYSTEM=(/usr/bin/rdma /usr/bin/ibv_devices "$PROVIDER")
-for f in "${SYSTEM[@]}"; do stage "$f"; done
+# The guest runs them from /usr/bin, whatever their path here.
+for tool in rdma ibv_devices; do
+  mkdir -p "$R/usr/bin"; cp -L "$(command -v $tool)" "$R/usr/bin/$tool"
+done
+SYSTEM=("$(command -v rdma)" "$(command -v ibv_devices)" "$PROVIDER")
+stage "$PROVIDER"
 mkdir -p "$R/etc/libibverbs.d"
 cp /etc/libibverbs.d/rxe.driver "$R/etc/libibverbs.d/"
 # Every library anything loads, at its own path and in the default search path (the guest has
