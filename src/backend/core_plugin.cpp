@@ -68,6 +68,8 @@ class CoreSession final : public PluginSession {
         raise(ErrorKind::kInvalidInput, "hello sent twice in one session");
       case core::Fn::kAuthenticate:
         raise(ErrorKind::kInvalidInput, "authenticate sent outside the handshake");
+      case core::Fn::kOpenPlugin:  // the session serves it (it owns the plugin sessions)
+        raise(ErrorKind::kFailed, "OpenPlugin reached the core plugin");
       default:
         raise(ErrorKind::kUnimplemented,
               "core call " + std::to_string(call_function(call.header.call_id)) + " is unknown");

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -27,6 +28,8 @@ constexpr const char* kBackendVersion = "gvirtus-backend 0.1.0";
 // Client threads beyond this many share executors (by thread id, so each keeps its order): a
 // client cannot make its worker start threads without bound.
 constexpr size_t kMaxExecutors = 128;
+// Plugins one session may open besides core (the hello carries at most as many).
+constexpr size_t kMaxOpenPlugins = kMaxHelloPlugins;
 
 class Session {
  public:
@@ -97,20 +100,12 @@ class Session {
                  std::to_string(kProtocolVersion) + ")");
     }
     for (const PluginRef& ref : hello.plugins) {
-      BackendPlugin* plugin = plugins_.find(ref.id);
-      if (plugin == nullptr || plugin->identity().name != ref.name) {
-        refuse(frame.header, ErrorKind::kUnimplemented,
-               "this backend does not serve plugin \"" + ref.name +
-                   "\" (it serves: " + plugins_.names() + ")");
-      }
-      if (plugin->identity().table_hash != ref.table_hash) {
-        refuse(frame.header, ErrorKind::kInvalidInput,
-               "plugin \"" + ref.name + "\" differs between client and backend (call table " +
-                   "hash mismatch): install matching gvirtus versions on both sides");
-      }
-      sessions_[ref.id] = plugin->open_session(info_);
+      if (auto refusal = open_plugin(ref, 0)) refuse(frame.header, refusal->first, refusal->second);
     }
-    sessions_[core::kPluginId] = plugins_.find(core::kPluginId)->open_session(info_);
+    {
+      std::lock_guard lock(sessions_mutex_);
+      add_session_locked(core::kPluginId, plugins_.find(core::kPluginId)->open_session(info_));
+    }
 
     HelloReply reply{kBackendVersion, static_cast<uint32_t>(::getpid()), limits_.max_frame_bytes};
     std::optional<BackendChallenge> challenge;
@@ -124,6 +119,99 @@ class Session {
     publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
+  }
+
+  // Opens `ref` in this session (idempotent), or says why not: a plugin this backend does not
+  // serve, a different call table, or an interface version it does not speak.
+  std::optional<std::pair<ErrorKind, std::string>> open_plugin(const PluginRef& ref,
+                                                               uint32_t version) {
+    BackendPlugin* plugin = plugins_.find(ref.id);
+    if (plugin == nullptr || plugin->identity().name != ref.name) {
+      return std::pair(ErrorKind::kUnimplemented, "this backend does not serve plugin \"" +
+                                                      ref.name +
+                                                      "\" (it serves: " + plugins_.names() + ")");
+    }
+    if (plugin->identity().table_hash != ref.table_hash) {
+      return std::pair(ErrorKind::kInvalidInput,
+                       "plugin \"" + ref.name + "\" differs between client and backend (call " +
+                           "table hash mismatch): install matching gvirtus versions on both sides");
+    }
+    const uint32_t served = plugin->identity().version;
+    if (version != 0 && served != 0 && version != served) {
+      return std::pair(ErrorKind::kUnimplemented,
+                       "plugin \"" + ref.name + "\": the client speaks interface version " +
+                           std::to_string(version) + ", this backend serves version " +
+                           std::to_string(served));
+    }
+    std::unique_lock lock(sessions_mutex_);
+    if (sessions_.count(ref.id) == 0) {
+      if (sessions_.size() > kMaxOpenPlugins) {  // core is one of them
+        return std::pair(ErrorKind::kOverloaded, "plugin \"" + ref.name +
+                                                     "\": a session opens at most " +
+                                                     std::to_string(kMaxOpenPlugins) + " plugins");
+      }
+      lock.unlock();  // opening may take long (a plugin may start CUDA): calls go on meanwhile
+      auto opened = plugin->open_session(info_);
+      lock.lock();
+      if (sessions_.count(ref.id) == 0) {
+        add_session_locked(ref.id, std::move(opened));
+        publish_current_session_plugins(plugin_names_locked());
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Adds an opened plugin session: owned by sessions_, and published for lock-free lookup.
+  void add_session_locked(uint16_t id, std::unique_ptr<PluginSession> session) {
+    const size_t n = open_count_.load(std::memory_order_relaxed);
+    open_[n] = OpenSession{id, session.get()};
+    sessions_[id] = std::move(session);
+    open_count_.store(n + 1, std::memory_order_release);
+  }
+
+  // The plugin session serving `id`, or null: every call looks here, with no lock (plugins are
+  // only ever added while the session lives).
+  PluginSession* find_session(uint16_t id) const {
+    const size_t n = open_count_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) {
+      if (open_[i].id == id) return open_[i].session;
+    }
+    return nullptr;
+  }
+
+  std::string plugin_names_locked() const {
+    std::string names;
+    for (const auto& [id, session] : sessions_) {
+      if (id == core::kPluginId) continue;
+      if (const BackendPlugin* p = plugins_.find(id)) {
+        names += (names.empty() ? "" : ",") + std::string(p->identity().name);
+      }
+    }
+    return names;
+  }
+
+  // A core OpenPlugin call: a stub library joins the live session. A refusal is an error reply
+  // (the session goes on); a malformed request ends the session like any other.
+  void serve_open_plugin(const FrameHeader& h, std::span<const std::byte> payload,
+                         WireWriter& reply) {
+    WireReader in(payload, "OpenPlugin");
+    const OpenPluginRequest request = decode_open_plugin(in);
+    if (request.plugin.id == core::kPluginId) {
+      fail_call(h, reply, ErrorKind::kInvalidInput, "the core plugin is always open");
+      return;
+    }
+    if (auto refusal = open_plugin(request.plugin, request.version)) {
+      // Not kInvalidInput: that would end the session, and a refused plugin must not.
+      const ErrorKind kind =
+          refusal->first == ErrorKind::kInvalidInput ? ErrorKind::kFailed : refusal->first;
+      GVIRTUS_LOG(kWarning) << info_.program << ": plugin refused: " << refusal->second;
+      fail_call(h, reply, kind, refusal->second);
+      return;
+    }
+    GVIRTUS_LOG(kInfo) << "session with " << info_.program << ": plugin " << request.plugin.name
+                       << " joined";
+    reply.clear();
+    send_reply(h, reply, 0, 0);
   }
 
   // Sends an error reply for the hello and ends the session.
@@ -154,8 +242,12 @@ class Session {
   }
 
   void execute(const FrameHeader& h, std::span<const std::byte> payload, WireWriter& reply) {
-    const auto it = sessions_.find(call_plugin(h.call_id));
-    if (it == sessions_.end()) {
+    if (h.call_id == core::call_id(core::Fn::kOpenPlugin)) {
+      serve_open_plugin(h, payload, reply);
+      return;
+    }
+    PluginSession* session = find_session(call_plugin(h.call_id));
+    if (session == nullptr) {
       fail_call(h, reply, ErrorKind::kUnimplemented,
                 "plugin " + std::to_string(call_plugin(h.call_id)) +
                     " was not opened in this session (" + describe(h) + ")");
@@ -164,7 +256,7 @@ class Session {
     reply.clear();
     Call call{h, WireReader(payload, "request"), reply};
     try {
-      it->second->handle(call);
+      session->handle(call);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInvalidInput) throw;  // malformed request: end the session
       fail_call(h, reply, e.kind(), e.what());
@@ -251,9 +343,18 @@ class Session {
   const Limits& limits_;
   std::optional<Secret> secret_;  // none: clients need not authenticate; gone once they did
   SessionInfo info_;
-  std::map<uint16_t, std::unique_ptr<PluginSession>> sessions_;  // read-only after the handshake
-  WireWriter reply_;                                             // the reading thread's replies
-  std::mutex send_mutex_;                                        // serialises sends
+  // Plugin sessions: owned here (guarded by sessions_mutex_: OpenPlugin adds while others call),
+  // and looked up without a lock in open_, whose first open_count_ entries are published.
+  std::mutex sessions_mutex_;
+  std::map<uint16_t, std::unique_ptr<PluginSession>> sessions_;
+  struct OpenSession {
+    uint16_t id = 0;
+    PluginSession* session = nullptr;
+  };
+  std::array<OpenSession, kMaxOpenPlugins + 1> open_{};  // + core
+  std::atomic<size_t> open_count_{0};
+  WireWriter reply_;                       // the reading thread's replies
+  std::mutex send_mutex_;                  // serialises sends
   std::optional<uint32_t> inline_thread_;  // the client thread served on the reading thread
   std::mutex fatal_mutex_;
   std::optional<Error> fatal_;  // why an executor ended the session

@@ -28,6 +28,7 @@ struct SessionSlot {
   char peer[128];  // longer texts are cut (an IPv6 address with its port fits)
   char transport[16];
   char program[64];
+  char plugins[128];  // the plugins open in the session, comma-separated (core left out)
   std::atomic<uint64_t> calls;
   std::atomic<uint64_t> bytes_in;
   std::atomic<uint64_t> bytes_out;
@@ -99,6 +100,7 @@ int SessionTable::claim() {
 
 void SessionTable::release(int slot) {
   if (slot < 0 || static_cast<uint32_t>(slot) >= capacity_) return;
+  slots_[slot].plugins[0] = '\0';
   slots_[slot].state.store(kFree, std::memory_order_release);
 }
 
@@ -115,11 +117,27 @@ void SessionTable::publish(int slot, pid_t worker_pid, const std::string& peer,
   copy_bounded(s.transport, sizeof s.transport, transport);
   copy_bounded(s.program, sizeof s.program, program);
   s.seq.fetch_add(1, std::memory_order_release);  // even: consistent
+  if (!pending_plugins_.empty()) {
+    publish_plugins(slot, pending_plugins_);
+    pending_plugins_.clear();
+  }
   // The figures count from here: the handshake is not a call (nothing else counts yet).
   s.calls.store(0, std::memory_order_relaxed);
   s.bytes_in.store(0, std::memory_order_relaxed);
   s.bytes_out.store(0, std::memory_order_relaxed);
   s.state.store(kLive, std::memory_order_release);
+}
+
+void SessionTable::publish_plugins(int slot, const std::string& plugins) {
+  if (slot < 0 || static_cast<uint32_t>(slot) >= capacity_) return;
+  SessionSlot& s = slots_[slot];
+  if (s.state.load(std::memory_order_acquire) != kLive) {
+    pending_plugins_ = plugins;  // the handshake opens plugins before the session is published
+    return;
+  }
+  s.seq.fetch_add(1, std::memory_order_acq_rel);
+  copy_bounded(s.plugins, sizeof s.plugins, plugins);
+  s.seq.fetch_add(1, std::memory_order_release);
 }
 
 std::atomic<uint64_t>* SessionTable::device_bytes(int slot) {
@@ -155,6 +173,7 @@ std::vector<SessionStatus> SessionTable::snapshot() const {
       status.peer = read_bounded(s.peer, sizeof s.peer);
       status.transport = read_bounded(s.transport, sizeof s.transport);
       status.program = read_bounded(s.program, sizeof s.program);
+      status.plugins = read_bounded(s.plugins, sizeof s.plugins);
       std::atomic_thread_fence(std::memory_order_acquire);
       consistent = s.seq.load(std::memory_order_relaxed) == before;
     }
@@ -190,6 +209,10 @@ void publish_current_session(const std::string& peer, const std::string& transpo
                              const std::string& program, uint32_t client_pid) {
   if (g_table != nullptr)
     g_table->publish(g_slot, ::getpid(), peer, transport, program, client_pid);
+}
+
+void publish_current_session_plugins(const std::string& plugins) {
+  if (g_table != nullptr) g_table->publish_plugins(g_slot, plugins);
 }
 
 void count_current_request(uint64_t bytes) {

@@ -57,6 +57,9 @@ class SessionTable {
   // Worker: the client this slot serves, after its handshake; the slot appears in snapshots.
   void publish(int slot, pid_t worker_pid, const std::string& peer, const std::string& transport,
                const std::string& program, uint32_t client_pid);
+  // Worker: the plugins open in the session ("cudart,cuda"), again whenever one joins. Before
+  // publish() they are kept (in this worker's own memory) and published with the session.
+  void publish_plugins(int slot, const std::string& plugins);
   // Worker: the counter of device memory the session's plugins have allocated; null for -1.
   std::atomic<uint64_t>* device_bytes(int slot);
   // Worker: one request of `bytes` received / one reply of `bytes` sent.
@@ -73,6 +76,7 @@ class SessionTable {
   uint64_t started_unix_s_;
   size_t bytes_;
   SessionSlot* slots_;
+  std::string pending_plugins_;  // a worker's, until its session is published
 };
 
 // The slot of the session this worker process serves, set by the daemon right after fork(). The
@@ -86,6 +90,7 @@ std::atomic<uint64_t>* current_session_device_bytes();
 SessionTable* current_session_table();
 void publish_current_session(const std::string& peer, const std::string& transport,
                              const std::string& program, uint32_t client_pid);
+void publish_current_session_plugins(const std::string& plugins);
 void count_current_request(uint64_t bytes);
 void count_current_reply(uint64_t bytes);
 

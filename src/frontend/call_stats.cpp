@@ -55,7 +55,7 @@ uint64_t ns_since(std::chrono::steady_clock::time_point start) {
           .count());
 }
 
-std::string_view core_name(uint16_t function) {
+const char* core_name(uint16_t function) {
 #define GVIRTUS_CORE_CALL_NAME(name, id, kind, args) \
   case id:                                           \
     return #name;
@@ -70,8 +70,9 @@ std::string row_name(size_t row) {
   const auto function = static_cast<uint16_t>(row % kMaxFunctions);
   const Naming& naming = g_names[plugin];
   const CallNamer namer = naming.namer.load(std::memory_order_acquire);
-  const std::string_view name = namer != nullptr ? namer(function) : std::string_view();
-  if (name.empty()) return std::to_string(plugin) + ":" + std::to_string(function);
+  const char* name = namer != nullptr ? namer(function) : nullptr;
+  if (name == nullptr || *name == '\0')
+    return std::to_string(plugin) + ":" + std::to_string(function);
   return std::string(naming.name) + "." + std::string(name);
 }
 

@@ -41,8 +41,9 @@ inline bool call_stats_enabled() {
 // The bytes of a payload's pieces.
 uint64_t payload_bytes(std::span<const ByteView> payload);
 
-// Gives the name of `function` of one plugin (e.g. cudart::name_of), or "" if it has none.
-using CallNamer = std::string_view (*)(uint16_t function);
+// Gives the name of `function` of one plugin (NUL-terminated, static), or "" or null if it has
+// none. A C function pointer: stubs register theirs through the frontend's C ABI.
+using CallNamer = const char* (*)(uint16_t function);
 
 // Registers the names of a plugin's calls for the table; call before the process exits (a static
 // initializer of the plugin's stub is the usual place). Thread-safe; the last registration wins.

@@ -124,7 +124,65 @@ Client& Client::instance() {
 
 void Client::add_plugin(PluginRef plugin) {
   std::lock_guard lock(instance_mutex());
+  for (const PluginRef& p : registered_plugins()) {
+    if (p.id == plugin.id) return;
+  }
   registered_plugins().push_back(std::move(plugin));
+}
+
+Client* Client::existing_instance() {
+  std::lock_guard lock(instance_mutex());
+  return g_instance;
+}
+
+void Client::open_in_process(const PluginRef& plugin, uint32_t version) {
+  Client* client;
+  {
+    std::lock_guard lock(instance_mutex());
+    client = g_instance;
+    if (client == nullptr) {  // the session, when it starts, opens it in its handshake
+      for (const PluginRef& p : registered_plugins()) {
+        if (p.id == plugin.id) return;
+      }
+      registered_plugins().push_back(plugin);
+      return;
+    }
+  }
+  // A refused plugin (this throws) is not remembered: a forked child's session must not fail
+  // its handshake on it.
+  client->open_plugin(plugin, version);
+  add_plugin(plugin);
+}
+
+void Client::open_plugin(const PluginRef& plugin, uint32_t version) {
+  auto already_open = [&] {  // with mutex_ held
+    for (const PluginRef& p : plugins_) {
+      if (p.id != plugin.id) continue;
+      if (p.name != plugin.name || p.table_hash != plugin.table_hash) {
+        raise(ErrorKind::kFailed, "plugin \"" + plugin.name + "\" cannot open: its id " +
+                                      std::to_string(plugin.id) + " is open as \"" + p.name +
+                                      "\" with another call table");
+      }
+      return true;
+    }
+    return false;
+  };
+  {
+    std::lock_guard lock(mutex_);
+    if (already_open()) return;
+    if (failure_) throw *failure_;
+    if (!connection_) {  // the handshake will carry it
+      plugins_.push_back(plugin);
+      return;
+    }
+  }
+  WireWriter out;
+  encode(OpenPluginRequest{plugin, version}, out);
+  const ByteView pieces[] = {out.view()};
+  call(core::call_id(core::Fn::kOpenPlugin), pieces, [](WireReader& in) { in.expect_end(); });
+  GVIRTUS_LOG(kDebug) << "plugin " << plugin.name << " joined the live session";
+  std::lock_guard lock(mutex_);
+  if (!already_open()) plugins_.push_back(plugin);  // or another thread opened it meanwhile
 }
 
 uint32_t Client::current_thread_id() {

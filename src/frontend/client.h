@@ -46,10 +46,22 @@ class Client {
   Client(Config config, std::vector<PluginRef> plugins);
   ~Client();
 
-  // The process-wide client: configuration from find_config(), plugins from add_plugin() calls
-  // made before the first use.
+  // The process-wide client: configuration from find_config(), plugins from open_in_process()
+  // (or add_plugin()) calls made before the first use.
   static Client& instance();
   static void add_plugin(PluginRef plugin);
+  // The process-wide client, if one has been made (a forked child has none until it calls).
+  static Client* existing_instance();
+
+  // Opens `plugin` in the process's session, now and in every session a forked child starts:
+  // open_plugin() on the existing client, if any, then add_plugin() unless it was refused.
+  static void open_in_process(const PluginRef& plugin, uint32_t version);
+
+  // Opens a plugin in this session. Before the connection exists it joins the handshake's list;
+  // on a live session a core OpenPlugin call opens it (a library loaded after the first call).
+  // Opening one that is open already does nothing. Throws Error: the backend's refusal (naming
+  // the plugin and the reason; the session goes on), or the session's failure.
+  void open_plugin(const PluginRef& plugin, uint32_t version);
 
   // Sends a synchronous call and waits for its reply. Throws Error: the backend's error reply
   // (with its kind and message), kDisconnected, kTimedOut, or kInvalidInput for a malformed reply.

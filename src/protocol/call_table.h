@@ -28,6 +28,9 @@ struct PluginIdentity {
   uint16_t id;
   std::string_view name;
   uint64_t table_hash;
+  // The plugin interface version the backend side speaks; 0 accepts any client's. A client that
+  // opens the plugin on a live session names the version it speaks (OpenPlugin).
+  uint32_t version = 0;
 };
 
 }  // namespace gvirtus

@@ -7,6 +7,8 @@
 //   Wait  - returns after the given milliseconds (at most kMaxWaitMs): a call that blocks, as a
 //           stream synchronisation does, for tests of how a session serves several threads.
 //   Status - the backend's GPUs and sessions, for operators (gvirtus-smi; protocol/status.h).
+//   OpenPlugin - opens one more plugin on a live session (protocol/handshake.h): a stub library
+//           loaded after the first call joins the process's session.
 #pragma once
 
 #include "common/frame.h"
@@ -18,7 +20,8 @@
   X(Sink, 2, async, "raw payload")                                            \
   X(Wait, 3, sync, "u32 milliseconds")                                        \
   X(Status, 4, sync, "-> BackendStatus (protocol/status.h)")                  \
-  X(Authenticate, 5, sync, "u8 outcome, [32 proof]")
+  X(Authenticate, 5, sync, "u8 outcome, [32 proof]")                         \
+  X(OpenPlugin, 6, sync, "u16 id, str name, u64 table_hash, u32 version")
 
 namespace gvirtus::core {
 

@@ -94,6 +94,23 @@ AuthenticateRequest decode_authenticate(WireReader& in) {
   return request;
 }
 
+void encode(const OpenPluginRequest& request, WireWriter& out) {
+  out.put<uint16_t>(request.plugin.id);
+  out.put_string(request.plugin.name);
+  out.put<uint64_t>(request.plugin.table_hash);
+  out.put<uint32_t>(request.version);
+}
+
+OpenPluginRequest decode_open_plugin(WireReader& in) {
+  OpenPluginRequest request;
+  request.plugin.id = in.get<uint16_t>();
+  request.plugin.name = std::string(in.get_string(kMaxPluginName));
+  request.plugin.table_hash = in.get<uint64_t>();
+  request.version = in.get<uint32_t>();
+  in.expect_end();
+  return request;
+}
+
 PluginRef to_ref(const PluginIdentity& identity) {
   return {identity.id, std::string(identity.name), identity.table_hash};
 }

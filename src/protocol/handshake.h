@@ -42,6 +42,14 @@ struct HelloReply {
   AuthProof backend_proof{};
 };
 
+// A core OpenPlugin call: opens a plugin on a live session (a stub library loaded after the
+// session started). `version` is the plugin interface the stub speaks (0: any); the table hash
+// must match as in the hello. The reply is empty, or an error naming the plugin and the reason.
+struct OpenPluginRequest {
+  PluginRef plugin;
+  uint32_t version = 0;
+};
+
 // The client's answer to an authentication challenge (core Authenticate call).
 struct AuthenticateRequest {
   AuthOutcome outcome = AuthOutcome::kProof;
@@ -73,6 +81,8 @@ void encode(const HelloReply& reply, WireWriter& out);
 HelloReply decode_hello_reply(WireReader& in);
 void encode(const AuthenticateRequest& request, WireWriter& out);
 AuthenticateRequest decode_authenticate(WireReader& in);
+void encode(const OpenPluginRequest& request, WireWriter& out);
+OpenPluginRequest decode_open_plugin(WireReader& in);
 
 PluginRef to_ref(const PluginIdentity& identity);
 

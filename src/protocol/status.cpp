@@ -41,6 +41,7 @@ void encode(const BackendStatus& status, WireWriter& out) {
     out.put_string(s.peer);
     out.put_string(s.transport);
     out.put_string(s.program);
+    out.put_string(s.plugins);
     out.put<uint32_t>(s.client_pid);
     out.put<uint64_t>(s.started_unix_s);
     out.put<uint64_t>(s.calls);
@@ -76,6 +77,7 @@ BackendStatus decode_backend_status(WireReader& in) {
     s.peer = get_bounded_string(in);
     s.transport = get_bounded_string(in);
     s.program = get_bounded_string(in);
+    s.plugins = get_bounded_string(in);
     s.client_pid = in.get<uint32_t>();
     s.started_unix_s = in.get<uint64_t>();
     s.calls = in.get<uint64_t>();

@@ -30,6 +30,7 @@ struct SessionStatus {
   std::string peer;       // "tcp://127.0.0.1:40112"
   std::string transport;  // "tcp"
   std::string program;    // the client's program name, from its handshake
+  std::string plugins;    // the plugins open in the session, comma-separated ("cudart,cuda")
   uint32_t client_pid = 0;
   uint64_t started_unix_s = 0;
   uint64_t calls = 0;                       // requests served (synchronous and asynchronous)

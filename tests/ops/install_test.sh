@@ -33,7 +33,8 @@ done
 HAVE_CUDA=0
 [ -e "$BUILD/lib/gvirtus/libgvirtus-plugin-cudart.so" ] && HAVE_CUDA=1
 if [ "$HAVE_CUDA" = 1 ]; then
-  for f in lib/gvirtus/stub/libcudart.so.13 lib/gvirtus/libgvirtus-plugin-cudart.so \
+  for f in lib/gvirtus/stub/libcudart.so.13 lib/gvirtus/stub/libgvirtus-frontend.so.1 \
+           lib/gvirtus/libgvirtus-plugin-cudart.so \
            libexec/gvirtus/samples/saxpy; do
     [ -e "$P/$f" ] || fail "$f is not installed"
   done

@@ -185,6 +185,7 @@ std::string format_json(const std::string& config_path, const std::vector<Backen
       out.begin_object(bench::JsonWriter::kInline).key("worker_pid").value(uint64_t{x.worker_pid});
       out.key("peer").value(x.peer).key("transport").value(x.transport);
       out.key("program").value(x.program).key("client_pid").value(uint64_t{x.client_pid});
+      out.key("plugins").value(x.plugins);
       out.key("started_unix_s").value(x.started_unix_s).key("calls").value(x.calls);
       out.key("bytes_in").value(x.bytes_in).key("bytes_out").value(x.bytes_out);
       out.key("allocated_bytes").value(x.allocated_bytes);

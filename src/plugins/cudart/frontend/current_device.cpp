@@ -4,7 +4,7 @@
 // session, and cudaSetDevice keeps it in step: a successful cudaSetDevice is the only runtime call
 // that changes it. After a sticky context error or a lost backend the answer comes from the backend
 // again (state_epoch()), so that the runtime's own answer in such states is what the program sees.
-#include "frontend/client.h"
+#include "frontend/process_session.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -18,7 +18,7 @@ struct KnownDevice {
 thread_local KnownDevice t_known;
 
 const void* current_session() {
-  return &Client::instance();
+  return process_session::token();
 }
 
 void remember(int device) {

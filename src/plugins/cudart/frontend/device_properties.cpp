@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-#include "frontend/client.h"
+#include "frontend/process_session.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -29,7 +29,7 @@ struct DeviceCache {
 DeviceCache& session_cache(std::unique_lock<std::mutex>& lock) {
   static DeviceCache cache;
   lock = std::unique_lock(cache.mutex);
-  const void* session = &Client::instance();
+  const void* session = process_session::token();
   if (cache.session != session) {
     cache.properties.clear();
     cache.attributes.clear();

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/log.h"
-#include "frontend/client.h"
+#include "frontend/process_session.h"
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/frontend/registration.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -47,7 +47,7 @@ Registry& registry() {
 }
 
 const void* current_session() {
-  return &Client::instance();
+  return process_session::token();
 }
 
 // Ships the module's fatbinary to the current session. Called with module.mutex held.

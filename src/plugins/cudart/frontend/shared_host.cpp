@@ -8,7 +8,7 @@
 #include <span>
 
 #include "common/range_allocator.h"
-#include "frontend/client.h"
+#include "frontend/process_session.h"
 #include "plugins/cudart/common/shared_host_wire.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -36,7 +36,7 @@ class SharedArena {
   std::span<std::byte> current() {
     std::span<std::byte> memory;
     try {
-      memory = Client::instance().shared_memory();
+      memory = process_session::shared_memory();
     } catch (...) {
       return {};  // no session: the caller's own remote call reports why
     }

@@ -5,15 +5,27 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "frontend/call_stats.h"
-#include "frontend/client.h"
+#include "frontend/process_session.h"
 
 namespace gvirtus::cudart {
 namespace {
 
-// The stub announces its call table before the first connection.
+// The stub opens its plugin in the process's session when it is loaded: before the first
+// connection it joins the handshake; loaded into a process whose session is live already (by
+// dlopen, after another stub's calls), it joins that session.
 const bool registered = [] {
-  Client::add_plugin(to_ref(kIdentity));
-  register_call_names(kPluginId, kIdentity.name, [](uint16_t f) { return name_of(Fn(f)); });
+  if (!process_session::abi_compatible()) {
+    GVIRTUS_LOG(kError) << "libgvirtus-frontend.so.1 speaks ABI version "
+                        << gvirtus_frontend_abi_version() << ", this stub was built for "
+                        << GVIRTUS_FRONTEND_ABI_VERSION << ": install matching gvirtus libraries";
+  }
+  try {
+    process_session::open_plugin(kIdentity);
+  } catch (const Error& e) {
+    GVIRTUS_LOG(kError) << "the cudart plugin could not join the session: " << e.what();
+  }
+  gvirtus_register_call_names(kPluginId, std::string(kIdentity.name).c_str(),
+                              [](uint16_t f) { return name_of(Fn(f)).data(); });
   return true;
 }();
 
@@ -79,7 +91,7 @@ cudaError_t runtime_init_status() {
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   // One check per session: a forked child has its own session and checks again.
   static std::atomic<const void*> checked_in{nullptr};
-  const void* session = &Client::instance();
+  const void* session = process_session::token();
   if (checked_in.load(std::memory_order_acquire) == session) return cudaSuccess;
   const cudaError_t rc = ::cudaFree(nullptr);
   if (is_init_failure(rc) || rc == cudaErrorDevicesUnavailable) return rc;
@@ -96,7 +108,8 @@ cudaError_t known_init_failure() {
 }
 
 // What every synchronous reply goes through: the result, then the call's outputs.
-cudaError_t read_result(Fn fn, FunctionRef<void(Client::ReplyDecoder)> wait, Decoder decode) {
+cudaError_t read_result(Fn fn, FunctionRef<void(process_session::ReplyDecoder)> wait,
+                        Decoder decode) {
   cudaError_t result = cudaErrorUnknown;
   auto read_reply = [&](WireReader& in) {
     result = static_cast<cudaError_t>(in.get<int32_t>());
@@ -120,7 +133,10 @@ cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
     encode(args);
     const ByteView pieces[] = {args.view()};
     return read_result(
-        fn, [&](Client::ReplyDecoder read) { Client::instance().call(call_id(fn), pieces, read); },
+        fn,
+        [&](process_session::ReplyDecoder read) {
+          process_session::call(call_id(fn), pieces, read);
+        },
         decode);
   } catch (const Error& e) {
     return to_cuda_error(e, fn);
@@ -136,7 +152,7 @@ RemotePending remote_begin(Fn fn, Encoder encode) {
     WireWriter& args = encoder();
     encode(args);
     const ByteView pieces[] = {args.view()};
-    pending.call = Client::instance().begin_call(call_id(fn), pieces);
+    pending.call = process_session::begin_call(call_id(fn), pieces);
   } catch (const Error& e) {
     pending.failed = to_cuda_error(e, fn);
   } catch (...) {
@@ -150,7 +166,9 @@ cudaError_t remote_finish(const RemotePending& pending, Decoder decode) {
   try {
     return read_result(
         pending.fn,
-        [&](Client::ReplyDecoder read) { Client::instance().finish_call(pending.call, read); },
+        [&](process_session::ReplyDecoder read) {
+          process_session::finish_call(pending.call, read);
+        },
         decode);
   } catch (const Error& e) {
     return to_cuda_error(e, pending.fn);
@@ -166,7 +184,7 @@ cudaError_t remote_async(Fn fn, Encoder encode) {
     WireWriter& args = encoder();
     encode(args);
     const ByteView pieces[] = {args.view()};
-    Client::instance().send_async(call_id(fn), pieces);
+    process_session::send_async(call_id(fn), pieces);
     return cudaSuccess;
   } catch (const Error& e) {
     return to_cuda_error(e, fn);

@@ -12,7 +12,7 @@
 
 #include "common/function_ref.h"
 #include "common/wire.h"
-#include "frontend/client.h"
+#include "frontend/process_session.h"
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/cudart_calls.h"
 #include "plugins/cudart/cudart_remote_calls.h"
@@ -31,13 +31,13 @@ using Decoder = FunctionRef<void(WireReader&)>;
 // outputs that follow the result. Returns the backend's result, or the error that prevented it.
 cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode);
 
-// A synchronous call split in two (Client::begin_call), so that a thread keeps several in
+// A synchronous call split in two (process_session::begin_call), so that a thread keeps several in
 // flight: remote_begin() sends it, remote_finish() waits for its result exactly as remote_sync()
 // would have. Every begun call must be finished, in the order begun.
 struct RemotePending {
   Fn fn;
   cudaError_t failed = cudaSuccess;  // the call could not be sent: this is its result
-  Client::PendingCall call{};
+  process_session::PendingCall call{};
 };
 RemotePending remote_begin(Fn fn, Encoder encode);
 cudaError_t remote_finish(const RemotePending& pending, Decoder decode);

@@ -1,0 +1,176 @@
+// The frontend's C ABI (frontend_abi.h) over the process-wide Client. Every function catches
+// everything: a gvirtus::Error becomes its kind and the thread's message, anything else kFailed.
+#include "frontend/frontend_abi.h"
+
+#include <exception>
+#include <string>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "frontend/call_stats.h"
+#include "frontend/client.h"
+
+namespace gvirtus {
+namespace {
+
+thread_local std::string t_message;
+
+int fail(ErrorKind kind, const std::string& message) {
+  t_message = message;
+  return static_cast<int>(kind);
+}
+
+// Runs `body`, turning whatever it throws into a status and the thread's message.
+template <typename Body>
+int guarded(Body&& body) noexcept {
+  try {
+    body();
+    return GVIRTUS_OK;
+  } catch (const Error& e) {
+    return fail(e.kind(), e.what());
+  } catch (const std::exception& e) {
+    return fail(ErrorKind::kFailed, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(ErrorKind::kFailed, "internal error");
+  }
+}
+
+std::span<const ByteView> as_payload(const gvirtus_piece* pieces, size_t count,
+                                     ByteView (&storage)[15]) {
+  if (count > std::size(storage)) raise(ErrorKind::kInvalidInput, "too many payload pieces");
+  for (size_t i = 0; i < count; ++i) {
+    storage[i] = ByteView(static_cast<const std::byte*>(pieces[i].data), pieces[i].size);
+  }
+  return {storage, count};
+}
+
+// A reply decoder of the C ABI as the Client's: its status becomes an Error again.
+struct CDecoder {
+  gvirtus_reply_decoder decode;
+  void* context;
+  void operator()(WireReader& in) const {
+    if (decode == nullptr) return;
+    const std::span<const std::byte> payload = in.get_raw(in.remaining());
+    t_message.clear();
+    const int status = decode(context, payload.data(), payload.size());
+    if (status == GVIRTUS_OK) return;
+    const ErrorKind kind = is_valid_error_kind(static_cast<uint32_t>(status))
+                               ? static_cast<ErrorKind>(status)
+                               : ErrorKind::kFailed;
+    raise(kind, t_message.empty() ? "the reply could not be decoded" : t_message);
+  }
+};
+
+}  // namespace
+}  // namespace gvirtus
+
+using gvirtus::ByteView;
+using gvirtus::Client;
+
+extern "C" {
+
+uint32_t gvirtus_frontend_abi_version(void) {
+  return GVIRTUS_FRONTEND_ABI_VERSION;
+}
+
+const char* gvirtus_error_message(void) {
+  return gvirtus::t_message.c_str();
+}
+
+void gvirtus_error_message_set(const char* message) {
+  try {
+    gvirtus::t_message = message != nullptr ? message : "";
+  } catch (...) {
+    // Out of memory: the status alone must do.
+  }
+}
+
+int gvirtus_open_plugin(const gvirtus_plugin* plugin) {
+  return gvirtus::guarded([&] {
+    if (plugin == nullptr || plugin->struct_size < sizeof(gvirtus_plugin) ||
+        plugin->name == nullptr) {
+      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "gvirtus_open_plugin: a malformed plugin");
+    }
+    const gvirtus::PluginRef ref{plugin->id, plugin->name, plugin->table_hash};
+    Client::open_in_process(ref, plugin->version);
+  });
+}
+
+int gvirtus_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
+                 gvirtus_reply_decoder decode, void* context) {
+  return gvirtus::guarded([&] {
+    ByteView storage[15];
+    const gvirtus::CDecoder decoder{decode, context};
+    Client::instance().call(call_id, gvirtus::as_payload(pieces, count, storage), decoder);
+  });
+}
+
+int gvirtus_begin_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
+                       gvirtus_pending* pending) {
+  return gvirtus::guarded([&] {
+    ByteView storage[15];
+    const Client::PendingCall begun =
+        Client::instance().begin_call(call_id, gvirtus::as_payload(pieces, count, storage));
+    *pending = gvirtus_pending{begun.request_id, begun.call_id, begun.request_bytes};
+  });
+}
+
+int gvirtus_finish_call(const gvirtus_pending* pending, gvirtus_reply_decoder decode,
+                        void* context) {
+  return gvirtus::guarded([&] {
+    const gvirtus::CDecoder decoder{decode, context};
+    Client::instance().finish_call(
+        Client::PendingCall{pending->request_id, pending->call_id, pending->request_bytes},
+        decoder);
+  });
+}
+
+int gvirtus_send_async(uint32_t call_id, const gvirtus_piece* pieces, size_t count) {
+  return gvirtus::guarded([&] {
+    ByteView storage[15];
+    Client::instance().send_async(call_id, gvirtus::as_payload(pieces, count, storage));
+  });
+}
+
+int gvirtus_flush_async(void) {
+  return gvirtus::guarded([] { Client::instance().flush_async(); });
+}
+
+int gvirtus_take_async_error(void) {
+  std::optional<gvirtus::Error> error;
+  const int status = gvirtus::guarded([&] { error = Client::instance().take_async_error(); });
+  if (status != GVIRTUS_OK) return status;
+  if (!error) return GVIRTUS_OK;
+  return gvirtus::fail(error->kind(), error->what());
+}
+
+int gvirtus_shared_memory(void** base, size_t* size) {
+  return gvirtus::guarded([&] {
+    const std::span<std::byte> memory = Client::instance().shared_memory();
+    *base = memory.data();
+    *size = memory.size();
+  });
+}
+
+const void* gvirtus_session_token(void) {
+  try {
+    return &Client::instance();
+  } catch (...) {
+    return &gvirtus::t_message;  // never null; instance() does not throw in practice
+  }
+}
+
+uint32_t gvirtus_thread_id(void) {
+  return Client::current_thread_id();
+}
+
+void gvirtus_register_call_names(uint16_t plugin, const char* plugin_name,
+                                 gvirtus_call_namer namer) {
+  try {
+    gvirtus::register_call_names(plugin, plugin_name != nullptr ? plugin_name : "?", namer);
+  } catch (...) {
+    // Names only decorate the GVIRTUS_STATS table.
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,122 @@
+/* The frontend's C ABI: the process's one gvirtus session, shared by every stub library.
+ *
+ * libgvirtus-frontend.so.1 holds the client core (frontend/client.h) once per process. Every stub
+ * library (libcudart.so.13, and later libcuda.so.1, libnvidia-ml.so.1, ...) links it and reaches
+ * the session only through the functions below, so that all stubs of a process share one session,
+ * one backend worker and one CUDA context: a device pointer, stream or event that one stub got
+ * means the same to every other. A child made by fork() gets its own session on its first call.
+ *
+ * Versioning: the symbols live under the version node GVIRTUS_FRONTEND_1. A stub checks
+ * gvirtus_frontend_abi_version() once; an incompatible change adds functions under a new node
+ * (old stubs keep working) or, for a break, a new SONAME. Structs passed in carry their own size
+ * first, so fields can be appended without breaking older callers.
+ *
+ * Errors: every function that can fail returns a gvirtus error kind (GVIRTUS_OK = 0, else the
+ * values of gvirtus::ErrorKind: failed, overloaded, disconnected, unimplemented, invalid input,
+ * timed out), and the calling thread's gvirtus_error_message() says why. No C++ exception ever
+ * crosses these functions, in either direction: a reply decoder returns a status instead of
+ * throwing.
+ */
+#ifndef GVIRTUS_FRONTEND_ABI_H
+#define GVIRTUS_FRONTEND_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GVIRTUS_FRONTEND_ABI_VERSION 1u
+#define GVIRTUS_OK 0
+
+#if defined(GVIRTUS_FRONTEND_BUILDING)
+#define GVIRTUS_FRONTEND_API __attribute__((visibility("default")))
+#else
+#define GVIRTUS_FRONTEND_API
+#endif
+
+/* One piece of a request payload; a request is gathered from several without a copy. */
+typedef struct gvirtus_piece {
+  const void* data;
+  size_t size;
+} gvirtus_piece;
+
+/* A plugin a stub library calls: its id (the high 16 bits of its call ids), its name, its call
+ * table's hash, and the interface version the stub speaks (0: any). */
+typedef struct gvirtus_plugin {
+  uint32_t struct_size; /* sizeof(gvirtus_plugin) */
+  uint16_t id;
+  const char* name;
+  uint64_t table_hash;
+  uint32_t version;
+} gvirtus_plugin;
+
+/* Reads a reply payload while it is still in the transport's buffer (no copy); returns
+ * GVIRTUS_OK or an error kind, with its message through gvirtus_error_message_set(). */
+typedef int (*gvirtus_reply_decoder)(void* context, const void* payload, size_t size);
+
+/* A synchronous call sent by gvirtus_begin_call() and not yet finished. */
+typedef struct gvirtus_pending {
+  uint64_t request_id;
+  uint32_t call_id;
+  uint64_t request_bytes;
+} gvirtus_pending;
+
+/* Names a plugin's calls for GVIRTUS_STATS; returns a NUL-terminated string or NULL. */
+typedef const char* (*gvirtus_call_namer)(uint16_t function);
+
+GVIRTUS_FRONTEND_API uint32_t gvirtus_frontend_abi_version(void);
+
+/* The calling thread's message for the last error a function of this ABI returned. */
+GVIRTUS_FRONTEND_API const char* gvirtus_error_message(void);
+/* For decoders: sets the message that goes with the error kind they return. */
+GVIRTUS_FRONTEND_API void gvirtus_error_message_set(const char* message);
+
+/* Opens a plugin in the process's session. Before the session connects, the plugin joins the
+ * handshake (one round trip for all); on a live session, a core OpenPlugin call opens it there,
+ * so a library loaded long after the first call joins the same session. A refusal (unknown
+ * plugin, different call table or version) names the plugin and the reason; the session goes on
+ * and the refused plugin's calls fail. Each plugin is opened again in a forked child's session. */
+GVIRTUS_FRONTEND_API int gvirtus_open_plugin(const gvirtus_plugin* plugin);
+
+/* A synchronous call: sends the request and waits for its reply, which `decode` reads. */
+GVIRTUS_FRONTEND_API int gvirtus_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
+                                      gvirtus_reply_decoder decode, void* context);
+/* The same split in two, so that a thread can keep several calls in flight. Every begun call
+ * must be finished; the backend answers a thread's calls in order. */
+GVIRTUS_FRONTEND_API int gvirtus_begin_call(uint32_t call_id, const gvirtus_piece* pieces,
+                                            size_t count, gvirtus_pending* pending);
+GVIRTUS_FRONTEND_API int gvirtus_finish_call(const gvirtus_pending* pending,
+                                             gvirtus_reply_decoder decode, void* context);
+/* An asynchronous call: returns once sent (or held for batching); a failure on the backend is
+ * reported later through gvirtus_take_async_error(). */
+GVIRTUS_FRONTEND_API int gvirtus_send_async(uint32_t call_id, const gvirtus_piece* pieces,
+                                            size_t count);
+/* Sends the asynchronous calls held for batching now. */
+GVIRTUS_FRONTEND_API int gvirtus_flush_async(void);
+/* The first error of an asynchronous call since the last take: returns its kind (and sets the
+ * message), or GVIRTUS_OK when there is none. */
+GVIRTUS_FRONTEND_API int gvirtus_take_async_error(void);
+
+/* Memory the backend maps too (shm's arena), connecting if needed; *size is 0 when the
+ * transport shares none. */
+GVIRTUS_FRONTEND_API int gvirtus_shared_memory(void** base, size_t* size);
+
+/* Identifies the process's current session: it changes when a forked child starts its own, so
+ * stubs key what they learnt from the backend (loaded modules, device properties) by it. Never
+ * NULL. Does not connect. */
+GVIRTUS_FRONTEND_API const void* gvirtus_session_token(void);
+
+/* The calling thread's id in frames (small, stable per thread). */
+GVIRTUS_FRONTEND_API uint32_t gvirtus_thread_id(void);
+
+/* Registers the names of a plugin's calls for the GVIRTUS_STATS table. */
+GVIRTUS_FRONTEND_API void gvirtus_register_call_names(uint16_t plugin, const char* plugin_name,
+                                                      gvirtus_call_namer namer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GVIRTUS_FRONTEND_ABI_H */

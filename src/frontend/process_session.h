@@ -1,0 +1,125 @@
+// The process's gvirtus session as a stub library sees it: a thin C++ face of the frontend's C
+// ABI (frontend_abi.h), so that stub code keeps throwing and catching gvirtus::Error while the
+// session itself lives once per process, in libgvirtus-frontend.so.1.
+//
+// Nothing here holds state: every function goes through the C ABI. A reply decoder's exception
+// is caught on this side of the ABI, carried across as a status, and thrown again here.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "common/error.h"
+#include "common/function_ref.h"
+#include "common/wire.h"
+#include "communicators/communicator.h"  // ByteView
+#include "frontend/frontend_abi.h"
+#include "protocol/handshake.h"
+
+namespace gvirtus::process_session {
+
+using ReplyDecoder = FunctionRef<void(WireReader&)>;
+
+namespace detail {
+
+struct DecodeContext {
+  ReplyDecoder decode;
+  std::exception_ptr thrown;  // what the decoder threw, thrown again after the call returns
+};
+
+inline int decode_trampoline(void* context, const void* payload, size_t size) {
+  auto* c = static_cast<DecodeContext*>(context);
+  try {
+    WireReader in(std::span(static_cast<const std::byte*>(payload), size), "reply");
+    c->decode(in);
+    return GVIRTUS_OK;
+  } catch (const Error& e) {
+    c->thrown = std::current_exception();
+    gvirtus_error_message_set(e.what());
+    return static_cast<int>(e.kind());
+  } catch (...) {
+    c->thrown = std::current_exception();
+    return static_cast<int>(ErrorKind::kFailed);
+  }
+}
+
+// Throws what a C ABI status stands for: the decoder's own exception, or an Error.
+inline void check(int status, const DecodeContext* context = nullptr) {
+  if (status == GVIRTUS_OK) return;
+  if (context != nullptr && context->thrown) std::rethrow_exception(context->thrown);
+  const ErrorKind kind = is_valid_error_kind(static_cast<uint32_t>(status))
+                             ? static_cast<ErrorKind>(status)
+                             : ErrorKind::kFailed;
+  raise(kind, gvirtus_error_message());
+}
+
+template <size_t N>
+size_t to_pieces(std::span<const ByteView> payload, gvirtus_piece (&pieces)[N]) {
+  if (payload.size() > N) raise(ErrorKind::kInvalidInput, "too many payload pieces");
+  for (size_t i = 0; i < payload.size(); ++i) pieces[i] = {payload[i].data(), payload[i].size()};
+  return payload.size();
+}
+
+}  // namespace detail
+
+// A synchronous call begun and not yet finished (begin_call / finish_call).
+using PendingCall = gvirtus_pending;
+
+// Sends a synchronous call and waits for its reply; throws like gvirtus::Client::call().
+inline void call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode) {
+  gvirtus_piece pieces[15];
+  const size_t count = detail::to_pieces(payload, pieces);
+  detail::DecodeContext context{decode, nullptr};
+  detail::check(gvirtus_call(call_id, pieces, count, detail::decode_trampoline, &context),
+                &context);
+}
+
+inline PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload) {
+  gvirtus_piece pieces[15];
+  const size_t count = detail::to_pieces(payload, pieces);
+  PendingCall pending{};
+  detail::check(gvirtus_begin_call(call_id, pieces, count, &pending));
+  return pending;
+}
+
+inline void finish_call(const PendingCall& pending, ReplyDecoder decode) {
+  detail::DecodeContext context{decode, nullptr};
+  detail::check(gvirtus_finish_call(&pending, detail::decode_trampoline, &context), &context);
+}
+
+inline void send_async(uint32_t call_id, std::span<const ByteView> payload) {
+  gvirtus_piece pieces[15];
+  const size_t count = detail::to_pieces(payload, pieces);
+  detail::check(gvirtus_send_async(call_id, pieces, count));
+}
+
+// Memory the backend maps too (empty when the transport shares none); connects if needed.
+inline std::span<std::byte> shared_memory() {
+  void* base = nullptr;
+  size_t size = 0;
+  detail::check(gvirtus_shared_memory(&base, &size));
+  return {static_cast<std::byte*>(base), size};
+}
+
+// Identifies the current session (a forked child's differs); never connects.
+inline const void* token() {
+  return gvirtus_session_token();
+}
+
+// Opens a stub's plugin in the process's session (see gvirtus_open_plugin). Throws the refusal.
+inline void open_plugin(const PluginIdentity& identity) {
+  const std::string name(identity.name);
+  const gvirtus_plugin plugin{sizeof(gvirtus_plugin), identity.id, name.c_str(),
+                              identity.table_hash, identity.version};
+  detail::check(gvirtus_open_plugin(&plugin));
+}
+
+// Whether the frontend library this stub was loaded with speaks the ABI it was built for.
+inline bool abi_compatible() {
+  return gvirtus_frontend_abi_version() == GVIRTUS_FRONTEND_ABI_VERSION;
+}
+
+}  // namespace gvirtus::process_session
