@@ -2,7 +2,10 @@
 //
 // A plugin is either built in (core) or a shared library libgvirtus-plugin-<name>.so in the
 // backend's plugin directory, named by the operator in properties.json ("plugins": ["cudart"]),
-// never by a client. The library exports kBackendPluginEntry returning its BackendPlugin.
+// never by a client. A library exports only the C ABI of backend/plugin_abi.h; one written in C++
+// implements the classes below and exports them with backend/plugin_export.h, and the daemon
+// sees it through the same classes again (backend/abi_plugin.h). No C++ object or exception
+// crosses between the daemon and a library.
 //
 // Process model: plugins are loaded in the daemon (so a missing one fails at startup), but
 // open_session() and every handle() run in the session's worker process, after fork(). That is
@@ -12,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -41,6 +45,9 @@ struct Call {
   const FrameHeader& header;
   WireReader args;
   WireWriter& reply;
+  // Set instead of writing `reply` when the reply lies in memory of the plugin's own (a plugin
+  // behind the C ABI: backend/abi_plugin.h), valid until the call's thread calls again.
+  std::optional<std::span<const std::byte>> reply_bytes{};
 };
 
 class PluginSession {
@@ -62,9 +69,5 @@ class BackendPlugin {
   // Starts this plugin's state for a new session (in the worker process).
   virtual std::unique_ptr<PluginSession> open_session(const SessionInfo& session) = 0;
 };
-
-// What libgvirtus-plugin-<name>.so exports: returns a plugin that lives as long as the process.
-using BackendPluginEntry = BackendPlugin*();
-inline constexpr const char* kBackendPluginEntry = "gvirtus_backend_plugin";
 
 }  // namespace gvirtus

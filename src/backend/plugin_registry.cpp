@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "backend/abi_plugin.h"
 #include "backend/core_plugin.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -17,6 +18,47 @@ bool is_plain_name(const std::string& name) {
   return !name.empty() && name.size() <= 64 && std::all_of(name.begin(), name.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
   });
+}
+
+// The plugin table of a loaded library, checked; or null with why it cannot be served (a plugin
+// built for another ABI, or a table that is not sound). Throws for a library that is no gvirtus
+// plugin at all.
+const gvirtus_plugin_table_v1* entry_table(void* handle, const std::string& path,
+                                           const std::string& name, std::string& refusal) {
+  using Entry = gvirtus_backend_plugin_entry_v1;
+  if (auto* entry = reinterpret_cast<Entry>(::dlsym(handle, GVIRTUS_BACKEND_PLUGIN_ENTRY_V1))) {
+    const gvirtus_plugin_table_v1* t = entry();
+    if (t == nullptr || t->abi_version != GVIRTUS_BACKEND_PLUGIN_ABI_VERSION ||
+        t->struct_size < sizeof(gvirtus_plugin_table_v1) || t->name == nullptr ||
+        t->open_session == nullptr || t->handle == nullptr || t->close_session == nullptr) {
+      refusal = path + ": its " GVIRTUS_BACKEND_PLUGIN_ENTRY_V1 " table is malformed";
+      return nullptr;
+    }
+    if (name != t->name) {
+      refusal = path + " declares itself as plugin \"" + t->name + "\"";
+      return nullptr;
+    }
+    return t;
+  }
+  // Newest first: a plugin built for a backend newer than this one.
+  for (int version = 9; version > static_cast<int>(GVIRTUS_BACKEND_PLUGIN_ABI_VERSION); --version) {
+    const std::string symbol = "gvirtus_backend_plugin_v" + std::to_string(version);
+    if (::dlsym(handle, symbol.c_str()) != nullptr) {
+      refusal = path + " was built for backend plugin ABI " + std::to_string(version) +
+                ", and this backend speaks ABI " +
+                std::to_string(GVIRTUS_BACKEND_PLUGIN_ABI_VERSION) +
+                ": install a gvirtus backend as new as the plugin";
+      return nullptr;
+    }
+  }
+  if (::dlsym(handle, GVIRTUS_BACKEND_PLUGIN_ENTRY_CXX) != nullptr) {
+    refusal = path + " was built for the C++ plugin interface that preceded backend plugin ABI " +
+              std::to_string(GVIRTUS_BACKEND_PLUGIN_ABI_VERSION) +
+              ": rebuild it against this gvirtus (backend/plugin_abi.h)";
+    return nullptr;
+  }
+  raise(ErrorKind::kFailed,
+        path + " is not a gvirtus plugin (no " GVIRTUS_BACKEND_PLUGIN_ENTRY_V1 ")");
 }
 
 }  // namespace
@@ -42,6 +84,9 @@ void PluginRegistry::load(const std::string& name) {
   for (BackendPlugin* p : plugins_) {
     if (p->identity().name == name) return;  // named by several endpoints
   }
+  for (const auto& [refused, why] : refused_) {
+    if (refused == name) return;
+  }
   const std::string file = "libgvirtus-plugin-" + name + ".so";
   std::string tried;
   for (const auto& dir : plugin_dirs()) {
@@ -54,13 +99,17 @@ void PluginRegistry::load(const std::string& name) {
     if (handle == nullptr) {
       raise(ErrorKind::kFailed, "cannot load plugin " + path.string() + ": " + ::dlerror());
     }
-    auto* entry = reinterpret_cast<BackendPluginEntry*>(::dlsym(handle, kBackendPluginEntry));
-    if (entry == nullptr) {
-      raise(ErrorKind::kFailed,
-            path.string() + " is not a gvirtus plugin (no " + kBackendPluginEntry + ")");
+    std::string refusal;
+    const gvirtus_plugin_table_v1* table = entry_table(handle, path.string(), name, refusal);
+    if (table == nullptr) {
+      // Only sessions that ask for it are refused; the daemon and other plugins go on.
+      GVIRTUS_LOG(kError) << "plugin \"" << name << "\" cannot be served: " << refusal;
+      refused_.emplace_back(name, refusal);
+      return;
     }
-    add(entry());
-    GVIRTUS_LOG(kInfo) << "loaded plugin " << name << " from " << path.string();
+    add(adapt_abi_plugin(table));
+    GVIRTUS_LOG(kInfo) << "loaded plugin " << name << " from " << path.string()
+                       << " (backend plugin ABI " << table->abi_version << ")";
     return;
   }
   raise(ErrorKind::kFailed, "plugin \"" + name + "\" is not installed (looked for" + tried + ")");
@@ -71,6 +120,13 @@ BackendPlugin* PluginRegistry::find(uint16_t id) const {
     if (p->identity().id == id) return p;
   }
   return nullptr;
+}
+
+std::optional<std::string> PluginRegistry::refusal(const std::string& name) const {
+  for (const auto& [refused, why] : refused_) {
+    if (refused == name) return why;
+  }
+  return std::nullopt;
 }
 
 std::string PluginRegistry::names() const {

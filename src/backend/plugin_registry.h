@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,14 @@ class PluginRegistry {
   // Starts with the core plugin only.
   PluginRegistry();
 
-  // Loads libgvirtus-plugin-<name>.so from the plugin directories; a name that is not a plain
-  // identifier, a missing file or a missing entry point is an error saying which.
+  // Loads libgvirtus-plugin-<name>.so from the plugin directories (backend/plugin_abi.h); a name
+  // that is not a plain identifier, a missing file or a library that is no gvirtus plugin is an
+  // error saying which. A plugin built for another plugin ABI, or whose table is not sound, is
+  // refused: logged now, and named with the reason to each session that asks for it (refusal()).
   void load(const std::string& name);
+
+  // Why a configured plugin cannot be served, if it was refused at load.
+  std::optional<std::string> refusal(const std::string& name) const;
 
   // Adds a plugin object (tests, built-in plugins).
   void add(BackendPlugin* plugin);
@@ -28,6 +34,7 @@ class PluginRegistry {
 
  private:
   std::vector<BackendPlugin*> plugins_;  // not owned: plugins live as long as the process
+  std::vector<std::pair<std::string, std::string>> refused_;  // name, why
 };
 
 }  // namespace gvirtus

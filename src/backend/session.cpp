@@ -112,7 +112,7 @@ class Session {
     if (secret_) challenge = issue_challenge(*secret_, frame.payload, reply);
     reply_.clear();
     encode(reply, reply_);
-    send_reply(frame.header, reply_, 0, 0);
+    send_reply(frame.header, reply_.view(), 0, 0);
     if (challenge) await_client_proof(connection_, *secret_, *challenge, bound, kHandshakeTimeout);
     secret_.reset();  // wiped (Secret's destructor): authenticated, the worker needs it no more
     connection_.set_max_message(static_cast<size_t>(limits_.max_frame_bytes));
@@ -127,6 +127,10 @@ class Session {
                                                                uint32_t version) {
     BackendPlugin* plugin = plugins_.find(ref.id);
     if (plugin == nullptr || plugin->identity().name != ref.name) {
+      if (const auto why = plugins_.refusal(ref.name)) {
+        return std::pair(ErrorKind::kUnimplemented,
+                         "plugin \"" + ref.name + "\" cannot be served by this backend: " + *why);
+      }
       return std::pair(ErrorKind::kUnimplemented, "this backend does not serve plugin \"" +
                                                       ref.name +
                                                       "\" (it serves: " + plugins_.names() + ")");
@@ -211,7 +215,7 @@ class Session {
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << ": plugin " << request.plugin.name
                        << " joined";
     reply.clear();
-    send_reply(h, reply, 0, 0);
+    send_reply(h, reply.view(), 0, 0);
   }
 
   // Sends an error reply for the hello and ends the session.
@@ -262,7 +266,8 @@ class Session {
       fail_call(h, reply, e.kind(), e.what());
       return;
     }
-    if (!h.is_async()) send_reply(h, reply, 0, 0);
+    // A plugin behind the C ABI replies from its own buffer (Call::reply_bytes), not `reply`.
+    if (!h.is_async()) send_reply(h, call.reply_bytes ? *call.reply_bytes : reply.view(), 0, 0);
   }
 
   Executor& executor_for(uint32_t thread_id) {
@@ -318,11 +323,11 @@ class Session {
                   const std::string& why) {
     reply.clear();
     reply.put_raw(why.data(), why.size());
-    send_reply(request, reply, kFlagError, static_cast<uint32_t>(kind));
+    send_reply(request, reply.view(), kFlagError, static_cast<uint32_t>(kind));
   }
 
   // Thread-safe: executors and the reading thread send replies.
-  void send_reply(const FrameHeader& request, const WireWriter& reply, uint16_t extra_flags,
+  void send_reply(const FrameHeader& request, ByteView reply, uint16_t extra_flags,
                   uint32_t status) {
     FrameHeader h;
     h.flags = static_cast<uint16_t>(kFlagReply | extra_flags);
@@ -332,7 +337,7 @@ class Session {
     h.status = status;
     h.payload_bytes = static_cast<uint32_t>(reply.size());
     const EncodedHeader header = encode_header(h);
-    const ByteView pieces[] = {header.view(), reply.view()};
+    const ByteView pieces[] = {header.view(), reply};
     std::lock_guard lock(send_mutex_);
     connection_.send(pieces);
     count_current_reply(header.view().size() + reply.size());

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "backend/plugin.h"
+#include "backend/plugin_export.h"
 #include "common/error.h"
 #include "session/probe_calls.h"
 
@@ -30,6 +31,8 @@ class ProbeSession final : public PluginSession {
   }
 };
 
+}  // namespace
+
 class ProbePlugin final : public BackendPlugin {
  public:
   PluginIdentity identity() const override { return kIdentity; }
@@ -38,10 +41,6 @@ class ProbePlugin final : public BackendPlugin {
   }
 };
 
-}  // namespace
 }  // namespace gvirtus::probe
 
-extern "C" __attribute__((visibility("default"))) gvirtus::BackendPlugin* gvirtus_backend_plugin() {
-  static gvirtus::probe::ProbePlugin plugin;
-  return &plugin;
-}
+GVIRTUS_EXPORT_BACKEND_PLUGIN(gvirtus::probe::ProbePlugin)

@@ -5,6 +5,7 @@
 // or a device the runtime's own errors (cudaErrorInsufficientDriver, cudaErrorNoDevice) go back to
 // the application unchanged, exactly as a native run would see them.
 #include "backend/plugin.h"
+#include "backend/plugin_export.h"
 #include "plugins/cudart/backend/allocation_ledger.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/modules.h"
@@ -51,6 +52,8 @@ class CudartSession final : public PluginSession {
   AllocationLedger allocations_;  // what gvirtus-smi shows as the session's allocated memory
 };
 
+}  // namespace
+
 class CudartPlugin final : public BackendPlugin {
  public:
   PluginIdentity identity() const override { return kIdentity; }
@@ -62,10 +65,6 @@ class CudartPlugin final : public BackendPlugin {
   }
 };
 
-}  // namespace
 }  // namespace gvirtus::cudart
 
-extern "C" __attribute__((visibility("default"))) gvirtus::BackendPlugin* gvirtus_backend_plugin() {
-  static gvirtus::cudart::CudartPlugin plugin;
-  return &plugin;
-}
+GVIRTUS_EXPORT_BACKEND_PLUGIN(gvirtus::cudart::CudartPlugin)

@@ -1,0 +1,98 @@
+/* The backend plugin ABI: what a plugin library libgvirtus-plugin-<name>.so exports, in C.
+ *
+ * A plugin exports a function named gvirtus_backend_plugin_v<N> for the ABI version N it was built
+ * for (the way NCCL's net plugins export ncclNetPlugin_v<N>); it returns a table of function
+ * pointers whose first two fields are that version and the table's size. The backend looks for the
+ * versions it speaks, newest first, and adapts an older one it still knows; a plugin built for a
+ * version it does not know (newer, or the C++ interface of gvirtus before this ABI) is refused
+ * with a message naming the plugin and the versions, and only sessions that ask for that plugin
+ * are refused: the daemon and every other plugin go on.
+ *
+ * Nothing but C crosses this boundary: no C++ object, no exception, no allocation that the other
+ * side frees. A plugin written in C++ uses backend/plugin_export.h, which builds this table from
+ * its BackendPlugin class and turns every exception into an error kind and message.
+ *
+ * Threads and processes: the daemon loads the library (so a missing one fails at startup) but
+ * never calls open_session or handle; those run in the session's worker process, after fork().
+ * handle runs on the worker's thread for the calling client thread: calls of different client
+ * threads may run concurrently, so a plugin session must be thread-safe.
+ */
+#ifndef GVIRTUS_BACKEND_PLUGIN_ABI_H
+#define GVIRTUS_BACKEND_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GVIRTUS_BACKEND_PLUGIN_ABI_VERSION 1u
+/* The exported entry of this version:
+ *   const gvirtus_plugin_table_v1* gvirtus_backend_plugin_v1(void); */
+#define GVIRTUS_BACKEND_PLUGIN_ENTRY_V1 "gvirtus_backend_plugin_v1"
+/* The entry of plugins built for the C++ interface that preceded this ABI. */
+#define GVIRTUS_BACKEND_PLUGIN_ENTRY_CXX "gvirtus_backend_plugin"
+
+/* The session a plugin session serves. Strings are NUL-terminated and live as long as the
+ * session. */
+typedef struct gvirtus_session_info_v1 {
+  uint32_t struct_size;
+  const char* peer;      /* "tcp://127.0.0.1:40112" */
+  const char* transport; /* "tcp" */
+  const char* program;   /* the client's program name, from its handshake */
+  uint32_t client_pid;
+  /* Memory the client maps too (shm's arena), or NULL and 0; its contents are the client's,
+   * hostile like any input. */
+  void* shared_memory;
+  size_t shared_memory_size;
+  /* Where the plugin keeps the device memory it holds for the session, in bytes, for status
+   * queries; NULL when nothing reads it. Shared with other processes: update it only with atomic
+   * stores. */
+  uint64_t* device_bytes;
+} gvirtus_session_info_v1;
+
+/* One call to execute: the frame's header fields and its request payload. */
+typedef struct gvirtus_call_v1 {
+  uint32_t call_id; /* plugin id << 16 | function */
+  uint16_t flags;   /* the frame's flags: asynchronous calls have kFlagAsync (4) */
+  uint32_t thread_id;
+  uint64_t request_id;
+  const void* args;
+  size_t args_size;
+} gvirtus_call_v1;
+
+/* What a call (or open_session) produced. error_kind 0 is success, with the reply payload in
+ * reply/reply_size; else a gvirtus error kind (1 failed, 2 overloaded, 3 disconnected,
+ * 4 unimplemented, 5 invalid input, 6 timed out) and a message. Invalid input means the request
+ * was malformed and ends the session; any other kind goes back to the client as an error reply.
+ * The memory behind reply and error_message is the plugin's and stays valid until the same
+ * thread calls into the plugin again. */
+typedef struct gvirtus_result_v1 {
+  const void* reply;
+  size_t reply_size;
+  uint32_t error_kind;
+  const char* error_message;
+} gvirtus_result_v1;
+
+typedef struct gvirtus_plugin_table_v1 {
+  uint32_t abi_version; /* GVIRTUS_BACKEND_PLUGIN_ABI_VERSION when built */
+  uint32_t struct_size; /* sizeof(gvirtus_plugin_table_v1) when built */
+  uint16_t id;          /* the high 16 bits of its call ids */
+  const char* name;
+  uint64_t table_hash;  /* its call table's hash, checked against each client's */
+  uint32_t version;     /* its interface version; 0: any client's */
+  /* Starts the plugin's state for a session; returns it, or NULL with result's error. */
+  void* (*open_session)(const gvirtus_session_info_v1* info, gvirtus_result_v1* result);
+  void (*handle)(void* session, const gvirtus_call_v1* call, gvirtus_result_v1* result);
+  /* Ends a session's state (when the session ends, after its last call). */
+  void (*close_session)(void* session);
+} gvirtus_plugin_table_v1;
+
+typedef const gvirtus_plugin_table_v1* (*gvirtus_backend_plugin_entry_v1)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GVIRTUS_BACKEND_PLUGIN_ABI_H */

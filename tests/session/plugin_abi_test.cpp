@@ -1,0 +1,103 @@
+// The backend plugin ABI (backend/plugin_abi.h): a plugin built for another ABI is refused with a
+// message naming it and the versions, only where a session asks for it, while the daemon and the
+// other plugins go on; and a plugin behind the ABI (probe, through backend/plugin_export.h) brings
+// its errors across as kinds and messages, a malformed request ending only its session.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "frontend/client.h"
+#include "protocol/handshake.h"
+#include "session/probe_calls.h"
+#include "support/backend_process.h"
+
+namespace gvirtus::testing {
+namespace {
+
+constexpr const char* kPlugins = R"(["probe", "probe_next", "probe_old"])";
+
+uint32_t worker_pid(Client& client) {
+  uint32_t pid = 0;
+  client.call(probe::call_id(probe::Fn::kWorkerPid), {}, [&](WireReader& in) {
+    pid = in.get<uint32_t>();
+    in.expect_end();
+  });
+  return pid;
+}
+
+std::string open_refusal(Client& client, const char* name, uint16_t id) {
+  try {
+    client.open_plugin(PluginRef{id, name, 0}, 0);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(opened)";
+}
+
+TEST(PluginAbi, plugins_built_for_another_abi_are_refused_by_name_and_the_session_goes_on) {
+  BackendProcess backend("", kPlugins);
+  const std::string log = backend.log();
+  EXPECT_NE(log.find("plugin \"probe_next\" cannot be served"), std::string::npos) << log;
+  EXPECT_NE(log.find("plugin \"probe_old\" cannot be served"), std::string::npos) << log;
+
+  Client client(backend.client_config(), {to_ref(probe::kIdentity)});
+  const uint32_t worker = worker_pid(client);
+  const std::string next = open_refusal(client, "probe_next", 101);
+  EXPECT_NE(next.find("plugin \"probe_next\" cannot be served by this backend"), std::string::npos)
+      << next;
+  EXPECT_NE(next.find("was built for backend plugin ABI 2, and this backend speaks ABI 1"),
+            std::string::npos)
+      << next;
+  const std::string old = open_refusal(client, "probe_old", 102);
+  EXPECT_NE(old.find("plugin \"probe_old\" cannot be served by this backend"), std::string::npos)
+      << old;
+  EXPECT_NE(old.find("the C++ plugin interface that preceded backend plugin ABI 1"),
+            std::string::npos)
+      << old;
+  EXPECT_EQ(worker_pid(client), worker) << "the session went on";
+}
+
+TEST(PluginAbi, a_hello_naming_a_refused_plugin_is_refused_with_the_reason) {
+  BackendProcess backend("", kPlugins);
+  Client client(backend.client_config(), {PluginRef{101, "probe_next", 0}});
+  try {
+    client.connect();
+    FAIL() << "connected";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"probe_next\" cannot be served by this backend"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(PluginAbi, errors_cross_the_abi_as_kinds_and_a_malformed_request_ends_only_its_session) {
+  BackendProcess backend("", kPlugins);
+  Client client(backend.client_config(), {to_ref(probe::kIdentity)});
+  const std::byte payload[] = {std::byte{1}, std::byte{2}, std::byte{3}};
+  const ByteView echo[] = {ByteView(payload)};
+  std::vector<std::byte> echoed;
+  client.call(probe::call_id(probe::Fn::kEcho), echo, [&](WireReader& in) {
+    const auto bytes = in.get_raw(in.remaining());
+    echoed.assign(bytes.begin(), bytes.end());
+  });
+  EXPECT_EQ(echoed, std::vector<std::byte>(std::begin(payload), std::end(payload)));
+  try {
+    client.call(probe::call_id(static_cast<probe::Fn>(7)), {}, [](WireReader&) {});
+    FAIL() << "an unknown probe call succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnimplemented);
+    EXPECT_NE(std::string(e.what()).find("probe call 7 is unknown"), std::string::npos) << e.what();
+  }
+  // WorkerPid takes no arguments: these are malformed, and end the session (kInvalidInput).
+  try {
+    client.call(probe::call_id(probe::Fn::kWorkerPid), echo, [](WireReader&) {});
+    FAIL() << "a malformed request was served";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kDisconnected) << e.what();
+  }
+  Client fresh(backend.client_config(), {to_ref(probe::kIdentity)});
+  EXPECT_GT(worker_pid(fresh), 0u) << "the backend serves the next session";
+}
+
+}  // namespace
+}  // namespace gvirtus::testing
