@@ -147,21 +147,17 @@ class Session {
                            std::to_string(version) + ", this backend serves version " +
                            std::to_string(served));
     }
-    std::unique_lock lock(sessions_mutex_);
-    if (sessions_.count(ref.id) == 0) {
-      if (sessions_.size() > kMaxOpenPlugins) {  // core is one of them
-        return std::pair(ErrorKind::kOverloaded, "plugin \"" + ref.name +
-                                                     "\": a session opens at most " +
-                                                     std::to_string(kMaxOpenPlugins) + " plugins");
-      }
-      lock.unlock();  // opening may take long (a plugin may start CUDA): calls go on meanwhile
-      auto opened = plugin->open_session(info_);
-      lock.lock();
-      if (sessions_.count(ref.id) == 0) {
-        add_session_locked(ref.id, std::move(opened));
-        publish_current_session_plugins(plugin_names_locked());
-      }
+    // Held while the plugin opens, so that two threads opening one plugin open it once; calls to
+    // open plugins go on meanwhile (find_session takes no lock).
+    std::lock_guard lock(sessions_mutex_);
+    if (sessions_.count(ref.id) != 0) return std::nullopt;
+    if (sessions_.size() > kMaxOpenPlugins) {  // core is one of them
+      return std::pair(ErrorKind::kOverloaded, "plugin \"" + ref.name +
+                                                   "\": a session opens at most " +
+                                                   std::to_string(kMaxOpenPlugins) + " plugins");
     }
+    add_session_locked(ref.id, plugin->open_session(info_));
+    publish_current_session_plugins(plugin_names_locked());
     return std::nullopt;
   }
 

@@ -11,7 +11,7 @@ import sys
 
 MAGIC, VERSION = 0x54525647, 2
 REQUEST, REPLY, ASYNC, ERROR = 1, 2, 4, 8
-HELLO, PING, SINK, WAIT, STATUS, AUTH = 0, 1, 2, 3, 4, 5
+HELLO, PING, SINK, WAIT, STATUS, AUTH, OPEN_PLUGIN = 0, 1, 2, 3, 4, 5, 6
 
 
 def frame(call, payload=b"", flags=REQUEST, thread=1, request=1, version=VERSION):
@@ -28,6 +28,11 @@ def hello(plugins=((0, b"core", 0),), version=VERSION):
     for pid, name, table in plugins:
         body += struct.pack("<H", pid) + blob(name) + struct.pack("<Q", table)
     return frame(HELLO, body + bytes(range(32)))
+
+
+def open_plugin(pid, name, table=0, version=0, request=2):
+    body = struct.pack("<H", pid) + blob(name) + struct.pack("<QI", table, version)
+    return frame(OPEN_PLUGIN, body, request=request)
 
 
 def seed(mode, *messages):
@@ -52,6 +57,9 @@ SEEDS = {
     "hello_twice": seed(0, hello(()), hello(())),
     "auth_after_hello": seed(0, hello(()), frame(AUTH, b"\x00" + bytes(32))),
     "status": seed(0, hello(()), frame(STATUS), frame(STATUS, b"junk", request=2)),
+    "open_plugin": seed(0, hello(()), open_plugin(0, b"core"), open_plugin(9, b"nosuch", 1, 2, 3),
+                        open_plugin(1, b"cudart", 5, request=4), frame(PING, b"after", request=5),
+                        frame(OPEN_PLUGIN, struct.pack("<H", 1) + blob(b"x" * 300), request=6)),
 }
 
 
