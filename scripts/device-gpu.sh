@@ -4,8 +4,9 @@
 # the packages travel from here, as .deb files, and are unpacked there under /tmp, never into /.
 #
 #   scripts/device-gpu.sh fetch       here: downloads googletest (its sources), OpenSSL, lz4 and
-#                                     zstd (headers and libraries) into .devdebs/ (git-ignored;
-#                                     name ".devdebs" in the run tool's carry list)
+#                                     zstd (headers and libraries) and the cxxheaderparser wheel
+#                                     into .devdebs/ (git-ignored; name ".devdebs" in the run
+#                                     tool's carry list)
 #   scripts/device-gpu.sh build       there: builds build-gpu/, taking each carried package only
 #                                     where the machine lacks its headers
 #   scripts/device-gpu.sh suite OUT   there: scripts/gpu-suite.sh (ctest, then the parity programs
@@ -23,12 +24,14 @@ BUILD="$ROOT/build-gpu"
 DEVROOT=/tmp/gvirtus-devroot
 GTEST_PREFIX=/tmp/gvirtus-gtest
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 fetch() {
   mkdir -p "$DEBS"
   (cd "$DEBS" && apt-get download googletest libssl-dev libssl3 liblz4-dev liblz4-1 libzstd-dev \
     libzstd1)
+  # The call generators' header parser (scripts/lib.sh: GVIRTUS_PYTHON_PACKAGES), as a wheel.
+  python3 -m pip download -q --no-deps -d "$DEBS" cxxheaderparser==2.2.0
   ls -la "$DEBS"
 }
 
@@ -74,6 +77,14 @@ build() {
     cmake_args+=(-DOPENSSL_ROOT_DIR="$DEVROOT/usr"
                  -DOPENSSL_INCLUDE_DIR="$DEVROOT/usr/include"
                  -DOPENSSL_CRYPTO_LIBRARY="$DEVROOT/usr/lib/x86_64-linux-gnu/libcrypto.so.3")
+  fi
+  if ! python3 -c "import cxxheaderparser" 2>/dev/null; then
+    echo "== cxxheaderparser from the carried wheel into $BUILD/tools/python"
+    compgen -G "$DEBS/cxxheaderparser-*.whl" >/dev/null ||
+      { echo "no cxxheaderparser wheel in $DEBS: run 'fetch' here first" >&2; exit 1; }
+    mkdir -p "$BUILD/tools/python"
+    python3 -m zipfile -e "$DEBS"/cxxheaderparser-*.whl "$BUILD/tools/python"  # pure Python
+    cmake_args+=(-DGVIRTUS_PYTHONPATH="$BUILD/tools/python")
   fi
   [ ${#prefixes[@]} -eq 0 ] || cmake_args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefixes[*]}")")
   cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}"

@@ -46,6 +46,10 @@ GVIRTUS_LIBRARY_PACKAGES=(libgtest-dev libgmock-dev liblz4-dev libzstd-dev libss
 # The system's own program directories: programs are taken from here only, never from a
 # directory that someone's installation put first on PATH (/usr/local, pyenv, ...).
 GVIRTUS_SYSTEM_PATH=/usr/sbin:/usr/bin:/sbin:/bin
+# Python packages from PyPI that the build needs where the CUDA toolkit is (the call generators read
+# CUDA's headers with cxxheaderparser), installed into GVIRTUS_PYTHON_DIR and checked.
+GVIRTUS_PYTHON_PACKAGES=(cxxheaderparser==2.2.0)
+GVIRTUS_PYTHON_DIR="$BUILD_DIR/tools/python"
 # cuobjdump (ground truth for the fatbin parser's tests) is not in the CUDA 13 toolkit; PyPI has it.
 GVIRTUS_CUOBJDUMP_PIP="nvidia-cuda-cuobjdump==13.2.86"
 GVIRTUS_CUOBJDUMP_DIR="$BUILD_DIR/tools/cuobjdump"
@@ -62,6 +66,25 @@ install_cuobjdump() {
   echo "== installing cuobjdump from PyPI ($GVIRTUS_CUOBJDUMP_PIP)"
   python3 -m pip install -q --disable-pip-version-check --target "$GVIRTUS_CUOBJDUMP_DIR" \
     "$GVIRTUS_CUOBJDUMP_PIP" || echo "== cuobjdump not installed; the fatbin tests will skip"
+}
+
+# Installs the build's Python packages (GVIRTUS_PYTHON_PACKAGES) where the CUDA toolkit is, and
+# checks that they import; stops naming the package otherwise.
+install_python_packages() {
+  command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || return 0
+  local package module
+  for package in "${GVIRTUS_PYTHON_PACKAGES[@]}"; do
+    module=${package%%=*}
+    PYTHONPATH="$GVIRTUS_PYTHON_DIR" python3 -c "import $module" 2>/dev/null && continue
+    echo "== installing $package from PyPI into $GVIRTUS_PYTHON_DIR"
+    python3 -m pip install -q --disable-pip-version-check --target "$GVIRTUS_PYTHON_DIR" \
+      "$package" || true
+    if ! PYTHONPATH="$GVIRTUS_PYTHON_DIR" python3 -c "import $module" 2>/dev/null; then
+      echo "== scripts/lib.sh could not install the Python package $package (PyPI) into" \
+        "$GVIRTUS_PYTHON_DIR; the build needs it to read CUDA's headers" >&2
+      exit 1
+    fi
+  done
 }
 
 # The system's path of a listed program, or nothing.
@@ -83,6 +106,7 @@ listed_programs() {
 install_missing() {
   local purpose=${1:-test} entry program package missing=()
   install_cuobjdump
+  install_python_packages
   for entry in $(listed_programs "$purpose"); do
     program=${entry%%:*} package=${entry#*:}
     [ -n "$(system_program "$program")" ] && package_installed "$package" && continue
@@ -134,7 +158,11 @@ build() {
     local cuobjdump_arg=()
     [ -x "$GVIRTUS_CUOBJDUMP_DIR/nvidia/cu13/bin/cuobjdump" ] &&
       cuobjdump_arg=("-DGVIRTUS_CUOBJDUMP=$GVIRTUS_CUOBJDUMP_DIR/nvidia/cu13/bin/cuobjdump")
-    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -G Ninja "${cuobjdump_arg[@]}" ${GVIRTUS_CMAKE_ARGS:-}
+    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -G Ninja "${cuobjdump_arg[@]}" \
+      -DGVIRTUS_PYTHONPATH="$GVIRTUS_PYTHON_DIR" ${GVIRTUS_CMAKE_ARGS:-}
+  elif ! grep -q "^GVIRTUS_PYTHONPATH:PATH=$GVIRTUS_PYTHON_DIR\$" "$BUILD_DIR/CMakeCache.txt"; then
+    # A tree configured before the generators read headers (or elsewhere): point it here.
+    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -DGVIRTUS_PYTHONPATH="$GVIRTUS_PYTHON_DIR" >/dev/null
   fi
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }

@@ -1,5 +1,5 @@
 // How cudart call arguments travel, shared by the stub and the backend handlers that
-// tools/gen/gen_cudart_calls.py generates from cudart_calls.txt.
+// tools/gen/gen_calls.py generates from cudart_calls.txt.
 //
 // Values: integers and enums as fixed-width little-endian integers, pointers and handles as u64
 // (device pointers, streams and events are the backend's values, passed through opaquely), floats

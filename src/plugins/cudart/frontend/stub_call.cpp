@@ -58,7 +58,7 @@ cudaError_t to_cuda_error(const Error& e, Fn fn) {
     case ErrorKind::kTimedOut:
     case ErrorKind::kOverloaded:
       g_state_epoch.fetch_add(1, std::memory_order_relaxed);
-      return cudaErrorDevicesUnavailable;
+      return kBackendLost;  // the descriptor's value (cudart_descriptor.json)
     default:
       return cudaErrorUnknown;
   }
