@@ -80,8 +80,8 @@ typedef struct gvirtus_plugin_table_v1 {
   uint32_t struct_size; /* sizeof(gvirtus_plugin_table_v1) when built */
   uint16_t id;          /* the high 16 bits of its call ids */
   const char* name;
-  uint64_t table_hash;  /* its call table's hash, checked against each client's */
-  uint32_t version;     /* its interface version; 0: any client's */
+  uint64_t table_hash; /* its call table's hash, checked against each client's */
+  uint32_t version;    /* its interface version; 0: any client's */
   /* Starts the plugin's state for a session; returns it, or NULL with result's error. */
   void* (*open_session)(const gvirtus_session_info_v1* info, gvirtus_result_v1* result);
   void (*handle)(void* session, const gvirtus_call_v1* call, gvirtus_result_v1* result);

@@ -92,6 +92,7 @@ int SessionTable::claim() {
       slots_[i].bytes_in.store(0, std::memory_order_relaxed);
       slots_[i].bytes_out.store(0, std::memory_order_relaxed);
       slots_[i].device_bytes.store(0, std::memory_order_relaxed);
+      slots_[i].plugins[0] = '\0';  // not live yet: no reader looks at it
       return static_cast<int>(i);
     }
   }
@@ -100,7 +101,6 @@ int SessionTable::claim() {
 
 void SessionTable::release(int slot) {
   if (slot < 0 || static_cast<uint32_t>(slot) >= capacity_) return;
-  slots_[slot].plugins[0] = '\0';
   slots_[slot].state.store(kFree, std::memory_order_release);
 }
 
@@ -117,10 +117,6 @@ void SessionTable::publish(int slot, pid_t worker_pid, const std::string& peer,
   copy_bounded(s.transport, sizeof s.transport, transport);
   copy_bounded(s.program, sizeof s.program, program);
   s.seq.fetch_add(1, std::memory_order_release);  // even: consistent
-  if (!pending_plugins_.empty()) {
-    publish_plugins(slot, pending_plugins_);
-    pending_plugins_.clear();
-  }
   // The figures count from here: the handshake is not a call (nothing else counts yet).
   s.calls.store(0, std::memory_order_relaxed);
   s.bytes_in.store(0, std::memory_order_relaxed);
@@ -131,10 +127,8 @@ void SessionTable::publish(int slot, pid_t worker_pid, const std::string& peer,
 void SessionTable::publish_plugins(int slot, const std::string& plugins) {
   if (slot < 0 || static_cast<uint32_t>(slot) >= capacity_) return;
   SessionSlot& s = slots_[slot];
-  if (s.state.load(std::memory_order_acquire) != kLive) {
-    pending_plugins_ = plugins;  // the handshake opens plugins before the session is published
-    return;
-  }
+  // Also before publish() (the handshake opens plugins first): the slot is this worker's already,
+  // and publish() leaves the plugins as they are.
   s.seq.fetch_add(1, std::memory_order_acq_rel);
   copy_bounded(s.plugins, sizeof s.plugins, plugins);
   s.seq.fetch_add(1, std::memory_order_release);

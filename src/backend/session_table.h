@@ -57,8 +57,8 @@ class SessionTable {
   // Worker: the client this slot serves, after its handshake; the slot appears in snapshots.
   void publish(int slot, pid_t worker_pid, const std::string& peer, const std::string& transport,
                const std::string& program, uint32_t client_pid);
-  // Worker: the plugins open in the session ("cudart,cuda"), again whenever one joins. Before
-  // publish() they are kept (in this worker's own memory) and published with the session.
+  // Worker: the plugins open in the session ("cudart,cuda"), again whenever one joins; also
+  // before publish() (they show once the session does).
   void publish_plugins(int slot, const std::string& plugins);
   // Worker: the counter of device memory the session's plugins have allocated; null for -1.
   std::atomic<uint64_t>* device_bytes(int slot);
@@ -76,7 +76,6 @@ class SessionTable {
   uint64_t started_unix_s_;
   size_t bytes_;
   SessionSlot* slots_;
-  std::string pending_plugins_;  // a worker's, until its session is published
 };
 
 // The slot of the session this worker process serves, set by the daemon right after fork(). The

@@ -30,6 +30,14 @@ std::vector<PluginRef>& registered_plugins() {
   return plugins;
 }
 
+// Adds a plugin for every session this process starts, once. Called with instance_mutex() held.
+void register_plugin_locked(PluginRef plugin) {
+  for (const PluginRef& p : registered_plugins()) {
+    if (p.id == plugin.id) return;
+  }
+  registered_plugins().push_back(std::move(plugin));
+}
+
 // A forked child must not share its parent's session: it forgets the parent's client (leaking
 // it, since its locks may be held by threads that do not exist in the child) and connects anew.
 void forget_client_in_child() {
@@ -124,15 +132,7 @@ Client& Client::instance() {
 
 void Client::add_plugin(PluginRef plugin) {
   std::lock_guard lock(instance_mutex());
-  for (const PluginRef& p : registered_plugins()) {
-    if (p.id == plugin.id) return;
-  }
-  registered_plugins().push_back(std::move(plugin));
-}
-
-Client* Client::existing_instance() {
-  std::lock_guard lock(instance_mutex());
-  return g_instance;
+  register_plugin_locked(std::move(plugin));
 }
 
 void Client::open_in_process(const PluginRef& plugin, uint32_t version) {
@@ -141,10 +141,7 @@ void Client::open_in_process(const PluginRef& plugin, uint32_t version) {
     std::lock_guard lock(instance_mutex());
     client = g_instance;
     if (client == nullptr) {  // the session, when it starts, opens it in its handshake
-      for (const PluginRef& p : registered_plugins()) {
-        if (p.id == plugin.id) return;
-      }
-      registered_plugins().push_back(plugin);
+      register_plugin_locked(plugin);
       return;
     }
   }

@@ -50,8 +50,6 @@ class Client {
   // (or add_plugin()) calls made before the first use.
   static Client& instance();
   static void add_plugin(PluginRef plugin);
-  // The process-wide client, if one has been made (a forked child has none until it calls).
-  static Client* existing_instance();
 
   // Opens `plugin` in the process's session, now and in every session a forked child starts:
   // open_plugin() on the existing client, if any, then add_plugin() unless it was refused.

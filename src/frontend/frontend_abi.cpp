@@ -6,7 +6,6 @@
 #include <string>
 
 #include "common/error.h"
-#include "common/log.h"
 #include "frontend/call_stats.h"
 #include "frontend/client.h"
 

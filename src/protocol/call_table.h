@@ -39,3 +39,15 @@ struct PluginIdentity {
 #define GVIRTUS_CALL_SIGNATURE(name, id, kind, args) #name ":" #id ":" #kind ":" args ";"
 // Expands one table row into an enumerator.
 #define GVIRTUS_CALL_ENUMERATOR(name, id, kind, args) k##name = id,
+
+// Declares, inside a plugin's namespace, what both sides derive from its X-macro table TABLE:
+// kPluginId, the function-id enum Fn, kIdentity (with the hash of the table's text and the
+// interface version, 0 for any) and call_id(). The user includes common/frame.h (make_call_id).
+#define GVIRTUS_DEFINE_CALL_TABLE(TABLE, plugin_id, plugin_name, interface_version)       \
+  inline constexpr uint16_t kPluginId = plugin_id;                                        \
+  enum class Fn : uint16_t { TABLE(GVIRTUS_CALL_ENUMERATOR) kCount };                     \
+  inline constexpr PluginIdentity kIdentity{                                              \
+      kPluginId, plugin_name, fnv1a64(TABLE(GVIRTUS_CALL_SIGNATURE)), interface_version}; \
+  constexpr uint32_t call_id(Fn fn) {                                                     \
+    return make_call_id(kPluginId, static_cast<uint16_t>(fn));                            \
+  }

@@ -20,21 +20,13 @@
   X(Sink, 2, async, "raw payload")                                            \
   X(Wait, 3, sync, "u32 milliseconds")                                        \
   X(Status, 4, sync, "-> BackendStatus (protocol/status.h)")                  \
-  X(Authenticate, 5, sync, "u8 outcome, [32 proof]")                         \
+  X(Authenticate, 5, sync, "u8 outcome, [32 proof]")                          \
   X(OpenPlugin, 6, sync, "u16 id, str name, u64 table_hash, u32 version")
 
 namespace gvirtus::core {
 
-inline constexpr uint16_t kPluginId = 0;
+GVIRTUS_DEFINE_CALL_TABLE(GVIRTUS_CORE_CALLS, 0, "core", 0)
+
 inline constexpr uint32_t kMaxWaitMs = 10000;
-
-enum class Fn : uint16_t { GVIRTUS_CORE_CALLS(GVIRTUS_CALL_ENUMERATOR) kCount };
-
-inline constexpr PluginIdentity kIdentity{kPluginId, "core",
-                                          fnv1a64(GVIRTUS_CORE_CALLS(GVIRTUS_CALL_SIGNATURE))};
-
-constexpr uint32_t call_id(Fn fn) {
-  return make_call_id(kPluginId, static_cast<uint16_t>(fn));
-}
 
 }  // namespace gvirtus::core

@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   SessionInfo info;
   info.transport = "fuzz";
   info.shared_memory = std::span(shared);
-  const std::unique_ptr<PluginSession> session = gvirtus_backend_plugin_object()->open_session(info);
+  const std::unique_ptr<PluginSession> session =
+      gvirtus_backend_plugin_object()->open_session(info);
   WireWriter reply;
   size_t at = 0;
   for (int calls = 0; at + 6 <= size && calls < 64; ++calls) {

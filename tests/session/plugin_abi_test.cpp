@@ -42,18 +42,22 @@ TEST(PluginAbi, plugins_built_for_another_abi_are_refused_by_name_and_the_sessio
 
   Client client(backend.client_config(), {to_ref(probe::kIdentity)});
   const uint32_t worker = worker_pid(client);
-  const std::string next = open_refusal(client, "probe_next", 101);
-  EXPECT_NE(next.find("plugin \"probe_next\" cannot be served by this backend"), std::string::npos)
-      << next;
-  EXPECT_NE(next.find("was built for backend plugin ABI 2, and this backend speaks ABI 1"),
-            std::string::npos)
-      << next;
-  const std::string old = open_refusal(client, "probe_old", 102);
-  EXPECT_NE(old.find("plugin \"probe_old\" cannot be served by this backend"), std::string::npos)
-      << old;
-  EXPECT_NE(old.find("the C++ plugin interface that preceded backend plugin ABI 1"),
-            std::string::npos)
-      << old;
+  const struct {
+    const char* name;
+    uint16_t id;
+    const char* why;
+  } refused[] = {
+      {"probe_next", 101, "was built for backend plugin ABI 2, and this backend speaks ABI 1"},
+      {"probe_old", 102, "the C++ plugin interface that preceded backend plugin ABI 1"},
+  };
+  for (const auto& r : refused) {
+    const std::string message = open_refusal(client, r.name, r.id);
+    EXPECT_NE(
+        message.find("plugin \"" + std::string(r.name) + "\" cannot be served by this backend"),
+        std::string::npos)
+        << message;
+    EXPECT_NE(message.find(r.why), std::string::npos) << message;
+  }
   EXPECT_EQ(worker_pid(client), worker) << "the session went on";
 }
 

@@ -14,17 +14,9 @@
 
 namespace gvirtus::probe {
 
-inline constexpr uint16_t kPluginId = 100;
 // The interface version both sides speak: a client asking for another is refused.
 inline constexpr uint32_t kVersion = 1;
 
-enum class Fn : uint16_t { GVIRTUS_PROBE_CALLS(GVIRTUS_CALL_ENUMERATOR) kCount };
-
-inline constexpr PluginIdentity kIdentity{
-    kPluginId, "probe", fnv1a64(GVIRTUS_PROBE_CALLS(GVIRTUS_CALL_SIGNATURE)), kVersion};
-
-constexpr uint32_t call_id(Fn fn) {
-  return make_call_id(kPluginId, static_cast<uint16_t>(fn));
-}
+GVIRTUS_DEFINE_CALL_TABLE(GVIRTUS_PROBE_CALLS, 100, "probe", kVersion)
 
 }  // namespace gvirtus::probe
