@@ -33,6 +33,11 @@ struct PluginIdentity {
   uint32_t version = 0;
 };
 
+// Whether a call reports its library's last error, taking it (cudaGetLastError) or peeking at it
+// (cudaPeekAtLastError): the backend merges the calls it refused on the library's behalf into
+// their result (backend/services/rejections.h).
+enum class LastErrorRole { kNone, kTake, kPeek };
+
 }  // namespace gvirtus
 
 // Expands one table row into its signature text; the rows concatenate into one string literal.

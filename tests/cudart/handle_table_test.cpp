@@ -1,4 +1,5 @@
-// The backend's handle table and vetting rules (backend/vetting.h), in this process: which
+// The backend's handle table and vetting rules (the shared services of backend/services/, with
+// cudart's kinds and rules from cudart_vetting.h and backend/vetting.h), in this process: which
 // handles pass, how a destroy takes a handle out and puts it back when the destroy fails, what a
 // device reset forgets, and which addresses count as device memory.
 #include <cuda_runtime_api.h>
@@ -13,6 +14,27 @@
 
 namespace gvirtus::cudart {
 namespace {
+
+using services::HandleTable;
+
+services::HandleTable& session_handles() {
+  return services::session_services().handles;
+}
+
+// The kinds as the table stores them.
+constexpr uint16_t kStream = static_cast<uint16_t>(HandleKind::kStream);
+constexpr uint16_t kEvent = static_cast<uint16_t>(HandleKind::kEvent);
+constexpr uint16_t kMemPool = static_cast<uint16_t>(HandleKind::kMemoryPool);
+
+cudaError_t merge_last_error(cudaError_t result, bool reset) {
+  return static_cast<cudaError_t>(services::merge_last_error(result, reset));
+}
+void begin_vetted_call() {
+  services::begin_call();
+}
+void end_vetted_call(cudaError_t result) {
+  services::end_call(result, cudaSuccess);
+}
 
 template <typename Handle>
 Handle made_up(uintptr_t value) {
@@ -31,30 +53,30 @@ class HandleTableTest : public ::testing::Test {
 TEST_F(HandleTableTest, a_handle_is_held_as_the_kind_it_was_adopted_as) {
   HandleTable table;
   const int stream = 0, event = 0;
-  table.adopt(HandleKind::kStream, &stream, 0);
-  table.adopt(HandleKind::kEvent, &event, 1);
-  EXPECT_TRUE(table.holds(HandleKind::kStream, &stream));
-  EXPECT_FALSE(table.holds(HandleKind::kEvent, &stream));
-  EXPECT_TRUE(table.holds(HandleKind::kEvent, &event));
-  EXPECT_FALSE(table.holds(HandleKind::kMemPool, &event));
-  EXPECT_EQ(table.release(HandleKind::kEvent, &stream), HandleTable::kNotHeld);
-  EXPECT_EQ(table.release(HandleKind::kEvent, &event), 1);
-  EXPECT_FALSE(table.holds(HandleKind::kEvent, &event));
+  table.adopt(kStream, &stream, 0);
+  table.adopt(kEvent, &event, 1);
+  EXPECT_TRUE(table.holds(kStream, &stream));
+  EXPECT_FALSE(table.holds(kEvent, &stream));
+  EXPECT_TRUE(table.holds(kEvent, &event));
+  EXPECT_FALSE(table.holds(kMemPool, &event));
+  EXPECT_EQ(table.release(kEvent, &stream), HandleTable::kNotHeld);
+  EXPECT_EQ(table.release(kEvent, &event), 1);
+  EXPECT_FALSE(table.holds(kEvent, &event));
   EXPECT_EQ(table.size(), 1u);
 }
 
 TEST_F(HandleTableTest, a_device_reset_forgets_that_devices_streams_and_events_and_every_pool) {
   HandleTable table;
   const int a = 0, b = 0, c = 0, pool = 0;
-  table.adopt(HandleKind::kStream, &a, 0);
-  table.adopt(HandleKind::kEvent, &b, 0);
-  table.adopt(HandleKind::kStream, &c, 1);
-  table.adopt(HandleKind::kMemPool, &pool, 1);
-  table.forget_device(0);
-  EXPECT_FALSE(table.holds(HandleKind::kStream, &a));
-  EXPECT_FALSE(table.holds(HandleKind::kEvent, &b));
-  EXPECT_TRUE(table.holds(HandleKind::kStream, &c));
-  EXPECT_FALSE(table.holds(HandleKind::kMemPool, &pool));
+  table.adopt(kStream, &a, 0);
+  table.adopt(kEvent, &b, 0);
+  table.adopt(kStream, &c, 1);
+  table.adopt(kMemPool, &pool, 1);
+  table.forget_owner(0, uint64_t{1} << kMemPool);
+  EXPECT_FALSE(table.holds(kStream, &a));
+  EXPECT_FALSE(table.holds(kEvent, &b));
+  EXPECT_TRUE(table.holds(kStream, &c));
+  EXPECT_FALSE(table.holds(kMemPool, &pool));
 }
 
 TEST_F(HandleTableTest, only_held_handles_and_the_runtimes_own_pass) {
@@ -64,9 +86,9 @@ TEST_F(HandleTableTest, only_held_handles_and_the_runtimes_own_pass) {
   EXPECT_EQ(vet(stream), cudaErrorInvalidResourceHandle);
   EXPECT_EQ(vet(event), cudaErrorInvalidResourceHandle);
   EXPECT_EQ(vet(pool), cudaErrorInvalidResourceHandle);
-  session_handles().adopt(HandleKind::kStream, stream, 0);
-  session_handles().adopt(HandleKind::kEvent, event, 0);
-  session_handles().adopt(HandleKind::kMemPool, pool, 0);
+  session_handles().adopt(kStream, stream, 0);
+  session_handles().adopt(kEvent, event, 0);
+  session_handles().adopt(kMemPool, pool, 0);
   EXPECT_EQ(vet(stream), cudaSuccess);
   EXPECT_EQ(vet(event), cudaSuccess);
   EXPECT_EQ(vet(pool), cudaSuccess);
@@ -80,20 +102,20 @@ TEST_F(HandleTableTest, only_held_handles_and_the_runtimes_own_pass) {
 
 TEST_F(HandleTableTest, a_destroy_takes_the_handle_out_and_puts_it_back_if_it_fails) {
   const auto stream = made_up<cudaStream_t>(0x5000);
-  session_handles().adopt(HandleKind::kStream, stream, 3);
+  session_handles().adopt(kStream, stream, 3);
   {
-    HandleRelease release(stream);
+    auto release = cudart::release(stream);
     EXPECT_EQ(release.vetted(), cudaSuccess);
     // While the destroy runs, the address is free: another thread may be handed it anew.
-    EXPECT_FALSE(session_handles().holds(HandleKind::kStream, stream));
+    EXPECT_FALSE(session_handles().holds(kStream, stream));
   }  // not destroyed: back in the table
   EXPECT_EQ(vet(stream), cudaSuccess);
   {
-    HandleRelease release(stream);
+    auto release = cudart::release(stream);
     release.destroyed();
   }
   EXPECT_EQ(vet(stream), cudaErrorInvalidResourceHandle);
-  HandleRelease twice(stream);
+  auto twice = cudart::release(stream);
   EXPECT_EQ(twice.vetted(), cudaErrorInvalidResourceHandle);
 }
 

@@ -1,101 +1,150 @@
-// The cudart plugin's allocation ledger, fed the requests and replies the stub and the generated
-// handlers exchange (encoded with the same marshal helpers), without a GPU.
+// The cudart plugin's allocation ledger (gvirtus-smi's "Allocated" column), without a GPU: the
+// generated handlers of the allocating and freeing rows ("alloc devPtr[size]", "free devPtr")
+// run against a stand-in for the runtime's allocators defined below (this executable's
+// definitions take the place of libcudart's), and the session's ledger must count what the
+// table's byte expressions say.
 #include <gtest/gtest.h>
 
 #include <cuda_runtime.h>
 
 #include <atomic>
 
-#include "plugins/cudart/backend/allocation_ledger.h"
+#include "backend/services/session_services.h"
+#include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/common/marshal.h"
+
+namespace {
+
+// What the stand-in allocators answer next.
+void* g_next_address = nullptr;
+size_t g_next_pitch = 0;
+cudaError_t g_next_result = cudaSuccess;
+
+}  // namespace
+
+// The stand-in: allocations return the address and pitch the test chose; every pointer is
+// device memory (the vetting of a freed pointer asks).
+extern "C" {
+cudaError_t cudaMalloc(void** ptr, size_t) {
+  *ptr = g_next_address;
+  return g_next_result;
+}
+cudaError_t cudaMallocAsync(void** ptr, size_t, cudaStream_t) {
+  *ptr = g_next_address;
+  return g_next_result;
+}
+cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t, size_t) {
+  *ptr = g_next_address;
+  *pitch = g_next_pitch;
+  return g_next_result;
+}
+cudaError_t cudaMalloc3D(cudaPitchedPtr* pitched, cudaExtent extent) {
+  *pitched = make_cudaPitchedPtr(g_next_address, g_next_pitch, extent.width, extent.height);
+  return g_next_result;
+}
+cudaError_t cudaFree(void*) {
+  return g_next_result;
+}
+cudaError_t cudaFreeAsync(void*, cudaStream_t) {
+  return g_next_result;
+}
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void*) {
+  *attributes = {};
+  attributes->type = cudaMemoryTypeDevice;
+  return cudaSuccess;
+}
+}
 
 namespace gvirtus::cudart {
 namespace {
 
-struct Exchange {
-  WireWriter request;
-  WireWriter reply;
-  MemoryEffect effect(Fn fn) const {
-    return memory_effect(fn, WireReader(request.view(), "r"), reply.view());
+class AllocationLedger : public ::testing::Test {
+ protected:
+  void SetUp() override { services::session_services().reset(&published_); }
+  void TearDown() override { services::session_services().reset(nullptr); }
+
+  // Runs one generated handler with the request `encode` writes, as the stub encodes it.
+  template <typename Encode>
+  cudaError_t run(Fn fn, uint64_t address, cudaError_t result, Encode encode) {
+    g_next_address = reinterpret_cast<void*>(address);
+    g_next_result = result;
+    WireWriter request, reply;
+    encode(request);
+    WireReader in(request.view(), "request");
+    cudaError_t returned = cudaErrorUnknown;
+    EXPECT_TRUE(run_generated(fn, in, reply, returned));
+    return returned;
   }
+  cudaError_t malloc_call(Fn fn, uint64_t address, size_t size, cudaError_t result = cudaSuccess) {
+    return run(fn, address, result, [&](WireWriter& w) {
+      void* none = nullptr;
+      put_output(w, &none);
+      put_value(w, size);
+      if (fn == Fn::cudaMallocAsync) put_value(w, cudaStream_t{nullptr});
+    });
+  }
+  cudaError_t free_call(Fn fn, uint64_t address, cudaError_t result = cudaSuccess) {
+    return run(fn, 0, result, [&](WireWriter& w) {
+      put_value(w, reinterpret_cast<void*>(address));
+      if (fn == Fn::cudaFreeAsync) put_value(w, cudaStream_t{nullptr});
+    });
+  }
+  uint64_t ledger_bytes() const { return services::session_services().allocations.bytes(); }
+
+  std::atomic<uint64_t> published_{0};
 };
 
-Exchange malloc_exchange(uint64_t address, size_t size, cudaError_t result = cudaSuccess) {
-  Exchange x;
-  void* none = nullptr;
-  put_output(x.request, &none);
-  put_value(x.request, size);
-  x.reply.put<int32_t>(result);
-  void* out = reinterpret_cast<void*>(address);
-  put_output(x.reply, &out);
-  return x;
+TEST_F(AllocationLedger, counts_what_is_allocated_and_subtracts_what_is_freed) {
+  malloc_call(Fn::cudaMalloc, 0x7000000, 1 << 20);
+  malloc_call(Fn::cudaMallocAsync, 0x8000000, 4096);
+  EXPECT_EQ(ledger_bytes(), (1u << 20) + 4096);
+  EXPECT_EQ(published_.load(), (1u << 20) + 4096);
+  free_call(Fn::cudaFree, 0x7000000);
+  EXPECT_EQ(published_.load(), 4096u);
+  free_call(Fn::cudaFree, 0x7000000);    // twice: no underflow
+  free_call(Fn::cudaFreeAsync, 0x1234);  // never allocated here
+  EXPECT_EQ(published_.load(), 4096u);
 }
 
-Exchange free_exchange(uint64_t address, cudaError_t result = cudaSuccess) {
-  Exchange x;
-  put_value(x.request, reinterpret_cast<void*>(address));
-  x.reply.put<int32_t>(result);
-  return x;
+TEST_F(AllocationLedger, failed_calls_and_other_calls_change_nothing) {
+  EXPECT_EQ(malloc_call(Fn::cudaMalloc, 0x7000000, 64, cudaErrorMemoryAllocation),
+            cudaErrorMemoryAllocation);
+  EXPECT_EQ(ledger_bytes(), 0u);
+  malloc_call(Fn::cudaMalloc, 0x7000000, 64);
+  EXPECT_EQ(free_call(Fn::cudaFree, 0x7000000, cudaErrorInvalidValue), cudaErrorInvalidValue);
+  EXPECT_EQ(ledger_bytes(), 64u);
+  free_call(Fn::cudaFree, 0);  // cudaFree(NULL)
+  EXPECT_EQ(ledger_bytes(), 64u);
+  // A memset of the allocation is no allocation.
+  run(Fn::cudaMemsetNoWait, 0, cudaSuccess, [](WireWriter& w) {
+    put_value(w, reinterpret_cast<void*>(0x7000000));
+    put_value(w, 0);
+    put_value(w, size_t{64});
+  });
+  EXPECT_EQ(ledger_bytes(), 64u);
+  EXPECT_EQ(published_.load(), 64u);
 }
 
-TEST(AllocationLedger, counts_what_is_allocated_and_subtracts_what_is_freed) {
-  std::atomic<uint64_t> published{0};
-  AllocationLedger ledger(&published);
-  ledger.apply(malloc_exchange(0x7000000, 1 << 20).effect(Fn::cudaMalloc));
-  ledger.apply(malloc_exchange(0x8000000, 4096).effect(Fn::cudaMallocAsync));
-  EXPECT_EQ(ledger.bytes(), (1u << 20) + 4096);
-  EXPECT_EQ(published.load(), (1u << 20) + 4096);
-  ledger.apply(free_exchange(0x7000000).effect(Fn::cudaFree));
-  EXPECT_EQ(published.load(), 4096u);
-  ledger.apply(free_exchange(0x7000000).effect(Fn::cudaFree));    // twice: no underflow
-  ledger.apply(free_exchange(0x1234).effect(Fn::cudaFreeAsync));  // never allocated here
-  EXPECT_EQ(published.load(), 4096u);
-}
+TEST_F(AllocationLedger, pitched_and_3d_allocations_count_pitch_times_rows) {
+  g_next_pitch = 1024;
+  run(Fn::cudaMallocPitch, 0x9000000, cudaSuccess, [](WireWriter& w) {
+    void* none = nullptr;
+    size_t no_pitch = 0;
+    put_output(w, &none);
+    put_output(w, &no_pitch);
+    put_value(w, size_t{1000});  // width
+    put_value(w, size_t{30});    // height
+  });
+  EXPECT_EQ(ledger_bytes(), 1024u * 30);
 
-TEST(AllocationLedger, failed_calls_and_other_calls_change_nothing) {
-  EXPECT_EQ(malloc_exchange(0x7000000, 64, cudaErrorMemoryAllocation).effect(Fn::cudaMalloc).kind,
-            MemoryEffect::kNone);
-  EXPECT_EQ(free_exchange(0x7000000, cudaErrorInvalidValue).effect(Fn::cudaFree).kind,
-            MemoryEffect::kNone);
-  EXPECT_EQ(free_exchange(0).effect(Fn::cudaFree).kind, MemoryEffect::kNone);  // cudaFree(NULL)
-  EXPECT_FALSE(affects_device_memory(Fn::cudaMemset));
-  EXPECT_EQ(malloc_exchange(0x7000000, 64).effect(Fn::cudaMemset).kind, MemoryEffect::kNone);
-  // A truncated reply is not counted, and does not throw.
-  Exchange x = malloc_exchange(0x7000000, 64);
-  WireWriter cut;
-  cut.put<int32_t>(cudaSuccess);
-  x.reply = std::move(cut);
-  EXPECT_EQ(x.effect(Fn::cudaMalloc).kind, MemoryEffect::kNone);
-}
-
-TEST(AllocationLedger, pitched_and_3d_allocations_count_pitch_times_rows) {
-  Exchange pitched;
-  void* none = nullptr;
-  size_t no_pitch = 0;
-  put_output(pitched.request, &none);
-  put_output(pitched.request, &no_pitch);
-  put_value(pitched.request, size_t{1000});  // width
-  put_value(pitched.request, size_t{30});    // height
-  pitched.reply.put<int32_t>(cudaSuccess);
-  void* address = reinterpret_cast<void*>(0x9000000);
-  size_t pitch = 1024;
-  put_output(pitched.reply, &address);
-  put_output(pitched.reply, &pitch);
-  const MemoryEffect p = pitched.effect(Fn::cudaMallocPitch);
-  EXPECT_EQ(p.kind, MemoryEffect::kAllocated);
-  EXPECT_EQ(p.bytes, 1024u * 30);
-
-  Exchange cube;
-  cudaPitchedPtr empty{};
-  put_output(cube.request, &empty);
-  put_value(cube.request, make_cudaExtent(1000, 20, 5));
-  cube.reply.put<int32_t>(cudaSuccess);
-  cudaPitchedPtr result = make_cudaPitchedPtr(reinterpret_cast<void*>(0xa000000), 1024, 1000, 20);
-  put_output(cube.reply, &result);
-  const MemoryEffect c = cube.effect(Fn::cudaMalloc3D);
-  EXPECT_EQ(c.kind, MemoryEffect::kAllocated);
-  EXPECT_EQ(c.address, 0xa000000u);
-  EXPECT_EQ(c.bytes, 1024u * 20 * 5);
+  run(Fn::cudaMalloc3D, 0xa000000, cudaSuccess, [](WireWriter& w) {
+    cudaPitchedPtr empty{};
+    put_output(w, &empty);
+    put_value(w, make_cudaExtent(1000, 20, 5));
+  });
+  EXPECT_EQ(ledger_bytes(), 1024u * 30 + 1024u * 20 * 5);
+  free_call(Fn::cudaFree, 0xa000000);
+  EXPECT_EQ(ledger_bytes(), 1024u * 30);
 }
 
 }  // namespace

@@ -4,30 +4,96 @@ headers. One generator for every library: what is particular to a library is in 
 
 usage: gen_calls.py DESCRIPTOR OUT_DIR --cxx COMPILER --include DIR [--include DIR...]
 
-DESCRIPTOR is a JSON file (src/plugins/cudart/common/cudart_descriptor.json is the first):
+DESCRIPTOR is a JSON file (src/plugins/cudart/common/cudart_descriptor.json is the first,
+tests/genlib/gvtest_descriptor.json a whole library generated from it):
   library         the plugin's name ("cudart"); generated files are named after it
   plugin_id       the high 16 bits of its call ids
   namespace       the C++ namespace of both sides ("gvirtus::cudart")
   table           its call table, relative to the descriptor (format: the table's own header)
   headers         the library's headers, whose declarations give every parameter's type
-  status          {"type", "success", "lost", "invalid_value"}: the status type every call
-                  returns, its success value, what a call returns when the backend is lost, and
-                  what one returns for an argument the stub refuses itself (an enum out of range)
-  export_macro    what marks a function the stub library exports
+  status          {"type", "success", "lost", "invalid_value", "invalid_handle"}: the status
+                  type every call returns, its success value, what a call returns when the
+                  backend is lost, what one returns for an argument the stub refuses itself (an
+                  enum out of range, an array over the limit), and what a handle the session
+                  does not hold gets (needed when the library has handles)
+  export_macro    what marks a function the stub library exports (default: extern "C" with
+                  default visibility)
+  handles         {TYPE: {"name", "destroyable", "predefined"}}: the library's handle kinds.
+                  "name" says what one is in messages ("stream"); a "create" parameter adopts
+                  one into the session's table when the call succeeds, a use ("in") is vetted
+                  against the table, a "destroy" (only of a destroyable kind) takes it out; the
+                  "predefined" expressions are handles the library defines itself (null always
+                  is), which pass unvetted
+  handle_owner    a function, int NAME(), written by hand, that says what the library ties a new
+                  handle to (cudart: current_device), so that resetting it forgets its handles;
+                  without it every handle belongs to 0
+  device_pointers {"vet": "ledger" | FUNCTION, "structs": {TYPE: FIELD}}: how a "dev" or "free"
+                  pointer is vetted - "ledger" (default): it must lie in an allocation the
+                  session's "alloc" calls recorded; FUNCTION(pointer) returns a status - and the
+                  structs that carry a device pointer in FIELD (cudaPitchedPtr: ptr)
+  last_error      {"take": FUNCTION, "peek": FUNCTION}: the library's last-error calls, which
+                  report the session's pending refusals (backend/services/rejections.h)
+  enums           enum types the hand-written code checks too, beyond those the rows use
+  allocation_hooks {"allocated": FUNCTION, "freed": FUNCTION}: what the stub calls after an
+                  "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes) and
+                  FUNCTION(Fn, address), written by hand (cudart records device allocations so
+                  that cudaMemcpyDefault tells device pointers from host ones)
   stub_include, handlers_includes
-                  the headers the generated stub and handlers include: the library's marshalling
-                  and calling helpers (put_value, put_output, get_output, remote_sync, ...)
-  handles         {TYPE: {"destroyable": bool}}: the library's handle kinds; an input handle is
-                  vetted against the session's table, an output one adopted into it when the
-                  call succeeds, and a destroyable one may be named "gone" (the call destroys it)
+                  a library with hand-written code names the headers the generated stub and
+                  handlers include (its marshalling and calling helpers: remote_sync, ...).
+                  Without them the library is generated whole: the stub's calling code and the
+                  backend plugin's class come from here too (L_stub_calls.cpp, L_plugin.cpp)
+
+THE CALL TABLE (one per library; src/plugins/cudart/common/cudart_calls.txt is the largest)
+  <id> <kind> <mode> <function>(<params>)           # comments and blank lines are ignored
+  id      the function id (low 16 bits of the call id); never reused: retire a row by leaving
+          its id unused
+  kind    sync  - the stub waits for the reply (the call has outputs or its result matters now)
+          async - sent without waiting; a failure on the backend is the library's to report
+                  later (its last error, or a synchronising call), as a library reports its own
+                  asynchronous errors
+  mode    auto    - both sides generated from the parameters
+          wrapped - both sides generated, but the stub side is an internal sender
+                    (NAMESPACE::remote::NAME) that a hand-written export calls after translating
+                    its arguments; NAME=FUNCTION names a second row for one library function
+                    (e.g. one that waits and one that does not, chosen by the stub)
+          custom  - hand-written on both sides; the id and the table hash still come from here
+  params  the function's parameters as its header declares them, by name and in order, each with
+          an annotation (the type may be spelled out too; it must then be the header's):
+    in NAME            a value
+    in NAME[LEN]       an input array of LEN elements (LEN: an expression over the parameters)
+    out NAME           a pointer through which the call writes one value; the caller's value
+                       travels too, so an untouched output stays untouched and null stays null
+    out NAME[LEN]      an output array (a string out is an out array of char, LEN its capacity);
+                       it travels both ways, like an out value
+    inref NAME         an input passed by pointer: the pointee travels, null stays null
+    string NAME        a NUL-terminated input string
+    create NAME        an output handle: adopted into the session's table when the call succeeds
+    destroy NAME       a handle the call destroys: taken out of the table, put back if it fails
+                       (an input handle of a descriptor kind is vetted against the table)
+    dev NAME           a device pointer (or a struct of device_pointers.structs), vetted first
+    alloc NAME[BYTES]  an output device pointer to a new allocation of BYTES (an expression over
+                       the parameters; outputs are the header's pointers: *pitch), recorded in
+                       the session's allocation ledger when the call succeeds
+    free NAME          a device pointer the call frees: vetted, and dropped from the ledger
+    kernel NAME        cudart's kernels: the stub sends the id it registered
+    raw                custom rows only
+  Arrays and strings are bounded (common/call_marshal.h): the stub answers a call over the limit
+  itself with the descriptor's invalid_value, and the backend takes one from the wire as
+  malformed. An async call has no outputs.
 
 and writes into OUT_DIR, for library L:
   L_calls.h          function ids, the table hash, the plugin identity and the status values
                      (both sides)
+  L_enums.h          the value ranges of the enum types the calls use, from the headers (both)
   L_stub_calls.cpp   the stub's extern "C" definitions of every "auto" call, and the internal
                      senders of every "wrapped" call (frontend)
   L_remote_calls.h   the declarations of those internal senders
-  L_handlers.cpp     the backend's decoding, real call and reply of every non-custom call
+  L_vetting.h        the session's handle kinds, and the vetting, adoption and release of
+                     handles and device pointers (backend)
+  L_handlers.cpp     the backend's decoding, vetting, real call and reply of every non-custom
+                     call, with what it does to the session's handles and allocations
+  L_plugin.cpp       for a library generated whole: the backend plugin
   L_remote.txt       the names the stub implements remotely (for the coverage list)
 Files are rewritten only when their content changes, so builds stay incremental.
 """
@@ -39,12 +105,22 @@ import re
 import sys
 
 from gen_common import write_if_changed
-from header_signatures import signatures
+from header_signatures import read_headers
 
 ROW = re.compile(r"^(\d+)\s+(sync|async)\s+(auto|wrapped|custom)\s+(\w+)(?:=(\w+))?\((.*)\)\s*$")
-# A parameter: its direction and name, the type coming from the header; or, where a row spells the
-# type out too, it must be the header's.
-PARAM = re.compile(r"^(inref|in|dev|gone|out|kernel)\s+(?:(.+?)\s*)?(\b\w+)$")
+# A parameter: its direction, optionally the header's type spelled out, its name, and for arrays
+# and allocations an expression in brackets.
+PARAM = re.compile(r"^(inref|in|dev|destroy|create|out|kernel|string|alloc|free)\s+"
+                   r"(?:(.+?)\s*)?(\b\w+)(?:\s*\[(.+)\])?$")
+IDENTIFIER = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)")
+KEYWORDS = {"sizeof", "size_t", "uint64_t", "int64_t", "static_cast"}
+
+# Directions whose value travels as it is: in, dev (a device pointer the backend vets), destroy
+# (a handle the call destroys: taken out of the table first, put back if the call fails), free
+# (a device pointer the call frees), kernel.
+VALUE_DIRECTIONS = ("in", "dev", "destroy", "free", "kernel")
+# Directions of one value written through a pointer: it travels both ways.
+OUTPUT_DIRECTIONS = ("out", "create", "alloc")
 
 
 class Descriptor:
@@ -63,42 +139,142 @@ class Descriptor:
             self.success = d["status"]["success"]
             self.lost = d["status"]["lost"]
             self.invalid_value = d["status"]["invalid_value"]
-            self.export_macro = d["export_macro"]
-            self.stub_include = d["stub_include"]
-            self.handlers_includes = list(d["handlers_includes"])
-            self.handles = {t: bool(h.get("destroyable", False)) for t, h in d["handles"].items()}
+            self.invalid_handle = d["status"].get("invalid_handle")
+            self.export_macro = d.get("export_macro",
+                                      'extern "C" __attribute__((visibility("default")))')
+            self.stub_include = d.get("stub_include")
+            self.handlers_includes = list(d.get("handlers_includes", []))
+            self.handles = {t: Handle(t, h) for t, h in d.get("handles", {}).items()}
+            self.handle_owner = d.get("handle_owner")
+            pointers = d.get("device_pointers", {})
+            self.vet_pointer = pointers.get("vet", "ledger")
+            self.pointer_structs = dict(pointers.get("structs", {}))
+            self.last_error = dict(d.get("last_error", {}))
+            self.extra_enums = list(d.get("enums", []))
+            hooks = d.get("allocation_hooks", {})
+            self.note_allocated = hooks.get("allocated")
+            self.note_freed = hooks.get("freed")
         except (KeyError, TypeError, ValueError) as e:
             sys.exit(f"{path}: the descriptor lacks or misstates {e}")
         if not 0 < self.plugin_id < 65536:
             sys.exit(f"{path}: plugin_id {self.plugin_id} is not in 1..65535")
+        if self.handles and not self.invalid_handle:
+            sys.exit(f"{path}: a library with handles needs status.invalid_handle")
+        if bool(self.stub_include) != bool(self.handlers_includes):
+            sys.exit(f"{path}: stub_include and handlers_includes go together (hand-written code "
+                     "on both sides) or are both left out (the library generated whole)")
+        if set(self.last_error) - {"take", "peek"}:
+            sys.exit(f"{path}: last_error names only 'take' and 'peek'")
+
+    @property
+    def whole(self):
+        """Generated whole: no hand-written code on either side."""
+        return not self.stub_include
 
     @property
     def generated_by(self):
         return (f"// Generated by tools/gen/gen_calls.py from {os.path.basename(self.table)}. "
                 "Do not edit.")
-# Directions whose value travels as it is: in, dev (a device pointer the backend vets), gone (a
-# handle the call destroys: taken out of the table first, put back if the call fails), kernel.
-VALUE_DIRECTIONS = ("in", "dev", "gone", "kernel")
+
+
+class Handle:
+    def __init__(self, ctype, spec):
+        self.ctype = ctype
+        self.name = spec.get("name", ctype)
+        self.destroyable = bool(spec.get("destroyable", False))
+        self.predefined = list(spec.get("predefined", []))
+
+    @property
+    def camel(self):
+        """The name in C++ identifiers: "memory pool" -> MemoryPool."""
+        return "".join(w[:1].upper() + w[1:] for w in re.split(r"[^A-Za-z0-9]+", self.name) if w)
 
 
 class Param:
-    def __init__(self, direction, ctype, name):
-        self.direction, self.ctype, self.name = direction, ctype, name
+    def __init__(self, direction, ctype, name, expr=None):
+        self.direction, self.ctype, self.name, self.expr = direction, ctype, name, expr
 
     @property
     def pointee(self):
         assert self.ctype.endswith("*"), self.ctype
         return self.ctype[:-1].strip()
 
+    @property
+    def element(self):
+        """An array's element type, without const."""
+        return re.sub(r"^const\s+", "", self.pointee)
+
+    @property
+    def is_array(self):
+        return self.direction in ("in", "out") and self.expr is not None
+
+    @property
+    def holder(self):
+        """The backend's local that holds what the parameter points to."""
+        return f"arg_{self.name}"
+
 
 class Call:
     def __init__(self, ident, kind, mode, name, real, params):
         self.id, self.kind, self.mode, self.name, self.params = ident, kind, mode, name, params
-        self.real = real or name  # the runtime function the backend calls
+        self.real = real or name  # the library function the backend calls
 
 
-def parse(path, header_signatures, descriptor):
-    """The table's calls with every parameter's type from `header_signatures`."""
+def split_params(text):
+    """Splits at the commas outside brackets and parentheses."""
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    if current.strip():
+        parts.append(current.strip())
+    return parts
+
+
+def check_expression(where, expr, names):
+    for word in IDENTIFIER.findall(expr):
+        if word not in names and word not in KEYWORDS:
+            sys.exit(f"{where}: '{word}' in [{expr}] is not a parameter of the call")
+
+
+def check_param(where, param, d, kind, names):
+    """Refuses an annotation that does not fit the parameter's type."""
+    handle = d.handles.get(param.ctype)
+    pointer_types = ("out", "inref", "create", "alloc", "string")
+    if (param.direction in pointer_types or param.is_array) and not param.ctype.endswith("*"):
+        sys.exit(f"{where}: '{param.name}' must be a pointer")
+    if param.expr is not None:
+        if param.direction not in ("in", "out", "alloc"):
+            sys.exit(f"{where}: only in, out and alloc parameters take [...]")
+        check_expression(where, param.expr, names)
+    if param.direction == "alloc" and param.expr is None:
+        sys.exit(f"{where}: alloc '{param.name}' needs its bytes: alloc {param.name}[BYTES]")
+    if param.direction == "alloc" and not (param.pointee.endswith("*")
+                                           or param.pointee in d.pointer_structs):
+        sys.exit(f"{where}: alloc '{param.name}' must point to a pointer or to a struct of "
+                 "device_pointers.structs")
+    if param.direction == "destroy" and not (handle and handle.destroyable):
+        sys.exit(f"{where}: only a destroyable handle can be destroyed, not '{param.name}'")
+    if param.direction == "create" and param.pointee not in d.handles:
+        sys.exit(f"{where}: create '{param.name}' must point to a handle kind of the descriptor")
+    if param.direction == "out" and param.expr is None and param.pointee in d.handles:
+        sys.exit(f"{where}: '{param.name}' returns a handle: annotate it create")
+    if param.direction == "string" and param.element != "char":
+        sys.exit(f"{where}: string '{param.name}' must be a const char*")
+    if kind == "async" and (param.direction in OUTPUT_DIRECTIONS
+                            or (param.is_array and param.direction == "out")):
+        sys.exit(f"{where}: an async call cannot have outputs")
+
+
+def parse(path, declarations, descriptor):
+    """The table's calls with every parameter's type from the headers' `declarations`."""
     calls, ids, names = [], set(), set()
     for number, line in enumerate(open(path), 1):
         line = line.strip()
@@ -108,40 +284,39 @@ def parse(path, header_signatures, descriptor):
         if not m:
             sys.exit(f"{path}:{number}: cannot parse row: {line}")
         ident, kind, mode, name, real, plist = int(m[1]), m[2], m[3], m[4], m[5], m[6].strip()
+        where = f"{path}:{number}"
         if real and mode != "wrapped":
-            sys.exit(f"{path}:{number}: only a wrapped row may name another runtime function")
+            sys.exit(f"{where}: only a wrapped row may name another library function")
         if ident in ids or name in names:
-            sys.exit(f"{path}:{number}: duplicate id {ident} or name {name}")
+            sys.exit(f"{where}: duplicate id {ident} or name {name}")
         ids.add(ident)
         names.add(name)
         params = []
         real_name = real or name
         if mode != "custom":
-            declared = header_signatures.get(real_name)
+            declared = declarations.functions.get(real_name)
             if declared is None:
-                sys.exit(f"{path}:{number}: {real_name} is declared in none of the headers")
-            texts = [t.strip() for t in plist.split(",")] if plist else []
+                sys.exit(f"{where}: {real_name} is declared in none of the headers")
+            if declared.returns != descriptor.status:
+                sys.exit(f"{where}: {real_name} returns '{declared.returns}', not the "
+                         f"library's status type '{descriptor.status}'")
+            texts = split_params(plist)
             if len(texts) != len(declared.params):
-                sys.exit(f"{path}:{number}: {real_name} takes {len(declared.params)} parameters "
+                sys.exit(f"{where}: {real_name} takes {len(declared.params)} parameters "
                          f"in its header, the row names {len(texts)}")
+            param_names = {t.name for t in declared.params}
             for text, truth in zip(texts, declared.params):
                 p = PARAM.match(text)
                 if not p:
-                    sys.exit(f"{path}:{number}: cannot parse parameter '{text}'")
+                    sys.exit(f"{where}: cannot parse parameter '{text}'")
                 if p[3] != truth.name:
-                    sys.exit(f"{path}:{number}: parameter '{p[3]}' of {real_name} is "
+                    sys.exit(f"{where}: parameter '{p[3]}' of {real_name} is "
                              f"'{truth.name}' in its header")
                 if p[2] is not None and p[2].replace(" *", "*") != truth.ctype:
-                    sys.exit(f"{path}:{number}: parameter '{p[3]}' of {real_name} is "
+                    sys.exit(f"{where}: parameter '{p[3]}' of {real_name} is "
                              f"'{truth.ctype}' in its header, not '{p[2]}'")
-                param = Param(p[1], truth.ctype, p[3])
-                if param.direction in ("out", "inref") and not param.ctype.endswith("*"):
-                    sys.exit(f"{path}:{number}: '{param.name}' must be a pointer")
-                if param.direction == "gone" and not descriptor.handles.get(param.ctype, False):
-                    sys.exit(f"{path}:{number}: only a destroyable handle can be gone, not "
-                             f"'{param.name}'")
-                if kind == "async" and param.direction == "out":
-                    sys.exit(f"{path}:{number}: an async call cannot have outputs")
+                param = Param(p[1], truth.ctype, p[3], p[4])
+                check_param(where, param, descriptor, kind, param_names)
                 params.append(param)
         calls.append(Call(ident, kind, mode, name, real, params))
     return calls
@@ -152,7 +327,8 @@ def row_text(call):
     built from different headers (a changed type) refuse each other like different tables."""
     target = f"{call.name}={call.real}" if call.real != call.name else call.name
     params = "raw" if call.mode == "custom" else ", ".join(
-        f"{p.direction} {p.ctype} {p.name}" for p in call.params)
+        f"{p.direction} {p.ctype} {p.name}" + (f"[{p.expr}]" if p.expr else "")
+        for p in call.params)
     return f"{call.id} {call.kind} {call.mode} {target}({params})"
 
 
@@ -172,27 +348,73 @@ def remote_declarations(calls, d):
     return "\n".join(lines)
 
 
+def enum_types(calls, declarations, d):
+    """{C++ type: enumerators} of every enum a call passes or returns by value, once per enum."""
+    found, seen = {}, set()
+
+    def consider(ctype):
+        ctype = re.sub(r"^const\s+", "", ctype)
+        enumerators = declarations.enums.get(ctype)
+        if enumerators is None or id(enumerators) in seen:
+            return
+        seen.add(id(enumerators))
+        found[ctype] = enumerators
+
+    for c in calls:
+        for p in c.params:
+            if p.direction in VALUE_DIRECTIONS:
+                consider(p.ctype)
+            elif p.direction in OUTPUT_DIRECTIONS + ("inref",) and not p.is_array:
+                consider(p.pointee)
+    for extra in d.extra_enums:
+        if extra not in declarations.enums:
+            sys.exit(f"descriptor enums: '{extra}' is no enum of the headers")
+        consider(extra)
+    return found
+
+
+def enums_header(enums, d):
+    out = [d.generated_by,
+           "// The range of every enum the calls use, from the library's own header: a new version",
+           "// that adds values widens it by itself (common/call_marshal.h).", "#pragma once", ""]
+    out += [f"#include <{h}>" for h in d.headers]
+    out += ["", "#include <algorithm>", "", '#include "common/call_marshal.h"', "",
+            "namespace gvirtus::marshal {", ""]
+    for ctype, names in enums.items():
+        values = ", ".join(f"static_cast<long long>({n})" for n in names)
+        out += ["template <>", f"struct EnumRange<{ctype}> {{",
+                f"  static constexpr long long kSmallest = std::min<long long>({{{values}}});",
+                f"  static constexpr long long kLargest = std::max<long long>({{{values}}});",
+                "};", ""]
+    out.append("}  // namespace gvirtus::marshal")
+    return "\n".join(out) + "\n"
+
+
 def header(calls, digest, d):
     enum = "\n".join(f"  {c.name} = {c.id}," for c in calls)
     kinds = "\n".join(f"    case Fn::{c.name}: return {'true' if c.kind == 'async' else 'false'};"
                       for c in calls)
     names = "\n".join(f'    case Fn::{c.name}: return "{c.name}";' for c in calls)
+    roles = "".join(f"    case Fn::{name}: return gvirtus::LastErrorRole::k{role.title()};\n"
+                    for role, name in sorted(d.last_error.items()))
+    includes = "".join(f"#include <{h}>\n" for h in d.headers)
     return f"""{d.generated_by}
 #pragma once
 
 #include <cstdint>
 #include <string_view>
 
-#include <{d.headers[0]}>
-
+{includes}
 #include "common/frame.h"
 #include "protocol/call_table.h"
 
 namespace {d.namespace} {{
 
-// The status every call returns: its success, and what a call returns when the backend is lost.
+// The status every call returns: its success, what a call returns when the backend is lost, and
+// what the stub answers for an argument it refuses itself.
 inline constexpr {d.status} kSuccess = {d.success};
 inline constexpr {d.status} kBackendLost = {d.lost};
+inline constexpr {d.status} kInvalidValue = {d.invalid_value};
 
 inline constexpr uint16_t kPluginId = {d.plugin_id};
 inline constexpr uint64_t kTableHash = 0x{digest:016x}ull;
@@ -218,108 +440,337 @@ constexpr std::string_view name_of(Fn fn) {{
   return "unknown {d.library} call";
 }}
 
+// Which calls report the library's last error (protocol/call_table.h).
+constexpr gvirtus::LastErrorRole last_error_role(Fn fn) {{
+  switch (fn) {{
+{roles}    default:
+      return gvirtus::LastErrorRole::kNone;
+  }}
+}}
+
 }}  // namespace {d.namespace}
 """
 
 
+def stub_support(d):
+    """The calling code of a library generated whole (a hand-written one names stub_include)."""
+    return f"""#include <string>
+
+#include "common/error.h"
+#include "frontend/generated_stub.h"
+#include "{d.library}_calls.h"
+#include "{d.library}_enums.h"
+
+namespace {d.namespace} {{
+namespace {{
+
+// Joins the process's session when the stub is loaded (or at its first connection).
+const gvirtus::stub::Library<{d.status}> library(
+    kIdentity, [](uint16_t f) {{ return name_of(Fn(f)).data(); }},
+    {{kSuccess, kBackendLost, kInvalidValue}});
+
+{d.status} remote_sync(Fn fn, gvirtus::stub::Encoder encode, gvirtus::stub::Decoder decode) {{
+  return library.call(call_id(fn), encode, decode);
+}}
+
+{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode) {{
+  return library.send(call_id(fn), encode);
+}}
+
+}}  // namespace
+using gvirtus::marshal::enum_bits;
+using gvirtus::marshal::enum_holds;
+using gvirtus::marshal::get_array;
+using gvirtus::marshal::get_output;
+using gvirtus::marshal::put_array;
+using gvirtus::marshal::put_c_string;
+using gvirtus::marshal::put_output;
+using gvirtus::marshal::put_value;
+using gvirtus::marshal::usable_count;
+}}  // namespace {d.namespace}
+"""
+
+
+def stub_allocation_notes(c, d):
+    """The stub's records of what a successful call allocated or freed (allocation_hooks)."""
+    notes = []
+    for p in c.params:
+        if p.direction == "alloc" and d.note_allocated:
+            notes.append(f"    if ({p.name} != nullptr) cr::{d.note_allocated}(cr::Fn::{c.name}, "
+                         f"{allocation_address(p, d)}, {p.expr});")
+        elif p.direction == "free" and d.note_freed:
+            notes.append(f"    cr::{d.note_freed}(cr::Fn::{c.name}, {p.name});")
+    return notes
+
+
 def stub(calls, d):
-    out = [d.generated_by, f'#include "{d.stub_include}"', "",
-           "using gvirtus::WireReader;", "using gvirtus::WireWriter;",
-           f"namespace cr = {d.namespace};", ""]
+    out = [d.generated_by]
+    out += [f'#include "{d.stub_include}"'] if d.stub_include else [stub_support(d)]
+    out += ["", "using gvirtus::WireReader;", "using gvirtus::WireWriter;",
+            f"namespace cr = {d.namespace};", ""]
     for c in calls:
         if c.mode == "custom":
             continue
         sig = ", ".join(f"{p.ctype} {p.name}" for p in c.params)
-        # in, kernel: the value travels; inref: the pointee travels like an output's initial value.
-        encode = "".join(
-            f" cr::put_value(w, {p.name});" if p.direction in VALUE_DIRECTIONS
-            else f" cr::put_output(w, {p.name});" for p in c.params)
-        decode = "".join(f" cr::get_output(r, {p.name});" for p in c.params if p.direction == "out")
+        encode, decode, checks = [], [], []
+        for p in c.params:
+            if p.is_array:
+                # The length, checked here: one over the limit or negative is refused unsent.
+                checks.append(f"  uint64_t {p.name}_count = 0;")
+                checks.append(f"  if ({p.name} != nullptr && !cr::usable_count<{p.element}>"
+                              f"({p.expr}, {p.name}_count)) return {d.invalid_value};")
+                encode.append(f" cr::put_array(w, {p.name}, {p.name}_count);")
+                if p.direction == "out":
+                    decode.append(f" cr::get_array(r, {p.name}, {p.name}_count);")
+            elif p.direction == "string":
+                encode.append(f" cr::put_c_string(w, {p.name});")
+            elif p.direction in VALUE_DIRECTIONS:
+                encode.append(f" cr::put_value(w, {p.name});")
+            else:  # out, create, alloc, inref: the pointee travels like an output's initial value
+                encode.append(f" cr::put_output(w, {p.name});")
+                if p.direction != "inref":
+                    decode.append(f" cr::get_output(r, {p.name});")
         captures = "&" if c.params else ""
         # An enum value outside its type's range (a C caller may pass any int) is answered here,
-        # as the runtime answers an unknown value; the backend takes such a value as malformed.
-        enum_checks = [f"  if (!cr::enum_holds<{p.ctype}>(cr::enum_bits({p.name}))) return {d.invalid_value};"
-                       for p in c.params if p.direction == "in" and p.ctype.startswith("enum ")]
+        # as the library answers an unknown value; the backend takes such a value as malformed.
+        checks += [f"  if (!cr::enum_holds<{p.ctype}>(cr::enum_bits({p.name}))) return {d.invalid_value};"
+                   for p in c.params if p.direction == "in" and p.ctype.startswith("enum ")]
         if c.mode == "wrapped":
             # Not exported: the hand-written export of the same name translates its arguments
             # (a kernel's host function to the kernel's id) and calls this.
             out.append(f'{d.status} {d.namespace}::remote::{c.name}({sig}) {{')
         else:
             out.append(f'{d.export_macro} {d.status} {c.name}({sig}) {{')
-        out += enum_checks
+        out += checks
+        notes = stub_allocation_notes(c, d)
+        returned = "const auto result =" if notes else "return"
         if c.kind == "async":
-            out.append(f"  return cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{encode} }});")
+            out.append(f"  {returned} cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }});")
         else:
-            out.append(f"  return cr::remote_sync(\n      cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{encode} }},")
-            out.append(f"      [{captures}](WireReader& r) {{{decode} }});")
+            out.append(f"  {returned} cr::remote_sync(\n      cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }},")
+            out.append(f"      [{captures}](WireReader& r) {{{''.join(decode)} }});")
+        if notes:
+            out.append(f"  if (result == {d.success}) {{")
+            out += notes
+            out += ["  }", "  return result;"]
         out.append("}")
         out.append("")
     return "\n".join(out)
 
 
+def vetting_header(d):
+    """The backend's vetting of handles and device pointers for this library."""
+    lib = d.library
+    kinds = "\n".join(f"  k{h.camel},  // {h.ctype}" for h in d.handles.values())
+    out = [d.generated_by,
+           f"// How the {lib} backend vets the handles and device pointers a client names, and",
+           "// records what its calls create, destroy, allocate and free, with the shared backend",
+           "// services (backend/services/). A refused argument never reaches the library: the",
+           "// call returns the library's own error, which becomes the thread's pending refusal.",
+           "#pragma once", ""]
+    out += [f"#include <{h}>" for h in d.headers]
+    out += ["", "#include <cstdint>", "",
+            '#include "backend/services/rejections.h"',
+            '#include "backend/services/session_services.h"',
+            f'#include "{lib}_calls.h"', ""]
+    if d.vet_pointer != "ledger":
+        out += [f"namespace {d.namespace} {{",
+                f"// The library's own vetting of a device range (hand-written).",
+                f"{d.status} {d.vet_pointer}(const void* ptr, uint64_t bytes = 0);",
+                f"}}  // namespace {d.namespace}", ""]
+    out += [f"namespace {d.namespace} {{", "",
+            "enum class HandleKind : uint16_t {", kinds, "};", "",
+            ]
+    if d.handles and d.handle_owner:
+        out += ["// What a new handle belongs to (descriptor: handle_owner; hand-written).",
+                f"int {d.handle_owner}();",
+                f"inline int handle_owner() {{ return {d.handle_owner}(); }}", ""]
+    elif d.handles:
+        out += ["inline int handle_owner() { return 0; }", ""]
+    for h in d.handles.values():
+        kind = f"static_cast<uint16_t>(HandleKind::k{h.camel})"
+        predefined = " || ".join(["handle == nullptr"] + [f"handle == {e}" for e in h.predefined])
+        out += [f"// {h.ctype}: the library's own ({predefined.replace('handle == ', '')}) pass; "
+                "others must be the session's.",
+                f"inline bool predefined({h.ctype} handle) {{ return {predefined}; }}",
+                f"inline {d.status} vet({h.ctype} handle) {{",
+                f"  if (predefined(handle) || gvirtus::services::session_services().handles.holds({kind}, handle)) "
+                f"return {d.success};",
+                f"  return static_cast<{d.status}>(gvirtus::services::refuse(",
+                f'      {d.invalid_handle}, "{lib}", "{h.name}", handle,',
+                '      "not a handle this session holds (never created, destroyed or reset)"));',
+                "}",
+                f"inline void adopt({h.ctype} handle) {{",
+                f"  if (!predefined(handle)) gvirtus::services::session_services().handles.adopt({kind}, handle, handle_owner());",
+                "}", ""]
+        if h.destroyable:
+            out += [f"// One {h.name} a call is about to destroy: vetted() says whether it may.",
+                    f"class {h.camel}Release {{",
+                    " public:",
+                    f"  explicit {h.camel}Release({h.ctype} handle)",
+                    f"      : release_(gvirtus::services::session_services().handles, {kind}, handle),",
+                    f"        vetted_(release_.held() || predefined(handle) ? {d.success} : vet(handle)) {{}}",
+                    f"  {d.status} vetted() const {{ return vetted_; }}",
+                    "  void destroyed() { release_.destroyed(); }", "",
+                    " private:",
+                    "  gvirtus::services::HandleRelease release_;",
+                    f"  {d.status} vetted_;",
+                    "};",
+                    f"inline {h.camel}Release release({h.ctype} handle) {{ return {h.camel}Release(handle); }}",
+                    ""]
+    if d.vet_pointer == "ledger":
+        out += ["// A device range must lie in an allocation this session's calls made.",
+                f"inline {d.status} vet_device_pointer(const void* ptr, uint64_t bytes = 0) {{",
+                f"  if (ptr == nullptr || gvirtus::services::session_services().allocations.contains(ptr, bytes)) return {d.success};",
+                f"  return static_cast<{d.status}>(gvirtus::services::refuse(",
+                f'      {d.invalid_value}, "{lib}", "device pointer", ptr,',
+                '      "not device memory this session allocated"));', "}", ""]
+    for struct, field in d.pointer_structs.items():
+        out += [f"inline {d.status} vet_device_pointer(const {struct}& value) {{",
+                f"  return vet_device_pointer(value.{field});", "}", ""]
+    out.append(f"}}  // namespace {d.namespace}")
+    return "\n".join(out) + "\n"
+
+
 def vetting(param, d):
     """The backend's check of one parameter before the call, or None."""
-    if param.direction == "dev":
+    if param.direction in ("dev", "free"):
         return f"vet_device_pointer({param.name})"
-    if param.direction == "gone":
+    if param.direction == "destroy":
         return f"{param.name}_release.vetted()"
     if param.direction == "in" and param.ctype in d.handles:
         return f"vet({param.name})"
     return None
 
 
+def allocation_address(param, d):
+    if param.pointee in d.pointer_structs:
+        return f"{param.name}->{d.pointer_structs[param.pointee]}"
+    return f"*{param.name}"
+
+
+def handler_case(c, d):
+    out = [f"    case Fn::{c.name}: {{"]
+    args = []
+    for p in c.params:
+        if p.direction == "kernel":
+            out.append(f"      const void* {p.name} = kernel_handle(in);  // validated id")
+        elif p.direction in VALUE_DIRECTIONS:
+            out.append(f"      const auto {p.name} = get_value<{p.ctype}>(in);")
+        elif p.is_array:
+            qualifier = "const " if p.direction == "in" else ""
+            out.append(f"      Array<{p.element}> {p.holder}(in);")
+            out.append(f"      {qualifier}{p.element}* const {p.name} = {p.holder}.ptr();")
+        elif p.direction == "string":
+            out.append(f"      const CString {p.holder}(in);")
+            out.append(f"      const char* const {p.name} = {p.holder}.ptr();")
+        elif p.direction == "inref":  # an input passed by pointer
+            pointee = p.pointee.replace("const ", "")
+            out.append(f"      Output<{pointee}> {p.holder}(in);")
+            out.append(f"      const {pointee}* const {p.name} = {p.holder}.ptr();")
+        else:  # out, create, alloc
+            out.append(f"      Output<{p.pointee}> {p.holder}(in);")
+            out.append(f"      {p.pointee}* const {p.name} = {p.holder}.ptr();")
+        args.append(p.name)
+    out.append("      in.expect_end();")
+    for p in c.params:
+        if p.is_array:
+            out.append(f"      {p.holder}.expect_count({p.expr});")
+    for p in c.params:
+        if p.direction == "destroy":
+            out.append(f"      auto {p.name}_release = release({p.name});")
+    checks = [v for v in (vetting(p, d) for p in c.params) if v]
+    call = f"::{c.real}({', '.join(args)})"
+    if checks:
+        out.append(f"      result = gvirtus::services::first_failure({d.success}, {', '.join(checks)});")
+        out.append(f"      if (result == {d.success}) result = {call};")
+    else:
+        out.append(f"      result = {call};")
+    out.append("      out.put<int32_t>(result);")
+    for p in c.params:
+        if p.direction in OUTPUT_DIRECTIONS or (p.is_array and p.direction == "out"):
+            out.append(f"      {p.holder}.put(out);")
+    effects = []
+    for p in c.params:
+        if p.direction == "create":
+            effects.append(f"        if ({p.name} != nullptr) adopt(*{p.name});")
+        elif p.direction == "destroy":
+            effects.append(f"        {p.name}_release.destroyed();")
+        elif p.direction == "alloc":
+            effects.append(f"        if ({p.name} != nullptr) gvirtus::services::session_services().allocations.allocated("
+                           f"{allocation_address(p, d)}, {p.expr});")
+        elif p.direction == "free":
+            effects.append(f"        gvirtus::services::session_services().allocations.freed({p.name});")
+    if effects:
+        out.append(f"      if (result == {d.success}) {{")
+        out += effects
+        out.append("      }")
+    out.append("      return true;")
+    out.append("    }")
+    return out
+
+
 def handlers(calls, d):
-    out = [d.generated_by] + [f'#include "{h}"' for h in d.handlers_includes] + [
-           "", f"namespace {d.namespace} {{", "",
+    includes = d.handlers_includes if not d.whole else []
+    out = [d.generated_by] + [f'#include "{h}"' for h in includes] + [
+           f'#include "{d.library}_enums.h"', f'#include "{d.library}_vetting.h"',
+           '#include "common/call_marshal.h"', "",
+           f"namespace {d.namespace} {{", "",
+           "using gvirtus::WireReader;", "using gvirtus::WireWriter;",
+           "using gvirtus::marshal::Array;", "using gvirtus::marshal::CString;",
+           "using gvirtus::marshal::get_value;", "using gvirtus::marshal::Output;", "",
            f"bool run_generated(Fn fn, WireReader& in, WireWriter& out, {d.status}& result) {{",
            "  switch (fn) {"]
     for c in calls:
-        if c.mode == "custom":
-            continue
-        out.append(f"    case Fn::{c.name}: {{")
-        args = []
-        for p in c.params:
-            if p.direction == "kernel":
-                out.append(f"      const void* {p.name} = kernel_handle(in);  // validated id")
-                args.append(p.name)
-            elif p.direction in VALUE_DIRECTIONS:
-                out.append(f"      const auto {p.name} = get_value<{p.ctype}>(in);")
-                args.append(p.name)
-            elif p.direction == "inref":
-                pointee = p.pointee.replace("const ", "")
-                out.append(f"      Output<{pointee}> {p.name}(in);  // an input passed by pointer")
-                args.append(f"{p.name}.ptr()")
-            else:
-                out.append(f"      Output<{p.pointee}> {p.name}(in);")
-                args.append(f"{p.name}.ptr()")
-        out.append("      in.expect_end();")
-        for p in c.params:
-            if p.direction == "gone":
-                out.append(f"      HandleRelease {p.name}_release({p.name});")
-        checks = [v for v in (vetting(p, d) for p in c.params) if v]
-        call = f"::{c.real}({', '.join(args)})"
-        if checks:
-            out.append(f"      result = first_failure({', '.join(checks)});")
-            out.append(f"      if (result == {d.success}) result = {call};")
-        else:
-            out.append(f"      result = {call};")
-        out.append("      out.put<int32_t>(result);")
-        for p in c.params:
-            if p.direction == "out":
-                out.append(f"      {p.name}.put(out);")
-        adopted = [p for p in c.params if p.direction == "out" and p.pointee in d.handles]
-        released = [p for p in c.params if p.direction == "gone"]
-        if adopted or released:
-            out.append(f"      if (result == {d.success}) {{")
-            for p in adopted:
-                out.append(f"        if (const auto* handle = {p.name}.ptr()) adopt(*handle);")
-            for p in released:
-                out.append(f"        {p.name}_release.destroyed();")
-            out.append("      }")
-        out.append("      return true;")
-        out.append("    }")
-    out += ["    default:", "      return false;", "  }", "}", "", f"}}  // namespace {d.namespace}", ""]
+        if c.mode != "custom":
+            out += handler_case(c, d)
+    out += ["    default:", "      return false;", "  }", "}", ""]
+    out += [f"}}  // namespace {d.namespace}", ""]
     return "\n".join(out)
+
+
+def plugin(d):
+    """The backend plugin of a library generated whole."""
+    return f"""{d.generated_by}
+// libgvirtus-plugin-{d.library}.so: runs the {d.library} calls of one session on the real library.
+#include "backend/plugin.h"
+#include "backend/plugin_export.h"
+#include "{d.library}_vetting.h"
+
+namespace {d.namespace} {{
+
+bool run_generated(Fn fn, gvirtus::WireReader& in, gvirtus::WireWriter& out, {d.status}& result);
+
+namespace {{
+
+class GeneratedSession final : public gvirtus::PluginSession {{
+ public:
+  void handle(gvirtus::Call& call) override {{
+    const auto fn = static_cast<Fn>(gvirtus::call_function(call.header.call_id));
+    gvirtus::services::run_call(last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
+      if (!run_generated(fn, call.args, call.reply, result)) {{
+        gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
+                       "{d.library} call " + std::to_string(static_cast<unsigned>(fn)) +
+                           " is not served by this backend");
+      }}
+    }});
+  }}
+}};
+
+class GeneratedPlugin final : public gvirtus::BackendPlugin {{
+ public:
+  gvirtus::PluginIdentity identity() const override {{ return kIdentity; }}
+  std::unique_ptr<gvirtus::PluginSession> open_session(const gvirtus::SessionInfo& session) override {{
+    gvirtus::services::session_services().reset(session.device_bytes);  // one session per worker process
+    return std::make_unique<GeneratedSession>();
+  }}
+}};
+
+}}  // namespace
+}}  // namespace {d.namespace}
+
+GVIRTUS_EXPORT_BACKEND_PLUGIN({d.namespace}::GeneratedPlugin)
+"""
 
 
 def main():
@@ -330,20 +781,28 @@ def main():
     args.add_argument("--include", action="append", required=True)
     options = args.parse_args()
     d = Descriptor(options.descriptor)
-    calls = parse(d.table, signatures(d.headers, options.include, options.cxx), d)
+    declarations = read_headers(d.headers, options.include, options.cxx)
+    calls = parse(d.table, declarations, d)
     out_dir, lib = options.out_dir, d.library
     os.makedirs(out_dir, exist_ok=True)
-    write_if_changed(os.path.join(out_dir, f"{lib}_calls.h"), header(calls, table_hash(calls), d))
-    write_if_changed(os.path.join(out_dir, f"{lib}_stub_calls.cpp"), stub(calls, d))
-    write_if_changed(os.path.join(out_dir, f"{lib}_remote_calls.h"),
-                     f"{d.generated_by}\n"
-                     "// The stub-side senders of the table's \"wrapped\" rows (see stub_call.h).\n"
-                     f"#pragma once\n\n#include <{d.headers[0]}>\n\n"
-                     f"namespace {d.namespace}::remote {{\n\n" + remote_declarations(calls, d) +
-                     f"\n\n}}  // namespace {d.namespace}::remote\n")
-    write_if_changed(os.path.join(out_dir, f"{lib}_handlers.cpp"), handlers(calls, d))
-    write_if_changed(os.path.join(out_dir, f"{lib}_remote.txt"),
-                     "".join(f"{c.name} remote\n" for c in calls))
+
+    def write(name, text):
+        write_if_changed(os.path.join(out_dir, f"{lib}_{name}"), text)
+
+    write("calls.h", header(calls, table_hash(calls), d))
+    write("enums.h", enums_header(enum_types(calls, declarations, d), d))
+    write("stub_calls.cpp", stub(calls, d))
+    write("remote_calls.h",
+          f"{d.generated_by}\n"
+          "// The stub-side senders of the table's \"wrapped\" rows (see stub_call.h).\n"
+          f"#pragma once\n\n#include <{d.headers[0]}>\n\n"
+          f"namespace {d.namespace}::remote {{\n\n" + remote_declarations(calls, d) +
+          f"\n\n}}  // namespace {d.namespace}::remote\n")
+    write("vetting.h", vetting_header(d))
+    write("handlers.cpp", handlers(calls, d))
+    if d.whole:
+        write("plugin.cpp", plugin(d))
+    write("remote.txt", "".join(f"{c.name} remote\n" for c in calls))
 
 
 if __name__ == "__main__":

@@ -1,13 +1,15 @@
-"""Function signatures read from a library's real headers.
+"""Function signatures and enumerations read from a library's real headers.
 
 The headers go through the build's own C++ preprocessor (so every macro, version guard and
 include resolves as it does for the code that uses them), and the result is parsed by
 cxxheaderparser (PyPI; scripts/lib.sh installs it into build/tools/python). A call table then
 names only what a signature cannot say (directions, lengths, handles): the types come from here.
 
-    signatures(["cuda_runtime_api.h"], ["/usr/local/cuda/include"], "c++")
-        -> {"cudaMalloc": Signature("cudaError_t", [Param("void**", "devPtr"),
-                                                    Param("size_t", "size")]), ...}
+    read_headers(["cuda_runtime_api.h"], ["/usr/local/cuda/include"], "c++")
+        -> Declarations(functions={"cudaMalloc": Signature("cudaError_t",
+                                       [Param("void**", "devPtr"), Param("size_t", "size")]), ...},
+                        enums={"enum cudaMemcpyKind": ["cudaMemcpyHostToHost", ...],
+                               "gvtMode_t": [...] (a typedef of an enum), ...})
 """
 import subprocess
 import sys
@@ -29,6 +31,11 @@ class Signature(NamedTuple):
     params: list
 
 
+class Declarations(NamedTuple):
+    functions: dict  # name -> Signature
+    enums: dict  # "enum NAME" or a typedef's name -> the names of its enumerators
+
+
 def require_parser():
     if parse_string is None:
         sys.exit("the Python package cxxheaderparser is missing: scripts/lib.sh installs it into "
@@ -46,13 +53,23 @@ def preprocess(headers, include_dirs, cxx):
     return done.stdout
 
 
-def signatures(headers, include_dirs, cxx):
-    """Every function the headers declare at namespace scope (extern "C" blocks included)."""
+def read_headers(headers, include_dirs, cxx):
+    """Every function the headers declare at namespace scope (extern "C" blocks included), and
+    every enumeration, by its tag and by each typedef name it has."""
     require_parser()
     parsed = parse_string(preprocess(headers, include_dirs, cxx))
-    found = {}
+    functions = {}
     for f in parsed.namespace.functions:
         params = [Param(p.type.format(), p.name or f"arg{i}") for i, p in enumerate(f.parameters)]
-        found[f.name.format()] = Signature(f.return_type.format() if f.return_type else "void",
-                                           params)
-    return found
+        functions[f.name.format()] = Signature(
+            f.return_type.format() if f.return_type else "void", params)
+    enums = {e.typename.format(): [v.name for v in e.values] for e in parsed.namespace.enums}
+    for t in parsed.namespace.typedefs:
+        if hasattr(t.type, "typename") and t.type.format() in enums:
+            enums[t.name] = enums[t.type.format()]
+    return Declarations(functions, enums)
+
+
+def signatures(headers, include_dirs, cxx):
+    """The functions only (see read_headers)."""
+    return read_headers(headers, include_dirs, cxx).functions

@@ -128,49 +128,12 @@ cudaError_t run_memcpy_2d(WireReader& in, WireWriter& out, bool with_stream) {
   return result;
 }
 
-// Bus ids are short ("0000:1b:00.0"); a larger buffer than this gains nothing and a hostile
-// length must not make the backend allocate.
-constexpr int32_t kMaxPciBusIdBytes = 256;
-
-cudaError_t run_get_pci_bus_id(WireReader& in, WireWriter& out) {
-  const bool has_buffer = in.get_bool();
-  const int32_t len = in.get<int32_t>();
-  const int32_t device = in.get<int32_t>();
-  in.expect_end();
-  char text[kMaxPciBusIdBytes] = {};
-  const int32_t usable = std::min(len, kMaxPciBusIdBytes);
-  const cudaError_t result = ::cudaDeviceGetPCIBusId(has_buffer ? text : nullptr, usable, device);
-  out.put<int32_t>(result);
-  if (result == cudaSuccess && usable > 0) {
-    out.put_blob(text, std::min<size_t>(std::strlen(text) + 1, static_cast<size_t>(usable)));
-  }
-  return result;
-}
-
-cudaError_t run_get_by_pci_bus_id(WireReader& in, WireWriter& out) {
-  Output<int> device(in);
-  const bool has_id = in.get_bool();
-  std::string id;
-  if (has_id) id = std::string(in.get_string(kMaxPciBusIdBytes));
-  in.expect_end();
-  const cudaError_t result = ::cudaDeviceGetByPCIBusId(device.ptr(), has_id ? id.c_str() : nullptr);
-  out.put<int32_t>(result);
-  device.put(out);
-  return result;
-}
-
 }  // namespace
 
 bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
   switch (fn) {
     case Fn::cudaMemcpy:
       result = run_memcpy(in, out, false);
-      return true;
-    case Fn::cudaDeviceGetPCIBusId:
-      result = run_get_pci_bus_id(in, out);
-      return true;
-    case Fn::cudaDeviceGetByPCIBusId:
-      result = run_get_by_pci_bus_id(in, out);
       return true;
     case Fn::cudaMemcpy2D:
       result = run_memcpy_2d(in, out, false);

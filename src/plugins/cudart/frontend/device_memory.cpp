@@ -1,6 +1,6 @@
-// Device allocations, remoted and recorded (address_ranges.h) with the device they live on, so
-// that cudaMemcpyDefault and cudaPointerGetAttributes know device pointers from host ones, and
-// cudaDeviceReset forgets what it frees.
+// Device allocations (the table's "alloc" and "free" rows), recorded (address_ranges.h) with the
+// device they live on, so that cudaMemcpyDefault and cudaPointerGetAttributes know device pointers
+// from host ones, and cudaDeviceReset forgets what it frees.
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -14,56 +14,21 @@ int current_device() {
   return cudaGetDevice(&device) == cudaSuccess ? device : -1;
 }
 
-cudaError_t recorded(cudaError_t rc, void** ptr, size_t bytes,
-                     unsigned flags = cr::kPlainDeviceMemory) {
-  if (rc == cudaSuccess && ptr != nullptr && *ptr != nullptr) {
-    cr::device_allocations().add(*ptr, bytes, flags, current_device());
-  }
-  return rc;
-}
-
-cudaError_t forgotten(cudaError_t rc, void* ptr) {
-  if (rc == cudaSuccess && ptr != nullptr) cr::device_allocations().remove(ptr);
-  return rc;
-}
-
 }  // namespace
 
-GVIRTUS_CUDART_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {
-  return recorded(cr::remote::cudaMalloc(ptr, size), ptr, size);
+// The table's "alloc" and "free" rows, after they succeeded (allocation_hooks in
+// cudart_descriptor.json; the generated stub calls these).
+void cr::note_allocated(Fn fn, const void* address, uint64_t bytes) {
+  if (address == nullptr) return;
+  // A stream-ordered allocation lives on the stream's device, which may not be the current one:
+  // its attributes are asked remotely.
+  const bool stream_ordered = fn == Fn::cudaMallocAsync || fn == Fn::cudaMallocFromPoolAsync;
+  cr::device_allocations().add(address, bytes, stream_ordered ? 0 : cr::kPlainDeviceMemory,
+                               current_device());
 }
 
-GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width,
-                                                  size_t height) {
-  const cudaError_t rc = cr::remote::cudaMallocPitch(ptr, pitch, width, height);
-  return recorded(rc, ptr, rc == cudaSuccess && pitch != nullptr ? *pitch * height : 0);
-}
-
-GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
-  // The stream's device, which may not be the current one: attributes are asked remotely.
-  return recorded(cr::remote::cudaMallocAsync(ptr, size, stream), ptr, size, 0);
-}
-
-GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocFromPoolAsync(void** ptr, size_t size,
-                                                          cudaMemPool_t pool, cudaStream_t stream) {
-  return recorded(cr::remote::cudaMallocFromPoolAsync(ptr, size, pool, stream), ptr, size, 0);
-}
-
-GVIRTUS_CUDART_EXPORT cudaError_t cudaMalloc3D(cudaPitchedPtr* pitched, cudaExtent extent) {
-  const cudaError_t rc = cr::remote::cudaMalloc3D(pitched, extent);
-  if (rc == cudaSuccess && pitched != nullptr && pitched->ptr != nullptr) {
-    cr::device_allocations().add(pitched->ptr, pitched->pitch * extent.height * extent.depth,
-                                 cr::kPlainDeviceMemory, current_device());
-  }
-  return rc;
-}
-
-GVIRTUS_CUDART_EXPORT cudaError_t cudaFree(void* ptr) {
-  return forgotten(cr::remote::cudaFree(ptr), ptr);
-}
-
-GVIRTUS_CUDART_EXPORT cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
-  return forgotten(cr::remote::cudaFreeAsync(ptr, stream), ptr);
+void cr::note_freed(Fn, const void* address) {
+  if (address != nullptr) cr::device_allocations().remove(address);
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaDeviceReset() {

@@ -3,7 +3,6 @@
 // allocations the stub recorded (address_ranges.h); everything else is host memory.
 #pragma once
 
-#include "plugins/cudart/common/enum_range.h"
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/stub_call.h"
 

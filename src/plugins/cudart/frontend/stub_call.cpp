@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "frontend/call_stats.h"
+#include "frontend/generated_stub.h"
 #include "frontend/process_session.h"
 
 namespace gvirtus::cudart {
@@ -14,18 +15,7 @@ namespace {
 // connection it joins the handshake; loaded into a process whose session is live already (by
 // dlopen, after another stub's calls), it joins that session.
 const bool registered = [] {
-  if (!process_session::abi_compatible()) {
-    GVIRTUS_LOG(kError) << "libgvirtus-frontend.so.1 speaks ABI version "
-                        << gvirtus_frontend_abi_version() << ", this stub was built for "
-                        << GVIRTUS_FRONTEND_ABI_VERSION << ": install matching gvirtus libraries";
-  }
-  try {
-    process_session::open_plugin(kIdentity);
-  } catch (const Error& e) {
-    GVIRTUS_LOG(kError) << "the cudart plugin could not join the session: " << e.what();
-  }
-  gvirtus_register_call_names(kPluginId, std::string(kIdentity.name).c_str(),
-                              [](uint16_t f) { return name_of(Fn(f)).data(); });
+  stub::join_session(kIdentity, [](uint16_t f) { return name_of(Fn(f)).data(); });
   return true;
 }();
 
@@ -62,13 +52,6 @@ cudaError_t to_cuda_error(const Error& e, Fn fn) {
     default:
       return cudaErrorUnknown;
   }
-}
-
-// One reusable encode buffer per thread: no allocation per call once warm.
-WireWriter& encoder() {
-  thread_local WireWriter writer;
-  writer.clear();
-  return writer;
 }
 
 // Errors the stub produced without a round trip, per thread like the runtime's last error.
@@ -129,7 +112,7 @@ cudaError_t read_result(Fn fn, FunctionRef<void(process_session::ReplyDecoder)> 
 cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
   (void)registered;
   try {
-    WireWriter& args = encoder();
+    WireWriter& args = stub::encoder();
     encode(args);
     const ByteView pieces[] = {args.view()};
     return read_result(
@@ -149,7 +132,7 @@ RemotePending remote_begin(Fn fn, Encoder encode) {
   (void)registered;
   RemotePending pending{fn};
   try {
-    WireWriter& args = encoder();
+    WireWriter& args = stub::encoder();
     encode(args);
     const ByteView pieces[] = {args.view()};
     pending.call = process_session::begin_call(call_id(fn), pieces);
@@ -181,7 +164,7 @@ cudaError_t remote_async(Fn fn, Encoder encode) {
   (void)registered;
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   try {
-    WireWriter& args = encoder();
+    WireWriter& args = stub::encoder();
     encode(args);
     const ByteView pieces[] = {args.view()};
     process_session::send_async(call_id(fn), pieces);

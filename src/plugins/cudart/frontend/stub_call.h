@@ -66,6 +66,11 @@ cudaError_t record_local_error(cudaError_t error);
 // context error, a lost backend): caches made at another count are not to be trusted.
 uint64_t state_epoch();
 
+// What a successful "alloc" or "free" row did, recorded on the stub's side (device_memory.cpp):
+// the generated stub calls these (allocation_hooks in cudart_descriptor.json).
+void note_allocated(Fn fn, const void* address, uint64_t bytes);
+void note_freed(Fn fn, const void* address);
+
 // The calling thread's pending locally produced error (cudaSuccess if none); `take` clears it.
 cudaError_t local_last_error(bool take);
 

@@ -1,0 +1,65 @@
+// The library handles a backend session holds, for every plugin (a shared backend service).
+//
+// A library dereferences its handles as pointers to its own structures: a made-up, destroyed or
+// reset one crashes the worker, or worse, corrupts it. So each plugin's session keeps the handles
+// its library gave it - created by a call whose row says "create", not yet destroyed by one that
+// says "destroy" - and the generated handlers pass on no other (L_vetting.h, generated).
+//
+// Each entry has its kind (the index of the handle type in the library's descriptor) and an
+// owner: what the library ties the handle to (cudart: the device current when it was created), so
+// that resetting an owner forgets its handles.
+//
+// Thread affinity: locked (a session's executors run on several threads).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+namespace gvirtus::services {
+
+class HandleTable {
+ public:
+  void adopt(uint16_t kind, const void* handle, int owner);
+  // Takes the handle out before the library destroys it, so that a handle the library hands out
+  // again at the same address, on another thread, is never forgotten by mistake. The owner it
+  // had, or kNotHeld when the table does not hold it as `kind`.
+  static constexpr int kNotHeld = -2;
+  int release(uint16_t kind, const void* handle);
+  // Forgets the handles of `owner`, and of every kind in `every_owner_kinds` (a bit per kind)
+  // whatever their owner.
+  void forget_owner(int owner, uint64_t every_owner_kinds = 0);
+  bool holds(uint16_t kind, const void* handle) const;
+  size_t size() const;
+  void clear();
+
+ private:
+  struct Entry {
+    uint16_t kind;
+    int owner;
+  };
+  mutable std::mutex mutex_;
+  std::unordered_map<const void*, Entry> handles_;
+};
+
+// A handle a call is about to destroy: taken out of the table now, and put back unless
+// destroyed() confirms that the library freed it (the call was rejected or failed).
+class HandleRelease {
+ public:
+  HandleRelease(HandleTable& table, uint16_t kind, const void* handle);
+  ~HandleRelease();
+  HandleRelease(const HandleRelease&) = delete;
+  HandleRelease& operator=(const HandleRelease&) = delete;
+
+  bool held() const { return owner_ != HandleTable::kNotHeld; }
+  void destroyed() { owner_ = HandleTable::kNotHeld; }
+
+ private:
+  HandleTable& table_;
+  uint16_t kind_;
+  const void* handle_;
+  int owner_;
+};
+
+}  // namespace gvirtus::services

@@ -1,0 +1,50 @@
+#include "backend/services/rejections.h"
+
+#include <atomic>
+
+#include "common/log.h"
+
+namespace gvirtus::services {
+namespace {
+
+// A client that names bad handles in a loop must not flood the daemon's log: the first few
+// refusals of a session say what happened, the rest are only returned.
+constexpr int kLoggedRefusals = 8;
+std::atomic<int> logged_refusals{0};
+
+struct ThreadRefusals {
+  int32_t pending = 0;  // the newest refusal the library does not know of (0: none)
+  bool pending_set = false;
+  bool refused_this_call = false;
+};
+thread_local ThreadRefusals this_thread;
+
+}  // namespace
+
+void begin_call() {
+  this_thread.refused_this_call = false;
+}
+
+int32_t refuse(int32_t status, const char* library, const char* what, const void* value,
+               const char* why) {
+  this_thread.pending = status;
+  this_thread.pending_set = true;
+  this_thread.refused_this_call = true;
+  if (logged_refusals.fetch_add(1, std::memory_order_relaxed) < kLoggedRefusals) {
+    GVIRTUS_LOG(kWarning) << library << ": rejected " << what << " " << value << ": " << why;
+  }
+  return status;
+}
+
+void end_call(int32_t result, int32_t success) {
+  if (result != success && !this_thread.refused_this_call) this_thread.pending_set = false;
+}
+
+int32_t merge_last_error(int32_t result, bool reset) {
+  const bool pending = this_thread.pending_set;
+  const int32_t refusal = this_thread.pending;
+  if (reset) this_thread.pending_set = false;
+  return pending ? refusal : result;
+}
+
+}  // namespace gvirtus::services

@@ -1,0 +1,128 @@
+// The calling code of a stub library generated whole from its header and descriptor
+// (tools/gen/gen_calls.py writes L_stub_calls.cpp on top of it; cudart, which has code of its
+// own, has plugins/cudart/frontend/stub_call.h instead).
+//
+// A Library object, defined once in the generated stub, joins the process's one gvirtus session
+// when the library is loaded (join_session) and makes its calls. call() and send() convert every
+// gvirtus failure into the library's own status, once, so no exception ever crosses the stub's C
+// ABI: a lost or unreachable backend, or a reply that cannot be read, is the descriptor's "lost"
+// status; anything else (a call the backend does not serve) its "invalid value" status.
+//
+// Reply payload of every generated call: i32 status, then the call's outputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/error.h"
+#include "common/function_ref.h"
+#include "common/log.h"
+#include "common/wire.h"
+#include "frontend/process_session.h"
+
+namespace gvirtus::stub {
+
+using Encoder = FunctionRef<void(WireWriter&)>;
+using Decoder = FunctionRef<void(WireReader&)>;
+
+// One reusable encode buffer per thread, shared by every generated library of the stub: no
+// allocation per call once warm.
+inline WireWriter& encoder() {
+  thread_local WireWriter writer;
+  writer.clear();
+  return writer;
+}
+
+// Opens a stub library's plugin in the process's session - at the first connection, or on the
+// live session - and names its calls for statistics; what fails is logged, never thrown (a stub
+// calls this while it is being loaded). Every stub library calls it once, as it loads.
+inline void join_session(const PluginIdentity& identity, const char* (*name_of)(uint16_t)) {
+  if (!process_session::abi_compatible()) {
+    GVIRTUS_LOG(kError) << "libgvirtus-frontend.so.1 speaks ABI version "
+                        << gvirtus_frontend_abi_version() << ", the " << identity.name
+                        << " stub was built for " << GVIRTUS_FRONTEND_ABI_VERSION
+                        << ": install matching gvirtus libraries";
+  }
+  try {
+    process_session::open_plugin(identity);
+  } catch (const Error& e) {
+    GVIRTUS_LOG(kError) << "the " << identity.name
+                        << " plugin could not join the session: " << e.what();
+  } catch (...) {
+    GVIRTUS_LOG(kError) << "the " << identity.name << " plugin could not join the session";
+  }
+  try {
+    gvirtus_register_call_names(identity.id, std::string(identity.name).c_str(), name_of);
+  } catch (...) {
+    // Only statistics' names are lost.
+  }
+}
+
+template <typename Status>
+class Library {
+ public:
+  struct Statuses {
+    Status success;
+    Status lost;           // the backend is lost or unreachable
+    Status invalid_value;  // the call could not be made as asked
+  };
+
+  Library(const PluginIdentity& identity, const char* (*name_of)(uint16_t), Statuses statuses)
+      : statuses_(statuses) {
+    join_session(identity, name_of);
+  }
+
+  // Sends one call and waits for its status; `decode` reads the outputs that follow it.
+  Status call(uint32_t call_id, Encoder encode, Decoder decode) const noexcept {
+    try {
+      WireWriter& args = encoder();
+      encode(args);
+      const ByteView pieces[] = {args.view()};
+      Status result = statuses_.lost;
+      process_session::call(call_id, pieces, [&](WireReader& in) {
+        result = static_cast<Status>(in.get<int32_t>());
+        decode(in);
+        in.expect_end();
+      });
+      return result;
+    } catch (const Error& e) {
+      return failure(call_id, e);
+    } catch (...) {
+      return statuses_.invalid_value;  // e.g. bad_alloc: never let an exception cross the C ABI
+    }
+  }
+
+  // Sends one call without waiting: its failure on the backend is the library's to report later
+  // (its last error), as the library reports its own asynchronous errors.
+  Status send(uint32_t call_id, Encoder encode) const noexcept {
+    try {
+      WireWriter& args = encoder();
+      encode(args);
+      const ByteView pieces[] = {args.view()};
+      process_session::send_async(call_id, pieces);
+      return statuses_.success;
+    } catch (const Error& e) {
+      return failure(call_id, e);
+    } catch (...) {
+      return statuses_.invalid_value;
+    }
+  }
+
+ private:
+  Status failure(uint32_t call_id, const Error& e) const {
+    GVIRTUS_LOG(kDebug) << "call " << call_id << ": " << e.what();
+    switch (e.kind()) {
+      case ErrorKind::kDisconnected:
+      case ErrorKind::kTimedOut:
+      case ErrorKind::kOverloaded:
+      case ErrorKind::kInvalidInput:  // a reply we cannot read: the session is not to be trusted
+        return statuses_.lost;
+      default:
+        return statuses_.invalid_value;
+    }
+  }
+
+  Statuses statuses_;
+};
+
+}  // namespace gvirtus::stub
