@@ -82,7 +82,7 @@ std::string ping_error(Client& client) {
 }
 
 bool logged(const BackendProcess& backend, const std::string& text) {
-  return eventually(5000, [&] { return backend.log().find(text) != std::string::npos; });
+  return backend.logged(text);
 }
 
 constexpr const char* kSecret = "c2VjcmV0IHNoYXJlZCBieSBib3RoIHNpZGVzIG9mIHRoZSB0ZXN0Cg==\n";

@@ -42,13 +42,7 @@ class HostileCudart : public ::testing::Test {
   }
 
   // Whether the backend logged `text` (workers log as their session ends).
-  bool logged(const std::string& text) {
-    for (int i = 0; i < 100; ++i) {
-      if (backend_.log().find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
+  bool logged(const std::string& text) { return backend_.logged(text); }
 
   // The session of `client` is over, and a new client is served.
   void expect_session_ended_alone(Client& client) {

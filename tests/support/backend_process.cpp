@@ -165,6 +165,10 @@ bool process_exists(pid_t pid) {
   return ::kill(pid, 0) == 0;
 }
 
+bool BackendProcess::logged(const std::string& text, int ms) const {
+  return eventually(ms, [&] { return log().find(text) != std::string::npos; });
+}
+
 bool eventually(int ms, const std::function<bool()>& done) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   while (!done()) {

@@ -65,6 +65,8 @@ class BackendProcess {
   std::vector<pid_t> workers() const;
   // Everything the daemon logged so far.
   std::string log() const;
+  // Whether the daemon logs `text` within `ms` (workers log as their sessions end).
+  bool logged(const std::string& text, int ms = 5000) const;
 
  private:
   // The endpoint object, for the daemon and for its clients.

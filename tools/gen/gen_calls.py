@@ -72,6 +72,7 @@ THE CALL TABLE (one per library; src/plugins/cudart/common/cudart_calls.txt is t
     destroy NAME       a handle the call destroys: taken out of the table, put back if it fails
                        (an input handle of a descriptor kind is vetted against the table)
     dev NAME           a device pointer (or a struct of device_pointers.structs), vetted first
+    dev NAME[BYTES]    the same, the whole range of BYTES vetted
     alloc NAME[BYTES]  an output device pointer to a new allocation of BYTES (an expression over
                        the parameters; outputs are the header's pointers: *pitch), recorded in
                        the session's allocation ledger when the call succeeds
@@ -191,8 +192,9 @@ class Handle:
 
 
 class Param:
-    def __init__(self, direction, ctype, name, expr=None):
+    def __init__(self, direction, ctype, name, expr=None, is_enum=False):
         self.direction, self.ctype, self.name, self.expr = direction, ctype, name, expr
+        self.is_enum = is_enum  # a value of one of the headers' enums
 
     @property
     def pointee(self):
@@ -251,8 +253,8 @@ def check_param(where, param, d, kind, names):
     if (param.direction in pointer_types or param.is_array) and not param.ctype.endswith("*"):
         sys.exit(f"{where}: '{param.name}' must be a pointer")
     if param.expr is not None:
-        if param.direction not in ("in", "out", "alloc"):
-            sys.exit(f"{where}: only in, out and alloc parameters take [...]")
+        if param.direction not in ("in", "out", "alloc", "dev"):
+            sys.exit(f"{where}: only in, out, dev and alloc parameters take [...]")
         check_expression(where, param.expr, names)
     if param.direction == "alloc" and param.expr is None:
         sys.exit(f"{where}: alloc '{param.name}' needs its bytes: alloc {param.name}[BYTES]")
@@ -315,7 +317,8 @@ def parse(path, declarations, descriptor):
                 if p[2] is not None and p[2].replace(" *", "*") != truth.ctype:
                     sys.exit(f"{where}: parameter '{p[3]}' of {real_name} is "
                              f"'{truth.ctype}' in its header, not '{p[2]}'")
-                param = Param(p[1], truth.ctype, p[3], p[4])
+                param = Param(p[1], truth.ctype, p[3], p[4],
+                              re.sub(r"^const\s+", "", truth.ctype) in declarations.enums)
                 check_param(where, param, descriptor, kind, param_names)
                 params.append(param)
         calls.append(Call(ident, kind, mode, name, real, params))
@@ -534,7 +537,7 @@ def stub(calls, d):
         # An enum value outside its type's range (a C caller may pass any int) is answered here,
         # as the library answers an unknown value; the backend takes such a value as malformed.
         checks += [f"  if (!cr::enum_holds<{p.ctype}>(cr::enum_bits({p.name}))) return {d.invalid_value};"
-                   for p in c.params if p.direction == "in" and p.ctype.startswith("enum ")]
+                   for p in c.params if p.direction == "in" and p.is_enum]
         if c.mode == "wrapped":
             # Not exported: the hand-written export of the same name translates its arguments
             # (a kernel's host function to the kernel's id) and calls this.
@@ -634,6 +637,8 @@ def vetting_header(d):
 
 def vetting(param, d):
     """The backend's check of one parameter before the call, or None."""
+    if param.direction == "dev" and param.expr is not None:
+        return f"vet_device_pointer({param.name}, {param.expr})"
     if param.direction in ("dev", "free"):
         return f"vet_device_pointer({param.name})"
     if param.direction == "destroy":
@@ -655,12 +660,12 @@ def handler_case(c, d):
     for p in c.params:
         if p.direction == "kernel":
             out.append(f"      const void* {p.name} = kernel_handle(in);  // validated id")
-        elif p.direction in VALUE_DIRECTIONS:
-            out.append(f"      const auto {p.name} = get_value<{p.ctype}>(in);")
         elif p.is_array:
             qualifier = "const " if p.direction == "in" else ""
             out.append(f"      Array<{p.element}> {p.holder}(in);")
             out.append(f"      {qualifier}{p.element}* const {p.name} = {p.holder}.ptr();")
+        elif p.direction in VALUE_DIRECTIONS:
+            out.append(f"      const auto {p.name} = get_value<{p.ctype}>(in);")
         elif p.direction == "string":
             out.append(f"      const CString {p.holder}(in);")
             out.append(f"      const char* const {p.name} = {p.holder}.ptr();")

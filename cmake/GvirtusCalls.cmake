@@ -1,0 +1,35 @@
+# gvirtus_generate_calls(NAME DESCRIPTOR OUT_DIR INCLUDE_DIRS DEPENDS [HEADERS...])
+#   Runs tools/gen/gen_calls.py for one library: its descriptor, call table and real headers
+#   (found in INCLUDE_DIRS) generate both sides into OUT_DIR. Defines the target gvirtus-NAME-generated
+#   and sets NAME_GENERATED_FILES in the caller's scope: the generated files, as the generator
+#   writes them for a library with hand-written code (cudart) or generated whole (a library
+#   without stub_include gets L_plugin.cpp too).
+#   Needs GVIRTUS_PYTHONPATH (the generators' Python packages; src/plugins/cudart checks it).
+function(gvirtus_generate_calls name)
+  cmake_parse_arguments(G "WHOLE" "DESCRIPTOR;OUT_DIR" "INCLUDE_DIRS;DEPENDS" ${ARGN})
+  get_filename_component(descriptor_dir ${G_DESCRIPTOR} DIRECTORY)
+  file(READ ${G_DESCRIPTOR} descriptor_text)
+  string(JSON table GET ${descriptor_text} table)
+  set(files)
+  foreach(suffix calls.h enums.h vetting.h stub_calls.cpp remote_calls.h handlers.cpp remote.txt)
+    list(APPEND files ${G_OUT_DIR}/${name}_${suffix})
+  endforeach()
+  if(G_WHOLE)
+    list(APPEND files ${G_OUT_DIR}/${name}_plugin.cpp)
+  endif()
+  set(include_args)
+  foreach(dir ${G_INCLUDE_DIRS})
+    list(APPEND include_args --include ${dir})
+  endforeach()
+  set(gen ${PROJECT_SOURCE_DIR}/tools/gen)
+  add_custom_command(
+    OUTPUT ${files}
+    COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${GVIRTUS_PYTHONPATH}
+            ${Python3_EXECUTABLE} ${gen}/gen_calls.py ${G_DESCRIPTOR} ${G_OUT_DIR}
+            --cxx ${CMAKE_CXX_COMPILER} ${include_args}
+    DEPENDS ${G_DESCRIPTOR} ${descriptor_dir}/${table} ${gen}/gen_calls.py ${gen}/gen_common.py
+            ${gen}/header_signatures.py ${G_DEPENDS}
+    COMMENT "Generating the ${name} call table's stub and backend")
+  add_custom_target(gvirtus-${name}-generated DEPENDS ${files})
+  set(${name}_GENERATED_FILES ${files} PARENT_SCOPE)
+endfunction()
