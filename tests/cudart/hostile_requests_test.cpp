@@ -66,7 +66,7 @@ TEST_F(HostileCudart, launch_of_a_kernel_never_resolved_ends_the_session) {
   w.put<uint64_t>(0);
   w.put<uint64_t>(0);
   w.put_blob(nullptr, 0);
-  EXPECT_EQ(send(c, cr::Fn::cudaLaunchSync, w), ErrorKind::kDisconnected);
+  EXPECT_EQ(send(c, cr::Fn::cudaLaunch, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("was not resolved")) << backend_.log();
   expect_session_ended_alone(c);
 }

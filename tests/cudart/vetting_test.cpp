@@ -117,7 +117,7 @@ TEST_P(Vetting, made_up_stream_event_and_pool_handles_are_refused_and_the_sessio
   pull.put<int32_t>(cudaMemcpyDeviceToHost);
   pull.put<uint64_t>(kMadeUpHandle);
   std::string data;
-  EXPECT_EQ(call(c, cr::Fn::cudaMemcpyAsyncPull, pull, &data), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaMemcpyAsync, pull, &data), cudaErrorInvalidResourceHandle);
   EXPECT_TRUE(data.empty());
   EXPECT_TRUE(logged("rejected stream")) << backend_.log();
   EXPECT_TRUE(ping(c));

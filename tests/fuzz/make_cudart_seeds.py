@@ -14,8 +14,8 @@ GET_DEVICE_COUNT, MALLOC, FREE, MEMCPY, MEMSET = 1, 7, 8, 9, 10
 STREAM_CREATE, STREAM_DESTROY, STREAM_SYNC = 20, 23, 24
 EVENT_CREATE, EVENT_RECORD, EVENT_DESTROY = 27, 29, 33
 GET_LAST_ERROR, PEEK_LAST_ERROR = 38, 39
-MEMCPY_ASYNC_PUSH, MEMCPY_ASYNC_PULL = 48, 49
-MODULE_LOAD, KERNEL_RESOLVE, VAR_RESOLVE, LAUNCH, LAUNCH_SYNC = 52, 53, 54, 55, 56
+MEMCPY_ASYNC = 48  # sent ahead or waited for: the frame says
+MODULE_LOAD, KERNEL_RESOLVE, VAR_RESOLVE, LAUNCH = 52, 53, 54, 55
 MEMCPY_2D, DEVICE_RESET, POOL_TRIM, MEMSET_3D = 62, 4, 79, 88
 HOST_REGISTER_SHARED, HOST_UNREGISTER_SHARED, MEMCPY_SHARED = 93, 94, 95
 
@@ -59,8 +59,8 @@ SEEDS = {
     "copies_into_the_worker": call(MEMCPY, memcpy(HEAP, HEAP + 64, 64, DEFAULT))
     + call(MEMCPY, memcpy(HEAP, 0, 8, H2D, b"y" * 8))
     + call(MEMCPY, memcpy(0, 2**64 - 8, 64, D2H)),
-    "async_copies": call(MEMCPY_ASYNC_PUSH, memcpy(0x7f0000000000, 0, 8, H2D, b"z" * 8, 0))
-    + call(MEMCPY_ASYNC_PULL, memcpy(0, 0x7f0000000000, 8, D2H, stream=0x2)),
+    "async_copies": call(MEMCPY_ASYNC, memcpy(0x7f0000000000, 0, 8, H2D, b"z" * 8, 0))
+    + call(MEMCPY_ASYNC, memcpy(0, 0x7f0000000000, 8, D2H, stream=0x2)),
     "copy_2d": call(MEMCPY_2D, u64(0x7f0000000000, 512, 0, 16, 16, 4) + struct.pack("<i", H2D)
                     + b"r" * 64),
     "memset_3d_and_pool": call(MEMSET_3D, u64(0x7f0000000000, 512, 128, 4) + struct.pack("<i", 0)
@@ -70,7 +70,7 @@ SEEDS = {
     + call(KERNEL_RESOLVE, u64(1, 7) + blob(b"kernel") + struct.pack("<III", 16, 1, 0)
            + struct.pack("<I", 8))
     + call(VAR_RESOLVE, u64(1) + blob(b"symbol"))
-    + call(LAUNCH_SYNC, u64(7) + struct.pack("<IIIIII", 1, 1, 1, 32, 1, 1) + u64(0, 0)
+    + call(LAUNCH, u64(7) + struct.pack("<IIIIII", 1, 1, 1, 32, 1, 1) + u64(0, 0)
            + blob(b"\0" * 16)),
     # A module announced at the session's 2 GiB limit whose bytes never come: the worker must
     # hold only what arrived (libFuzzer's malloc limit fails a reservation of the claimed size).

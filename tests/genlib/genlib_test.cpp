@@ -42,7 +42,8 @@ RunResult run(const std::string& command) {
   if (pipe == nullptr) return result;
   std::array<char, 4096> buffer;
   size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    result.output.append(buffer.data(), n);
   result.status = ::pclose(pipe);
   return result;
 }
@@ -102,8 +103,7 @@ TEST(GeneratedLibraryLedger, the_backend_counts_what_alloc_rows_allocate_and_fre
     ::setenv("GVIRTUS_CONFIG", backend.client_config_file().c_str(), 1);
     void* stub = ::dlopen(GVTEST_STUB, RTLD_NOW | RTLD_LOCAL);
     if (stub == nullptr) ::_exit(3);
-    auto gvt_malloc =
-        reinterpret_cast<decltype(&gvtMalloc)>(::dlsym(stub, "gvtMalloc"));
+    auto gvt_malloc = reinterpret_cast<decltype(&gvtMalloc)>(::dlsym(stub, "gvtMalloc"));
     auto gvt_free = reinterpret_cast<decltype(&gvtFree)>(::dlsym(stub, "gvtFree"));
     if (gvt_malloc == nullptr || gvt_free == nullptr) ::_exit(4);
     void* a = nullptr;

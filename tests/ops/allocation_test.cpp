@@ -116,7 +116,7 @@ TEST_F(AllocationLedger, failed_calls_and_other_calls_change_nothing) {
   free_call(Fn::cudaFree, 0);  // cudaFree(NULL)
   EXPECT_EQ(ledger_bytes(), 64u);
   // A memset of the allocation is no allocation.
-  run(Fn::cudaMemsetNoWait, 0, cudaSuccess, [](WireWriter& w) {
+  run(Fn::cudaMemset, 0, cudaSuccess, [](WireWriter& w) {
     put_value(w, reinterpret_cast<void*>(0x7000000));
     put_value(w, 0);
     put_value(w, size_t{64});

@@ -48,15 +48,17 @@ THE CALL TABLE (one per library; src/plugins/cudart/common/cudart_calls.txt is t
   <id> <kind> <mode> <function>(<params>)           # comments and blank lines are ignored
   id      the function id (low 16 bits of the call id); never reused: retire a row by leaving
           its id unused
-  kind    sync  - the stub waits for the reply (the call has outputs or its result matters now)
-          async - sent without waiting; a failure on the backend is the library's to report
-                  later (its last error, or a synchronising call), as a library reports its own
-                  asynchronous errors
+  kind    sync   - the stub waits for the reply (the call has outputs or its result matters now)
+          async  - sent ahead, without waiting; a failure on the backend is the library's to
+                   report later (its last error, or a synchronising call), as a library reports
+                   its own asynchronous errors
+          either - the hand-written stub of a wrapped or custom row chooses per call (a memset
+                   into memory the stub knows is sent ahead, one it cannot vouch for waits): one
+                   id, the frame's async flag says which
   mode    auto    - both sides generated from the parameters
-          wrapped - both sides generated, but the stub side is an internal sender
-                    (NAMESPACE::remote::NAME) that a hand-written export calls after translating
-                    its arguments; NAME=FUNCTION names a second row for one library function
-                    (e.g. one that waits and one that does not, chosen by the stub)
+          wrapped - both sides generated, but the stub side is an internal sender that a
+                    hand-written export calls after translating its arguments:
+                    NAMESPACE::remote::NAME waits, NAMESPACE::remote::ahead::NAME sends ahead
           custom  - hand-written on both sides; the id and the table hash still come from here
   params  the function's parameters as its header declares them, by name and in order, each with
           an annotation (the type may be spelled out too; it must then be the header's):
@@ -108,7 +110,7 @@ import sys
 from gen_common import write_if_changed
 from header_signatures import read_headers
 
-ROW = re.compile(r"^(\d+)\s+(sync|async)\s+(auto|wrapped|custom)\s+(\w+)(?:=(\w+))?\((.*)\)\s*$")
+ROW = re.compile(r"^(\d+)\s+(sync|async|either)\s+(auto|wrapped|custom)\s+(\w+)\((.*)\)\s*$")
 # A parameter: its direction, optionally the header's type spelled out, its name, and for arrays
 # and allocations an expression in brackets.
 PARAM = re.compile(r"^(inref|in|dev|destroy|create|out|kernel|string|alloc|free)\s+"
@@ -217,9 +219,8 @@ class Param:
 
 
 class Call:
-    def __init__(self, ident, kind, mode, name, real, params):
+    def __init__(self, ident, kind, mode, name, params):
         self.id, self.kind, self.mode, self.name, self.params = ident, kind, mode, name, params
-        self.real = real or name  # the library function the backend calls
 
 
 def split_params(text):
@@ -270,9 +271,9 @@ def check_param(where, param, d, kind, names):
         sys.exit(f"{where}: '{param.name}' returns a handle: annotate it create")
     if param.direction == "string" and param.element != "char":
         sys.exit(f"{where}: string '{param.name}' must be a const char*")
-    if kind == "async" and (param.direction in OUTPUT_DIRECTIONS
+    if kind in ("async", "either") and (param.direction in OUTPUT_DIRECTIONS
                             or (param.is_array and param.direction == "out")):
-        sys.exit(f"{where}: an async call cannot have outputs")
+        sys.exit(f"{where}: a call sent ahead (async, either) cannot have outputs")
 
 
 def parse(path, declarations, descriptor):
@@ -285,26 +286,26 @@ def parse(path, declarations, descriptor):
         m = ROW.match(line)
         if not m:
             sys.exit(f"{path}:{number}: cannot parse row: {line}")
-        ident, kind, mode, name, real, plist = int(m[1]), m[2], m[3], m[4], m[5], m[6].strip()
+        ident, kind, mode, name, plist = int(m[1]), m[2], m[3], m[4], m[5].strip()
         where = f"{path}:{number}"
-        if real and mode != "wrapped":
-            sys.exit(f"{where}: only a wrapped row may name another library function")
+        if kind == "either" and mode == "auto":
+            sys.exit(f"{where}: an auto row is sync or async; 'either' needs the hand-written "
+                     "stub of a wrapped or custom row to choose")
         if ident in ids or name in names:
             sys.exit(f"{where}: duplicate id {ident} or name {name}")
         ids.add(ident)
         names.add(name)
         params = []
-        real_name = real or name
         if mode != "custom":
-            declared = declarations.functions.get(real_name)
+            declared = declarations.functions.get(name)
             if declared is None:
-                sys.exit(f"{where}: {real_name} is declared in none of the headers")
+                sys.exit(f"{where}: {name} is declared in none of the headers")
             if declared.returns != descriptor.status:
-                sys.exit(f"{where}: {real_name} returns '{declared.returns}', not the "
+                sys.exit(f"{where}: {name} returns '{declared.returns}', not the "
                          f"library's status type '{descriptor.status}'")
             texts = split_params(plist)
             if len(texts) != len(declared.params):
-                sys.exit(f"{where}: {real_name} takes {len(declared.params)} parameters "
+                sys.exit(f"{where}: {name} takes {len(declared.params)} parameters "
                          f"in its header, the row names {len(texts)}")
             param_names = {t.name for t in declared.params}
             for text, truth in zip(texts, declared.params):
@@ -312,23 +313,23 @@ def parse(path, declarations, descriptor):
                 if not p:
                     sys.exit(f"{where}: cannot parse parameter '{text}'")
                 if p[3] != truth.name:
-                    sys.exit(f"{where}: parameter '{p[3]}' of {real_name} is "
+                    sys.exit(f"{where}: parameter '{p[3]}' of {name} is "
                              f"'{truth.name}' in its header")
                 if p[2] is not None and p[2].replace(" *", "*") != truth.ctype:
-                    sys.exit(f"{where}: parameter '{p[3]}' of {real_name} is "
+                    sys.exit(f"{where}: parameter '{p[3]}' of {name} is "
                              f"'{truth.ctype}' in its header, not '{p[2]}'")
                 param = Param(p[1], truth.ctype, p[3], p[4],
                               re.sub(r"^const\s+", "", truth.ctype) in declarations.enums)
                 check_param(where, param, descriptor, kind, param_names)
                 params.append(param)
-        calls.append(Call(ident, kind, mode, name, real, params))
+        calls.append(Call(ident, kind, mode, name, params))
     return calls
 
 
 def row_text(call):
     """A call as a fully spelled-out row: what the table hash covers, so that a stub and a backend
     built from different headers (a changed type) refuse each other like different tables."""
-    target = f"{call.name}={call.real}" if call.real != call.name else call.name
+    target = call.name
     params = "raw" if call.mode == "custom" else ", ".join(
         f"{p.direction} {p.ctype} {p.name}" + (f"[{p.expr}]" if p.expr else "")
         for p in call.params)
@@ -343,12 +344,18 @@ def table_hash(calls):
 
 def remote_declarations(calls, d):
     """The stub-side functions of "wrapped" rows, declared for the hand-written exports."""
-    lines = []
+    lines, ahead = [], []
     for c in calls:
         if c.mode == "wrapped":
             sig = ", ".join(f"{p.ctype} {p.name}" for p in c.params)
-            lines.append(f"{d.status} {c.name}({sig});")
-    return "\n".join(lines)
+            (ahead if c.kind == "async" else lines).append(f"{d.status} {c.name}({sig});")
+            if c.kind == "either":
+                ahead.append(f"{d.status} {c.name}({sig});")
+    text = "// Wait for the reply:\n" + "\n".join(lines)
+    if ahead:
+        text += ("\n\n// Sent ahead, without waiting (a failure is reported later):\n"
+                 "namespace ahead {\n" + "\n".join(ahead) + "\n}  // namespace ahead")
+    return text
 
 
 def enum_types(calls, declarations, d):
@@ -395,8 +402,6 @@ def enums_header(enums, d):
 
 def header(calls, digest, d):
     enum = "\n".join(f"  {c.name} = {c.id}," for c in calls)
-    kinds = "\n".join(f"    case Fn::{c.name}: return {'true' if c.kind == 'async' else 'false'};"
-                      for c in calls)
     names = "\n".join(f'    case Fn::{c.name}: return "{c.name}";' for c in calls)
     roles = "".join(f"    case Fn::{name}: return gvirtus::LastErrorRole::k{role.title()};\n"
                     for role, name in sorted(d.last_error.items()))
@@ -428,13 +433,6 @@ enum class Fn : uint16_t {{
 }};
 
 constexpr uint32_t call_id(Fn fn) {{ return make_call_id(kPluginId, static_cast<uint16_t>(fn)); }}
-
-constexpr bool is_async(Fn fn) {{
-  switch (fn) {{
-{kinds}
-  }}
-  return false;
-}}
 
 constexpr std::string_view name_of(Fn fn) {{
   switch (fn) {{
@@ -506,6 +504,21 @@ def stub_allocation_notes(c, d):
     return notes
 
 
+def stub_variants(c, d, sig):
+    """The stub functions of one row, each as (its first line, whether it sends ahead): an auto
+    row's export; a wrapped row's internal senders, not exported - the hand-written export of the
+    same name translates its arguments (a kernel's host function to the kernel's id) and calls
+    remote::NAME (waits) or remote::ahead::NAME (sends ahead), as its row's kind allows."""
+    if c.mode == "auto":
+        return [(f"{d.export_macro} {d.status} {c.name}({sig}) {{", c.kind == "async")]
+    variants = []
+    if c.kind in ("sync", "either"):
+        variants.append((f"{d.status} {d.namespace}::remote::{c.name}({sig}) {{", False))
+    if c.kind in ("async", "either"):
+        variants.append((f"{d.status} {d.namespace}::remote::ahead::{c.name}({sig}) {{", True))
+    return variants
+
+
 def stub(calls, d):
     out = [d.generated_by]
     out += [f'#include "{d.stub_include}"'] if d.stub_include else [stub_support(d)]
@@ -538,26 +551,22 @@ def stub(calls, d):
         # as the library answers an unknown value; the backend takes such a value as malformed.
         checks += [f"  if (!cr::enum_holds<{p.ctype}>(cr::enum_bits({p.name}))) return {d.invalid_value};"
                    for p in c.params if p.direction == "in" and p.is_enum]
-        if c.mode == "wrapped":
-            # Not exported: the hand-written export of the same name translates its arguments
-            # (a kernel's host function to the kernel's id) and calls this.
-            out.append(f'{d.status} {d.namespace}::remote::{c.name}({sig}) {{')
-        else:
-            out.append(f'{d.export_macro} {d.status} {c.name}({sig}) {{')
-        out += checks
         notes = stub_allocation_notes(c, d)
         returned = "const auto result =" if notes else "return"
-        if c.kind == "async":
-            out.append(f"  {returned} cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }});")
-        else:
-            out.append(f"  {returned} cr::remote_sync(\n      cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }},")
-            out.append(f"      [{captures}](WireReader& r) {{{''.join(decode)} }});")
-        if notes:
-            out.append(f"  if (result == {d.success}) {{")
-            out += notes
-            out += ["  }", "  return result;"]
-        out.append("}")
-        out.append("")
+        for head, ahead in stub_variants(c, d, sig):
+            out.append(head)
+            out += checks
+            if ahead:
+                out.append(f"  {returned} cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }});")
+            else:
+                out.append(f"  {returned} cr::remote_sync(\n      cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }},")
+                out.append(f"      [{captures}](WireReader& r) {{{''.join(decode)} }});")
+            if notes:
+                out.append(f"  if (result == {d.success}) {{")
+                out += notes
+                out += ["  }", "  return result;"]
+            out.append("}")
+            out.append("")
     return "\n".join(out)
 
 
@@ -685,7 +694,7 @@ def handler_case(c, d):
         if p.direction == "destroy":
             out.append(f"      auto {p.name}_release = release({p.name});")
     checks = [v for v in (vetting(p, d) for p in c.params) if v]
-    call = f"::{c.real}({', '.join(args)})"
+    call = f"::{c.name}({', '.join(args)})"
     if checks:
         out.append(f"      result = gvirtus::services::first_failure({d.success}, {', '.join(checks)});")
         out.append(f"      if (result == {d.success}) result = {call};")

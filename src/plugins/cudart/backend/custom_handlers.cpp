@@ -138,8 +138,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaMemcpy2D:
       result = run_memcpy_2d(in, out, false);
       return true;
-    case Fn::cudaMemcpy2DAsyncPush:
-    case Fn::cudaMemcpy2DAsyncPull:
+    case Fn::cudaMemcpy2DAsync:
       result = run_memcpy_2d(in, out, true);
       return true;
     case Fn::cudaModuleLoad:
@@ -152,14 +151,12 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       result = run_var_resolve(in, out);
       return true;
     case Fn::cudaLaunch:
-    case Fn::cudaLaunchSync:
       result = run_launch(in, out, false);
       return true;
     case Fn::cudaLaunchCooperative:
       result = run_launch(in, out, true);
       return true;
-    case Fn::cudaMemcpyAsyncPush:
-    case Fn::cudaMemcpyAsyncPull:
+    case Fn::cudaMemcpyAsync:
       result = run_memcpy(in, out, true);
       return true;
     case Fn::cudaHostRegisterShared:
@@ -171,8 +168,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaMemcpyShared:
       result = run_memcpy_shared(in, out, false);
       return true;
-    case Fn::cudaMemcpySharedAsyncPush:
-    case Fn::cudaMemcpySharedAsyncPull:
+    case Fn::cudaMemcpySharedAsync:
       result = run_memcpy_shared(in, out, true);
       return true;
     default:

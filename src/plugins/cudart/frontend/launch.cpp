@@ -56,7 +56,7 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
   if (surely_valid(*kernel, grid, block, shared_bytes)) {
     return remote_async(Fn::cudaLaunch, encode);
   }
-  return remote_sync(Fn::cudaLaunchSync, encode, [](WireReader&) {});
+  return remote_sync(Fn::cudaLaunch, encode, [](WireReader&) {});
 }
 
 // The kernel a cudaFunc*/occupancy call names, prepared; its id in `id`.

@@ -66,13 +66,12 @@ cudaError_t copy_chunks(const Chunk& whole) {
   if (!whole.waits()) {
     for (size_t k = 0; k < chunks; ++k) {
       const Chunk c = chunk(k);
-      const cudaError_t rc =
-          remote_async(Fn::cudaMemcpyAsyncPush, [&](WireWriter& w) { c.encode(w); });
+      const cudaError_t rc = remote_async(Fn::cudaMemcpyAsync, [&](WireWriter& w) { c.encode(w); });
       if (rc != cudaSuccess) return rc;
     }
     return cudaSuccess;
   }
-  const Fn fn = whole.stream == nullptr ? Fn::cudaMemcpy : Fn::cudaMemcpyAsyncPull;
+  const Fn fn = whole.stream == nullptr ? Fn::cudaMemcpy : Fn::cudaMemcpyAsync;
   std::optional<std::pair<Chunk, RemotePending>> in_flight;
   auto finish = [&]() {
     const Chunk& c = in_flight->first;
@@ -102,9 +101,9 @@ cudaError_t copy_shared(void* device, uint64_t offset, size_t count, cudaMemcpyK
   auto encode = [&](WireWriter& w) { put_shared_copy(w, device, offset, count, kind, stream); };
   if (stream == nullptr) return remote_sync(Fn::cudaMemcpyShared, encode, [](WireReader&) {});
   if (!within_device_allocation(device, count)) {
-    return remote_sync(Fn::cudaMemcpySharedAsyncPull, encode, [](WireReader&) {});
+    return remote_sync(Fn::cudaMemcpySharedAsync, encode, [](WireReader&) {});
   }
-  return remote_async(Fn::cudaMemcpySharedAsyncPush, encode);
+  return remote_async(Fn::cudaMemcpySharedAsync, encode);
 }
 
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,

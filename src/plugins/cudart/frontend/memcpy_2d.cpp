@@ -48,8 +48,8 @@ cudaError_t send_rows(const Copy2D& c, const cudaStream_t* stream) {
     }
   };
   if (stream == nullptr) return remote_sync(Fn::cudaMemcpy2D, encode, decode);
-  if (host_is_destination(c.kind)) return remote_sync(Fn::cudaMemcpy2DAsyncPull, encode, decode);
-  return remote_async(Fn::cudaMemcpy2DAsyncPush, encode);
+  if (host_is_destination(c.kind)) return remote_sync(Fn::cudaMemcpy2DAsync, encode, decode);
+  return remote_async(Fn::cudaMemcpy2DAsync, encode);
 }
 
 cudaError_t copy_2d(Copy2D c, const cudaStream_t* stream) {

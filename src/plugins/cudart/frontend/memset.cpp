@@ -31,7 +31,7 @@ namespace cr = gvirtus::cudart;
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemset(void* ptr, int value, size_t count) {
   if (count > 0 && cr::within_device_allocation(ptr, count)) {
-    return cr::remote::cudaMemsetNoWait(ptr, value, count);
+    return cr::remote::ahead::cudaMemset(ptr, value, count);
   }
   return cr::remote::cudaMemset(ptr, value, count);
 }
@@ -39,16 +39,16 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemset(void* ptr, int value, size_t count)
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemsetAsync(void* ptr, int value, size_t count,
                                                   cudaStream_t stream) {
   if (count > 0 && cr::within_device_allocation(ptr, count)) {
-    return cr::remote::cudaMemsetAsync(ptr, value, count, stream);
+    return cr::remote::ahead::cudaMemsetAsync(ptr, value, count, stream);
   }
-  return cr::remote::cudaMemsetAsyncWait(ptr, value, count, stream);
+  return cr::remote::cudaMemsetAsync(ptr, value, count, stream);
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemset2D(void* ptr, size_t pitch, int value, size_t width,
                                                size_t height) {
   const size_t span = cr::span_2d(pitch, width, height);
   if (span > 0 && cr::within_device_allocation(ptr, span)) {
-    return cr::remote::cudaMemset2DNoWait(ptr, pitch, value, width, height);
+    return cr::remote::ahead::cudaMemset2D(ptr, pitch, value, width, height);
   }
   return cr::remote::cudaMemset2D(ptr, pitch, value, width, height);
 }
@@ -58,7 +58,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemset2DAsync(void* ptr, size_t pitch, int
                                                     cudaStream_t stream) {
   const size_t span = cr::span_2d(pitch, width, height);
   if (span > 0 && cr::within_device_allocation(ptr, span)) {
-    return cr::remote::cudaMemset2DAsync(ptr, pitch, value, width, height, stream);
+    return cr::remote::ahead::cudaMemset2DAsync(ptr, pitch, value, width, height, stream);
   }
-  return cr::remote::cudaMemset2DAsyncWait(ptr, pitch, value, width, height, stream);
+  return cr::remote::cudaMemset2DAsync(ptr, pitch, value, width, height, stream);
 }
