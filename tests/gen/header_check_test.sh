@@ -3,7 +3,8 @@
 # cudart descriptor) and refuses a table that disagrees with them: a function no header declares,
 # a parameter named otherwise or missing, a type spelled otherwise. A row that spells its types
 # out generates exactly what the same row with directions only does (the table hash included).
-# And a descriptor that lacks a field is refused naming it.
+# Annotations that do not fit (a create of no handle, a length naming no parameter, ...) are
+# refused naming the row. And a descriptor that lacks a field is refused naming it.
 #   header_check_test.sh PYTHON GENERATOR DESCRIPTOR CXX CUDA_INCLUDE PYTHONPATH
 set -euo pipefail
 PYTHON=$1 GEN=$2 DESCRIPTOR=$3 CXX=$4 INCLUDE=$5
@@ -36,6 +37,21 @@ expect_refusal missing_parameter "1 sync auto cudaMemGetInfo(out free)" \
   "cudaMemGetInfo takes 2 parameters in its header, the row names 1"
 expect_refusal other_type "1 sync auto cudaGetDeviceCount(out long* count)" \
   "parameter 'count' of cudaGetDeviceCount is 'int*' in its header, not 'long*'"
+# Annotations that do not fit the parameter or the row.
+expect_refusal create_not_a_handle "1 sync auto cudaGetDeviceCount(create count)" \
+  "create 'count' must point to a handle kind of the descriptor"
+expect_refusal handle_as_plain_out "1 sync auto cudaStreamCreate(out pStream)" \
+  "'pStream' returns a handle: annotate it create"
+expect_refusal unknown_length "1 sync auto cudaDeviceGetPCIBusId(out pciBusId[size], in len, in device)" \
+  "'size' in [size] is not a parameter of the call"
+expect_refusal alloc_without_bytes "1 sync auto cudaMalloc(alloc devPtr, in size)" \
+  "alloc 'devPtr' needs its bytes"
+expect_refusal destroy_not_destroyable "1 sync auto cudaMemPoolTrimTo(destroy memPool, in minBytesToKeep)" \
+  "only a destroyable handle can be destroyed"
+expect_refusal auto_either "1 either auto cudaDeviceSynchronize()" \
+  "an auto row is sync or async"
+expect_refusal outputs_sent_ahead "1 async auto cudaGetDeviceCount(out count)" \
+  "a call sent ahead (async, either) cannot have outputs"
 
 mkdir -p "$WORK/spelled" "$WORK/directions"  # same file name: it is named in what is generated
 printf '%s\n' "1 sync auto cudaMemGetInfo(out size_t* free, out size_t* total)" \
