@@ -21,6 +21,7 @@
 #include "protocol/status.h"
 #include "session/probe_calls.h"
 #include "support/backend_process.h"
+#include "support/core_calls.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -95,14 +96,6 @@ int open_plugin(void* library, const char* name, uint16_t id, uint64_t hash, uin
   char go;
   (void)!::read(wait_for, &go, 1);  // the test has looked at the backend
   ::_exit(0);
-}
-
-BackendStatus status_of(const BackendProcess& backend) {
-  Client client(backend.client_config(), {});
-  BackendStatus status;
-  client.call(core::call_id(core::Fn::kStatus), {},
-              [&](WireReader& in) { status = decode_backend_status(in); });
-  return status;
 }
 
 TEST(SessionSharing, a_stub_loaded_after_the_first_calls_joins_the_same_session_and_worker) {

@@ -17,6 +17,14 @@ bool ping(Client& client, const std::string& text) {
   return same;
 }
 
+BackendStatus status_of(const BackendProcess& backend) {
+  Client client(backend.client_config(), {});
+  BackendStatus status;
+  client.call(core::call_id(core::Fn::kStatus), {},
+              [&](WireReader& in) { status = decode_backend_status(in); });
+  return status;
+}
+
 ErrorKind error_of(const std::function<void()>& f) {
   try {
     f();
