@@ -20,7 +20,8 @@ DESCRIPTOR is a JSON file (src/plugins/cudart/common/cudart_descriptor.json is t
   handles         {TYPE: {"destroyable": bool}}: the library's handle kinds; an input handle is
                   vetted against the session's table, an output one adopted into it when the
                   call succeeds, and a destroyable one may be named "gone" (the call destroys it)
-(gen_common.Descriptor reads the file.)
+  exports         what the stub library exports: read by gen_exports.py, documented there
+(gen_common.Descriptor reads the file, for both generators.)
 
 and writes into OUT_DIR, for library L:
   L_calls.h          function ids, the table hash, the plugin identity and the status values
