@@ -1,5 +1,98 @@
-"""Helpers shared by the generators in tools/gen."""
+"""Helpers shared by the generators in tools/gen: their common arguments, the library descriptor
+and file writing."""
+import argparse
+import json
 import os
+import re
+import sys
+
+
+def arguments(usage):
+    """The arguments of every generator, DESCRIPTOR OUT_DIR --cxx COMPILER --include DIR..., the
+    headers read through COMPILER's preprocessor with the include directories DIR."""
+    parser = argparse.ArgumentParser(usage=usage)
+    parser.add_argument("descriptor")
+    parser.add_argument("out_dir")
+    parser.add_argument("--cxx", required=True)
+    parser.add_argument("--include", action="append", required=True)
+    return parser
+
+
+class Descriptor:
+    """What is particular to one library: its descriptor, a JSON file documented in gen_calls.py
+    (and its "exports" object in gen_exports.py). A missing or misstated field stops the
+    generator, naming the file and the field."""
+
+    def __init__(self, path):
+        self.path = path
+        with open(path) as f:
+            d = json.load(f)
+        try:
+            self.library = d["library"]
+            self.plugin_id = int(d["plugin_id"])
+            self.namespace = d["namespace"]
+            self.table = self.relative(d["table"])
+            self.headers = list(d["headers"])
+            self.status = d["status"]["type"]
+            self.success = d["status"]["success"]
+            self.lost = d["status"]["lost"]
+            self.invalid_value = d["status"]["invalid_value"]
+            self.invalid_handle = d["status"].get("invalid_handle")
+            self.export_macro = d.get("export_macro",
+                                      'extern "C" __attribute__((visibility("default")))')
+            self.stub_include = d.get("stub_include")
+            self.handlers_includes = list(d.get("handlers_includes", []))
+            self.handles = {t: Handle(t, h) for t, h in d.get("handles", {}).items()}
+            self.handle_owner = d.get("handle_owner")
+            pointers = d.get("device_pointers", {})
+            self.vet_pointer = pointers.get("vet", "ledger")
+            self.pointer_structs = dict(pointers.get("structs", {}))
+            self.last_error = dict(d.get("last_error", {}))
+            self.extra_enums = list(d.get("enums", []))
+            hooks = d.get("allocation_hooks", {})
+            self.note_allocated = hooks.get("allocated")
+            self.note_freed = hooks.get("freed")
+        except (KeyError, TypeError, ValueError) as e:
+            sys.exit(f"{path}: the descriptor lacks or misstates {e}")
+        if not 0 < self.plugin_id < 65536:
+            sys.exit(f"{path}: plugin_id {self.plugin_id} is not in 1..65535")
+        if self.handles and not self.invalid_handle:
+            sys.exit(f"{path}: a library with handles needs status.invalid_handle")
+        if bool(self.stub_include) != bool(self.handlers_includes):
+            sys.exit(f"{path}: stub_include and handlers_includes go together (hand-written code "
+                     "on both sides) or are both left out (the library generated whole)")
+        if set(self.last_error) - {"take", "peek"}:
+            sys.exit(f"{path}: last_error names only 'take' and 'peek'")
+        self.exports = d.get("exports")  # read by gen_exports.py, which checks it
+
+    def relative(self, path):
+        """PATH, given relative to the descriptor, as a path from here."""
+        return os.path.join(os.path.dirname(self.path), path)
+
+    @property
+    def whole(self):
+        """Generated whole: no hand-written code on either side."""
+        return not self.stub_include
+
+
+
+
+
+
+
+class Handle:
+    """One of the library's handle kinds (descriptor: handles)."""
+
+    def __init__(self, ctype, spec):
+        self.ctype = ctype
+        self.name = spec.get("name", ctype)
+        self.destroyable = bool(spec.get("destroyable", False))
+        self.predefined = list(spec.get("predefined", []))
+
+    @property
+    def camel(self):
+        """The name in C++ identifiers: "memory pool" -> MemoryPool."""
+        return "".join(w[:1].upper() + w[1:] for w in re.split(r"[^A-Za-z0-9]+", self.name) if w)
 
 
 def write_if_changed(path, text):
