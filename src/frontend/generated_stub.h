@@ -11,6 +11,7 @@
 // Reply payload of every generated call: i32 status, then the call's outputs.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -124,5 +125,16 @@ class Library {
 
   Statuses statuses_;
 };
+
+// What an export of a library generated whole calls when its stub does not implement it (the
+// descriptor's exports.not_supported; gen_exports.py writes the calls): logs its name once and
+// returns kStatus.
+template <int kStatus>
+int not_supported(const char* name, std::atomic<bool>& logged) {
+  if (!logged.exchange(true)) {
+    GVIRTUS_LOG(kWarning) << name << " is not supported by the gvirtus stub";
+  }
+  return kStatus;
+}
 
 }  // namespace gvirtus::stub

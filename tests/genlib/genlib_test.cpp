@@ -15,7 +15,9 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "common/wire.h"
@@ -75,6 +77,25 @@ TEST_P(GeneratedLibrary, an_application_prints_the_same_natively_and_remoted) {
 INSTANTIATE_TEST_SUITE_P(Transports, GeneratedLibrary,
                          ::testing::Values(TestTransport::tcp, TestTransport::shm),
                          [](const auto& info) { return std::string(to_string(info.param)); });
+
+// The stub exports every function of gvtest.h, each remote, under its version node.
+TEST(GeneratedLibraryExports, every_function_of_the_header_is_exported_remote_and_versioned) {
+  std::ifstream coverage(GVTEST_COVERAGE);
+  ASSERT_TRUE(coverage) << GVTEST_COVERAGE;
+  std::stringstream text;
+  text << coverage.rdbuf();
+  EXPECT_NE(text.str().find("17 exports: 17 remote, 0 local, 0 not supported."), std::string::npos)
+      << text.str();
+  void* stub = ::dlopen(GVTEST_STUB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(stub, nullptr) << ::dlerror();
+  for (const char* name :
+       {"gvtGetVersion", "gvtBagCreate", "gvtBagDestroy", "gvtBagAdd", "gvtBagSum", "gvtBagSorted",
+        "gvtBagPush", "gvtGetLastError", "gvtPeekAtLastError", "gvtLabelCreate", "gvtLabelDestroy",
+        "gvtLabelGet", "gvtLabelFind", "gvtMalloc", "gvtFree", "gvtMemset", "gvtMemRead"}) {
+    EXPECT_NE(::dlvsym(stub, name, "GVTEST_1"), nullptr) << name;
+  }
+  ::dlclose(stub);
+}
 
 uint64_t allocated_by(const BackendProcess& backend, pid_t pid, std::string* plugins) {
   for (const SessionStatus& s : status_of(backend).sessions) {

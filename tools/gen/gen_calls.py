@@ -729,6 +729,7 @@ def main():
     options = arguments(__doc__).parse_args()
     d = Descriptor(options.descriptor)
     found = declarations(d.headers, options.include, options.cxx)
+    calls = parse(d.table, found, d)
     out_dir, lib = options.out_dir, d.library
     os.makedirs(out_dir, exist_ok=True)
 
