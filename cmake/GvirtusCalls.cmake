@@ -1,12 +1,14 @@
-# gvirtus_generate_calls(NAME DESCRIPTOR OUT_DIR INCLUDE_DIRS DEPENDS [HEADERS...])
+# gvirtus_generate_calls(NAME [WHOLE] [REAL_LIBRARY] DESCRIPTOR d OUT_DIR o INCLUDE_DIRS i...
+#                        [DEPENDS files...])
 #   Runs tools/gen/gen_calls.py for one library: its descriptor, call table and real headers
 #   (found in INCLUDE_DIRS) generate both sides into OUT_DIR. Defines the target gvirtus-NAME-generated
 #   and sets NAME_GENERATED_FILES in the caller's scope: the generated files, as the generator
 #   writes them for a library with hand-written code (cudart) or generated whole (a library
-#   without stub_include gets L_plugin.cpp too).
+#   without stub_include gets L_plugin.cpp too: WHOLE; one whose descriptor names real_library
+#   gets L_real.h and L_real.cpp: REAL_LIBRARY).
 #   Needs GVIRTUS_PYTHONPATH (the generators' Python packages; src/plugins/cudart checks it).
 function(gvirtus_generate_calls name)
-  cmake_parse_arguments(G "WHOLE" "DESCRIPTOR;OUT_DIR" "INCLUDE_DIRS;DEPENDS" ${ARGN})
+  cmake_parse_arguments(G "WHOLE;REAL_LIBRARY" "DESCRIPTOR;OUT_DIR" "INCLUDE_DIRS;DEPENDS" ${ARGN})
   get_filename_component(descriptor_dir ${G_DESCRIPTOR} DIRECTORY)
   file(READ ${G_DESCRIPTOR} descriptor_text)
   string(JSON table GET ${descriptor_text} table)
@@ -16,6 +18,9 @@ function(gvirtus_generate_calls name)
   endforeach()
   if(G_WHOLE)
     list(APPEND files ${G_OUT_DIR}/${name}_plugin.cpp)
+  endif()
+  if(G_REAL_LIBRARY)
+    list(APPEND files ${G_OUT_DIR}/${name}_real.h ${G_OUT_DIR}/${name}_real.cpp)
   endif()
   set(include_args)
   foreach(dir ${G_INCLUDE_DIRS})

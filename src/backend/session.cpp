@@ -156,7 +156,16 @@ class Session {
                                                    "\": a session opens at most " +
                                                    std::to_string(kMaxOpenPlugins) + " plugins");
     }
-    add_session_locked(ref.id, plugin->open_session(info_));
+    // A plugin that cannot open here (the library it runs calls on is absent, say) is refused
+    // like any other, naming it and why; the session goes on without it.
+    std::unique_ptr<PluginSession> opened;
+    try {
+      opened = plugin->open_session(info_);
+    } catch (const Error& e) {
+      return std::pair(e.kind() == ErrorKind::kInvalidInput ? ErrorKind::kFailed : e.kind(),
+                       "plugin \"" + ref.name + "\" cannot open a session: " + e.what());
+    }
+    add_session_locked(ref.id, std::move(opened));
     publish_current_session_plugins(plugin_names_locked());
     return std::nullopt;
   }

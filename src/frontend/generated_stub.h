@@ -6,7 +6,8 @@
 // when the library is loaded (join_session) and makes its calls. call() and send() convert every
 // gvirtus failure into the library's own status, once, so no exception ever crosses the stub's C
 // ABI: a lost or unreachable backend, or a reply that cannot be read, is the descriptor's "lost"
-// status; anything else (a call the backend does not serve) its "invalid value" status.
+// status; a plugin or call the backend does not serve its "not supported" status; anything else
+// its "invalid value" status.
 //
 // Reply payload of every generated call: i32 status, then the call's outputs.
 #pragma once
@@ -66,6 +67,7 @@ class Library {
     Status success;
     Status lost;           // the backend is lost or unreachable
     Status invalid_value;  // the call could not be made as asked
+    Status not_supported;  // the backend does not serve the call or the plugin
   };
 
   Library(const PluginIdentity& identity, const char* (*name_of)(uint16_t), Statuses statuses)
@@ -118,6 +120,8 @@ class Library {
       case ErrorKind::kOverloaded:
       case ErrorKind::kInvalidInput:  // a reply we cannot read: the session is not to be trusted
         return statuses_.lost;
+      case ErrorKind::kUnimplemented:  // the plugin refused (its library absent), or the call
+        return statuses_.not_supported;
       default:
         return statuses_.invalid_value;
     }

@@ -51,10 +51,19 @@ RunResult run(const std::string& command) {
   return result;
 }
 
+// A backend serving gvtest, whose plugin finds the real libgvtest.so.1 through LD_LIBRARY_PATH.
+BackendOptions gvtest_backend(TestTransport transport = TestTransport::tcp) {
+  BackendOptions options;
+  options.plugins = R"(["gvtest"])";
+  options.transport = transport;
+  options.exec_prefix = {"env", std::string("LD_LIBRARY_PATH=") + GVTEST_REAL_DIR};
+  return options;
+}
+
 class GeneratedLibrary : public ::testing::TestWithParam<TestTransport> {};
 
 TEST_P(GeneratedLibrary, an_application_prints_the_same_natively_and_remoted) {
-  BackendProcess backend("", R"(["gvtest"])", GetParam());
+  BackendProcess backend(gvtest_backend(GetParam()));
   const RunResult native =
       run(std::string("LD_LIBRARY_PATH=") + GVTEST_REAL_DIR + " " + GVTEST_APP + " 2>&1");
   ASSERT_EQ(native.status, 0) << native.output;
@@ -108,7 +117,7 @@ uint64_t allocated_by(const BackendProcess& backend, pid_t pid, std::string* plu
 }
 
 TEST(GeneratedLibraryLedger, the_backend_counts_what_alloc_rows_allocate_and_free_rows_free) {
-  BackendProcess backend("", R"(["gvtest"])");
+  BackendProcess backend(gvtest_backend());
   int to_test[2], to_app[2];
   ASSERT_EQ(::pipe(to_test), 0);
   ASSERT_EQ(::pipe(to_app), 0);
@@ -149,10 +158,35 @@ TEST(GeneratedLibraryLedger, the_backend_counts_what_alloc_rows_allocate_and_fre
   for (int fd : {to_test[0], to_test[1], to_app[0], to_app[1]}) ::close(fd);
 }
 
+// A backend machine without the real library refuses the plugin, naming the library; the stub's
+// calls answer the descriptor's "not supported" status (gvtest has none of its own: its invalid
+// value), and the application's log says why.
+TEST(GeneratedLibraryAbsent, the_plugin_is_refused_naming_the_library_it_runs_on) {
+  BackendOptions options = gvtest_backend();
+  options.exec_prefix = {"env", "LD_LIBRARY_PATH=/nonexistent"};
+  BackendProcess backend(options);
+  std::string message;
+  try {
+    Client client(backend.client_config(), {to_ref(gt::kIdentity)});
+    client.connect();
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("plugin \"gvtest\" cannot open a session"), std::string::npos) << message;
+  EXPECT_NE(message.find("libgvtest.so.1"), std::string::npos) << message;
+
+  const RunResult remoted = run("GVIRTUS_CONFIG=" + backend.client_config_file() +
+                                " LD_LIBRARY_PATH=" + GVTEST_STUB_DIR + " " + GVTEST_APP + " 2>&1");
+  EXPECT_NE(remoted.status, 0);
+  EXPECT_NE(remoted.output.find("version: 1\n"), std::string::npos) << remoted.output;
+  EXPECT_NE(remoted.output.find("libgvtest.so.1"), std::string::npos)
+      << "the application's log names the missing library: " << remoted.output;
+}
+
 // A client that speaks the gvtest table but sends what no stub would.
 class HostileGenerated : public ::testing::Test {
  protected:
-  HostileGenerated() : backend_("", R"(["gvtest"])") {}
+  HostileGenerated() : backend_(gvtest_backend()) {}
 
   Client client() { return Client(backend_.client_config(), {to_ref(gt::kIdentity)}); }
 

@@ -11,11 +11,12 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
   namespace       the C++ namespace of both sides ("gvirtus::cudart")
   table           its call table, relative to the descriptor (format: the table's own header)
   headers         the library's headers, whose declarations give every parameter's type
-  status          {"type", "success", "lost", "invalid_value", "invalid_handle"}: the status
-                  type every call returns, its success value, what a call returns when the
-                  backend is lost, what one returns for an argument the stub refuses itself (an
-                  enum out of range, an array over the limit), and what a handle the session
-                  does not hold gets (needed when the library has handles)
+  status          {"type", "success", "lost", "invalid_value", "invalid_handle",
+                  "not_supported"}: the status type every call returns, its success value, what
+                  a call returns when the backend is lost, what one returns for an argument the
+                  stub refuses itself (an enum out of range, an array over the limit), what a
+                  handle the session does not hold gets (needed when the library has handles),
+                  and what a call the backend does not serve returns (default: invalid_value)
   export_macro    what marks a function the stub library exports (default: extern "C" with
                   default visibility)
   exports         what the stub library exports: read by gen_exports.py, documented there
@@ -32,6 +33,11 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   pointer is vetted - "ledger" (default): it must lie in an allocation the
                   session's "alloc" calls recorded; FUNCTION(pointer) returns a status - and the
                   structs that carry a device pointer in FIELD (cudaPitchedPtr: ptr)
+  real_library    the soname the backend runs the calls on ("libcuda.so.1"), opened with dlopen
+                  in the worker when a session opens the plugin, so a backend machine without it
+                  refuses the plugin naming it (and the daemon never loads it); without it, the
+                  plugin links the library. status.not_supported (default: invalid_value) is what
+                  a call of a function the library lacks returns
   last_error      {"take": FUNCTION, "peek": FUNCTION}: the library's last-error calls, which
                   report the session's pending refusals (backend/services/rejections.h)
   enums           enum types the hand-written code checks too, beyond those the rows use
@@ -98,6 +104,7 @@ and writes into OUT_DIR, for library L:
   L_handlers.cpp     the backend's decoding, vetting, real call and reply of every non-custom
                      call, with what it does to the session's handles and allocations
   L_plugin.cpp       for a library generated whole: the backend plugin
+  L_real.h, L_real.cpp  with real_library: the library opened in the worker, its functions
   L_remote.txt       the names the stub implements remotely (for the coverage list)
 Files are rewritten only when their content changes, so builds stay incremental.
 (gen_common.Descriptor reads the descriptor, for both generators.)
@@ -361,6 +368,7 @@ namespace {d.namespace} {{
 inline constexpr {d.status} kSuccess = {d.success};
 inline constexpr {d.status} kBackendLost = {d.lost};
 inline constexpr {d.status} kInvalidValue = {d.invalid_value};
+inline constexpr {d.status} kNotSupported = {d.not_supported};
 
 inline constexpr uint16_t kPluginId = {d.plugin_id};
 inline constexpr uint64_t kTableHash = 0x{digest:016x}ull;
@@ -406,7 +414,7 @@ namespace {{
 // Joins the process's session when the stub is loaded (or at its first connection).
 const gvirtus::stub::Library<{d.status}> library(
     kIdentity, [](uint16_t f) {{ return name_of(Fn(f)).data(); }},
-    {{kSuccess, kBackendLost, kInvalidValue}});
+    {{kSuccess, kBackendLost, kInvalidValue, kNotSupported}});
 
 {d.status} remote_sync(Fn fn, gvirtus::stub::Encoder encode, gvirtus::stub::Decoder decode) {{
   return library.call(call_id(fn), encode, decode);
@@ -632,7 +640,11 @@ def handler_case(c, d):
         if p.direction == "destroy":
             out.append(f"      auto {p.name}_release = release({p.name});")
     checks = [v for v in (vetting(p, d) for p in c.params) if v]
-    call = f"::{c.name}({', '.join(args)})"
+    call = (f"real().{c.name}({', '.join(args)})" if d.real_library
+            else f"::{c.name}({', '.join(args)})")
+    if d.real_library:
+        # An older library may lack the function: the call is not supported, as natively.
+        checks.append(f"(real().{c.name} != nullptr ? {d.success} : {d.not_supported})")
     if checks:
         out.append(f"      result = gvirtus::services::first_failure({d.success}, {', '.join(checks)});")
         out.append(f"      if (result == {d.success}) result = {call};")
@@ -662,9 +674,83 @@ def handler_case(c, d):
     return out
 
 
+def real_library_header(calls, d):
+    """The library the backend runs the calls on, opened in the worker (descriptor: real_library)."""
+    members = "\n".join(f"  decltype(&::{c.name}) {c.name} = nullptr;"
+                         for c in calls if c.mode != "custom")
+    return f"""{generated_by(d)}
+// {d.real_library}, the library the {d.library} backend runs its calls on, opened with dlopen in
+// the session's worker when the plugin's session opens (the daemon never loads it). A function
+// the library lacks (an older version) stays null, and its calls are not supported.
+#pragma once
+
+{"".join(f"#include <{h}>{chr(10)}" for h in d.headers)}
+namespace {d.namespace} {{
+
+struct RealLibrary {{
+{members}
+}};
+
+// Opens {d.real_library} once per process and resolves its functions; throws
+// Error{{kUnimplemented}} naming the library and the loader's reason when it cannot be opened.
+const RealLibrary& open_real_library();
+// The opened library (open_real_library() first).
+const RealLibrary& real();
+
+}}  // namespace {d.namespace}
+"""
+
+
+def real_library_source(calls, d):
+    resolves = "\n".join(f'    resolve(library.{c.name}, "{c.name}");'
+                          for c in calls if c.mode != "custom")
+    return f"""{generated_by(d)}
+#include <dlfcn.h>
+
+#include <string>
+
+#include "common/error.h"
+#include "{d.library}_real.h"
+
+namespace {d.namespace} {{
+namespace {{
+
+RealLibrary library;
+void* handle = nullptr;
+
+template <typename Function>
+void resolve(Function& function, const char* name) {{
+  function = reinterpret_cast<Function>(::dlsym(handle, name));
+}}
+
+}}  // namespace
+
+const RealLibrary& open_real_library() {{
+  if (handle != nullptr) return library;
+  handle = ::dlopen("{d.real_library}", RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {{
+    const char* why = ::dlerror();
+    gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
+                   std::string("the {d.library} plugin runs its calls on {d.real_library}, which "
+                               "this backend machine cannot load: ") +
+                       (why != nullptr ? why : "unknown reason"));
+  }}
+{resolves}
+  return library;
+}}
+
+const RealLibrary& real() {{
+  return library;
+}}
+
+}}  // namespace {d.namespace}
+"""
+
+
 def handlers(calls, d):
     includes = d.handlers_includes if not d.whole else []
-    out = [generated_by(d)] + [f'#include "{h}"' for h in includes] + [
+    real = [f'#include "{d.library}_real.h"'] if d.real_library else []
+    out = [generated_by(d)] + [f'#include "{h}"' for h in includes] + real + [
            f'#include "{d.library}_enums.h"', f'#include "{d.library}_vetting.h"',
            '#include "common/call_marshal.h"', "",
            f"namespace {d.namespace} {{", "",
@@ -688,6 +774,7 @@ def plugin(d):
 #include "backend/plugin.h"
 #include "backend/plugin_export.h"
 #include "{d.library}_vetting.h"
+{f'#include "{d.library}_real.h"' if d.real_library else ""}
 
 namespace {d.namespace} {{
 
@@ -713,7 +800,7 @@ class GeneratedPlugin final : public gvirtus::BackendPlugin {{
  public:
   gvirtus::PluginIdentity identity() const override {{ return kIdentity; }}
   std::unique_ptr<gvirtus::PluginSession> open_session(const gvirtus::SessionInfo& session) override {{
-    gvirtus::services::session_services().reset(session.device_bytes);  // one session per worker process
+{"    open_real_library();  // refuses the session, naming the library, when it is absent" + chr(10) if d.real_library else ""}    gvirtus::services::session_services().reset(session.device_bytes);  // one session per worker process
     return std::make_unique<GeneratedSession>();
   }}
 }};
@@ -749,6 +836,9 @@ def main():
     write("handlers.cpp", handlers(calls, d))
     if d.whole:
         write("plugin.cpp", plugin(d))
+    if d.real_library:
+        write("real.h", real_library_header(calls, d))
+        write("real.cpp", real_library_source(calls, d))
     write("remote.txt", "".join(f"{c.name} remote\n" for c in calls))
 
 

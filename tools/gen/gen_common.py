@@ -49,6 +49,8 @@ class Descriptor:
             self.pointer_structs = dict(pointers.get("structs", {}))
             self.last_error = dict(d.get("last_error", {}))
             self.extra_enums = list(d.get("enums", []))
+            self.real_library = d.get("real_library")
+            self.not_supported = d["status"].get("not_supported", self.invalid_value)
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")
             self.note_freed = hooks.get("freed")
