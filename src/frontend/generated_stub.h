@@ -132,7 +132,8 @@ class Library {
 
 // What an export of a library generated whole calls when its stub does not implement it (the
 // descriptor's exports.not_supported; gen_exports.py writes the calls): logs its name once and
-// returns kStatus.
+// returns kStatus. The generated file cannot include the library's header (its prototypes would
+// clash with the parameterless definitions), so kStatus is the status's number.
 template <int kStatus>
 int not_supported(const char* name, std::atomic<bool>& logged) {
   if (!logged.exchange(true)) {

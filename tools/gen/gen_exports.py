@@ -18,7 +18,9 @@ DESCRIPTOR is the library's JSON descriptor (gen_calls.py documents its other fi
                     themselves declare (not what they include), for a library of our own;
                     type_headers must include them (as the default does)
   version_node      the version node every export is put under ("libcudart.so.13"); required
-                    for "headers", and for "library" it must be the reference's one node if given
+                    for "headers", and for "library" it must be the reference's one node if given;
+                    a reference whose exports are unversioned (NVIDIA's libcuda.so.1) makes a
+                    version script without a node (exports unversioned too)
   vendor            who makes the reference library ("NVIDIA"), for the generated text; required
                     for "library"
   type_headers      the headers whose declarations give each export's return type, wider than
@@ -123,7 +125,8 @@ def run(*args):
 
 
 def reference_exports(nm, lib):
-    """{name: (kind, size)} of LIB's defined dynamic symbols, and their one version node."""
+    """{name: (kind, size)} of LIB's defined dynamic symbols, and their one version node, or None
+    when no export is versioned (NVIDIA's libcuda.so.1)."""
     exports, nodes = {}, set()
     for line in run(nm, "-D", "--defined-only", "-S", lib).splitlines():
         fields = line.split()
@@ -131,13 +134,14 @@ def reference_exports(nm, lib):
         if kind == "A":
             continue  # the version node itself, which the version script recreates
         name, _, node = symbol.partition("@@")
-        if not node:
+        if "@" in name:
             sys.exit(f"{lib}: {symbol} is not a default-versioned export; the map cannot say so")
-        nodes.add(node)
+        nodes.add(node or None)
         size = int(fields[1], 16) if len(fields) == 4 else 0
         exports[name] = ("function" if kind in "TtWwi" else "data", size)
     if len(nodes) != 1:
-        sys.exit(f"{lib}: expected one version node, found {sorted(nodes)}")
+        sys.exit(f"{lib}: expected its exports all versioned under one node or all unversioned, "
+                 f"found {sorted(str(n) for n in nodes)}")
     return exports, nodes.pop()
 
 
@@ -300,10 +304,13 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     outputs = [os.path.join(args.out_dir, name)
                for name in (f"{lib}_not_supported.cpp", f"lib{lib}.map", f"{lib}-coverage.md")]
-    write_if_changed(outputs[0], not_supported_tu(d, spec, node, exports, missing, decls))
+    # What the texts call the reference: its version node, or its file for unversioned exports.
+    named = node or (os.path.basename(args.reference) if args.reference else lib)
+    write_if_changed(outputs[0], not_supported_tu(d, spec, named, exports, missing, decls))
     names = "".join(f"    {n};\n" for n in sorted(exports))
-    write_if_changed(outputs[1], f"{node} {{\n  global:\n{names}  local: *;\n}};\n")
-    write_if_changed(outputs[2], coverage(d, spec, node, exports, kinds, args.refresh_target))
+    # Unversioned exports (a reference without version nodes) get an anonymous version script.
+    write_if_changed(outputs[1], f"{node + ' ' if node else ''}{{\n  global:\n{names}  local: *;\n}};\n")
+    write_if_changed(outputs[2], coverage(d, spec, named, exports, kinds, args.refresh_target))
     if args.depfile:
         read = [d.path] + ([spec.local_calls] if spec.local_calls else []) + decls.files
         write_if_changed(args.depfile, f"{outputs[0]}: " +

@@ -59,15 +59,32 @@ def require_parser():
                  "build/tools/python (or: python3 -m pip install cxxheaderparser)")
 
 
+def without_system_headers(text):
+    """The preprocessed text less what came from system headers (line markers with flag 3: the C
+    library's, the compiler's): their GNU extensions (__asm redirects, attributes) are nothing a
+    library's declarations need - an unknown type name parses as a type - and more than the parser
+    takes. Line markers stay, so every declaration keeps its file."""
+    kept, system = [], False
+    for line in text.splitlines(keepends=True):
+        if line.startswith("# "):
+            flags = line.split('"')[-1].split()
+            system = "3" in flags
+            kept.append(line)
+        elif not system:
+            kept.append(line)
+    return "".join(kept)
+
+
 def preprocess(headers, include_dirs, cxx):
-    """The headers as the compiler sees them: macros expanded, line markers kept."""
+    """The headers as the compiler sees them: macros expanded, line markers kept, system headers
+    left out (without_system_headers)."""
     source = "".join(f"#include <{h}>\n" for h in headers)
     command = [cxx, "-E", "-x", "c++", "-"] + [f"-I{d}" for d in include_dirs]
     done = subprocess.run(command, input=source, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"preprocessing {', '.join(headers)} failed ({' '.join(command)}):\n"
                  f"{done.stderr}")
-    return done.stdout
+    return without_system_headers(done.stdout)
 
 
 class _LocatingVisitor(SimpleCxxVisitor):

@@ -1,0 +1,86 @@
+// The client libcuda.so.1 (src/plugins/cuda, issue 19) as far as it is built: it exports every
+// name of the CUDA driver (the toolkit's stubs/libcuda.so lists them), its coverage list is the
+// committed one, and a backend machine without NVIDIA's libcuda.so.1 refuses the cuda plugin,
+// naming the library, while the session goes on.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda_calls.h"
+#include "frontend/client.h"
+#include "support/backend_process.h"
+#include "support/core_calls.h"
+
+namespace gvirtus::testing {
+namespace {
+
+std::string read(const char* path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The exports the coverage list names, from its table rows: | `name` | status |.
+std::vector<std::string> listed_exports(const std::string& coverage) {
+  std::vector<std::string> names;
+  const std::regex row("^\\| `([A-Za-z_0-9]+)` \\|", std::regex::multiline);
+  for (auto it = std::sregex_iterator(coverage.begin(), coverage.end(), row);
+       it != std::sregex_iterator(); ++it) {
+    names.push_back((*it)[1]);
+  }
+  return names;
+}
+
+TEST(DriverStub, exports_every_name_of_the_cuda_driver) {
+  const std::string coverage = read(GVIRTUS_CUDA_COVERAGE_GENERATED);
+  ASSERT_FALSE(coverage.empty()) << GVIRTUS_CUDA_COVERAGE_GENERATED;
+  const std::vector<std::string> names = listed_exports(coverage);
+  // The CUDA 13.0 toolkit's stubs/libcuda.so has 637; the list is read from it at build time.
+  EXPECT_EQ(names.size(), 637u);
+  EXPECT_NE(coverage.find(std::to_string(names.size()) + " exports:"), std::string::npos);
+  void* stub = ::dlopen(GVIRTUS_CUDA_STUB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(stub, nullptr) << ::dlerror();
+  for (const std::string& name : names) {
+    EXPECT_NE(::dlsym(stub, name.c_str()), nullptr) << name;
+  }
+  for (const char* name : {"cuInit", "cuGetProcAddress_v2", "cuGetExportTable", "cuMemAlloc_v2",
+                           "cuLaunchKernel", "cuLaunchKernel_ptsz"}) {
+    EXPECT_NE(::dlsym(stub, name), nullptr) << name;
+  }
+  ::dlclose(stub);
+}
+
+TEST(DriverStub, committed_coverage_doc_is_current) {
+  const std::string generated = read(GVIRTUS_CUDA_COVERAGE_GENERATED);
+  ASSERT_FALSE(generated.empty());
+  EXPECT_TRUE(read(GVIRTUS_CUDA_COVERAGE_COMMITTED) == generated)
+      << GVIRTUS_CUDA_COVERAGE_COMMITTED << " is out of date; refresh it with\n"
+      << "  cmake --build <build dir> --target gvirtus-cuda-coverage-update\nand commit it.";
+}
+
+TEST(DriverPlugin, a_backend_without_the_driver_refuses_the_plugin_naming_libcuda) {
+  if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(driver);
+    GTEST_SKIP() << "this machine has NVIDIA's libcuda.so.1: the plugin opens here";
+  }
+  BackendProcess backend("", R"(["cuda"])");
+  std::string message;
+  try {
+    Client client(backend.client_config(), {to_ref(cuda::kIdentity)});
+    client.connect();
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("plugin \"cuda\" cannot open a session"), std::string::npos) << message;
+  EXPECT_NE(message.find("libcuda.so.1"), std::string::npos) << message;
+  // The backend goes on serving other sessions.
+  Client other(backend.client_config(), {});
+  EXPECT_TRUE(ping(other));
+}
+
+}  // namespace
+}  // namespace gvirtus::testing
