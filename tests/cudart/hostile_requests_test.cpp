@@ -10,9 +10,11 @@
 #include <thread>
 
 #include "common/wire.h"
+#include "common/wire_record.h"
 #include "frontend/client.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/common/module_wire.h"
+#include "plugins/cudart/common/shared_host_wire.h"
 #include "plugins/cudart/cudart_calls.h"
 #include "protocol/core_calls.h"
 #include "support/backend_process.h"
@@ -58,10 +60,7 @@ class HostileCudart : public ::testing::Test {
 TEST_F(HostileCudart, launch_of_a_kernel_never_resolved_ends_the_session) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(0xdeadbeef);
-  for (int i = 0; i < 6; ++i) w.put<uint32_t>(1);
-  w.put<uint64_t>(0);
-  w.put<uint64_t>(0);
+  put_record(w, cr::LaunchRequest{0xdeadbeef, {1, 1, 1}, {1, 1, 1}, 0, nullptr});
   w.put_blob(nullptr, 0);
   EXPECT_EQ(send(c, cr::Fn::cudaLaunch, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("was not resolved")) << backend_.log();
@@ -94,15 +93,11 @@ TEST_F(HostileCudart, a_kernel_call_naming_an_unknown_id_ends_the_session) {
 TEST_F(HostileCudart, module_chunks_out_of_order_end_the_session) {
   Client c = client();
   WireWriter first;
-  first.put<uint64_t>(7);     // module id
-  first.put<uint64_t>(1000);  // total bytes
-  first.put<uint64_t>(0);     // offset
+  put_record(first, cr::ModuleChunk{7, 1000, 0});
   first.put_blob("0123456789", 10);
   EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, first), ErrorKind::kFailed);  // accepted, waits
   WireWriter skip;
-  skip.put<uint64_t>(7);
-  skip.put<uint64_t>(1000);
-  skip.put<uint64_t>(500);  // not where the module stands (10)
+  put_record(skip, cr::ModuleChunk{7, 1000, 500});  // not where the module stands (10)
   skip.put_blob("0123456789", 10);
   EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, skip), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("out of order")) << backend_.log();
@@ -112,9 +107,7 @@ TEST_F(HostileCudart, module_chunks_out_of_order_end_the_session) {
 TEST_F(HostileCudart, a_module_beyond_the_session_bound_ends_the_session) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(7);
-  w.put<uint64_t>(cr::kMaxModuleBytes + 1);
-  w.put<uint64_t>(0);
+  put_record(w, cr::ModuleChunk{7, cr::kMaxModuleBytes + 1, 0});
   w.put_blob("x", 1);
   EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("modules of more than")) << backend_.log();
@@ -124,13 +117,10 @@ TEST_F(HostileCudart, a_module_beyond_the_session_bound_ends_the_session) {
 TEST_F(HostileCudart, a_kernel_layout_outside_its_parameter_bytes_ends_the_session) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(7);  // module id (never loaded: the layout is checked first)
-  w.put<uint64_t>(1);  // kernel id
+  put_record(w, cr::KernelResolve{7, 1});  // a module never loaded: the layout is checked first
   w.put_string("kernel");
-  w.put<uint32_t>(16);  // parameter bytes
-  w.put<uint32_t>(1);   // one parameter...
-  w.put<uint32_t>(12);  // ...at offset 12
-  w.put<uint32_t>(8);   // ...of 8 bytes: beyond 16
+  put_record(w, cr::KernelLayout{16, 1});  // 16 parameter bytes, one parameter...
+  put_record(w, cr::ParamSlot{12, 8});     // ...at offset 12, of 8 bytes: beyond 16
   EXPECT_EQ(send(c, cr::Fn::cudaKernelResolve, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("parameter outside its bytes")) << backend_.log();
   expect_session_ended_alone(c);
@@ -139,7 +129,7 @@ TEST_F(HostileCudart, a_kernel_layout_outside_its_parameter_bytes_ends_the_sessi
 TEST_F(HostileCudart, resolving_in_a_module_never_loaded_ends_the_session) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(99);  // module id
+  put_record(w, cr::VarResolve{99});
   w.put_string("variable");
   EXPECT_EQ(send(c, cr::Fn::cudaVarResolve, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("module 99 was not loaded")) << backend_.log();
@@ -149,10 +139,9 @@ TEST_F(HostileCudart, resolving_in_a_module_never_loaded_ends_the_session) {
 TEST_F(HostileCudart, a_copy_chunk_over_the_limit_ends_the_session) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(0x1000);  // dst
-  w.put<uint64_t>(0x2000);  // src
-  w.put<uint64_t>(cr::kMemcpyChunkBytes + 1);
-  w.put<int32_t>(cudaMemcpyDeviceToDevice);
+  put_record(
+      w, cr::MemcpyRequest{reinterpret_cast<void*>(0x1000), reinterpret_cast<const void*>(0x2000),
+                           cr::kMemcpyChunkBytes + 1, cudaMemcpyDeviceToDevice, nullptr});
   EXPECT_EQ(send(c, cr::Fn::cudaMemcpy, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("cudaMemcpy chunk of")) << backend_.log();
   expect_session_ended_alone(c);
@@ -202,17 +191,13 @@ class HostileShared : public HostileCudart {
 
   static WireWriter register_request(uint64_t offset, uint64_t bytes) {
     WireWriter w;
-    w.put<uint64_t>(offset);
-    w.put<uint64_t>(bytes);
-    w.put<uint32_t>(cudaHostAllocMapped);
+    put_record(w, cr::RegisterShared{offset, bytes, cudaHostAllocMapped});
     return w;
   }
-  static WireWriter copy_request(uint64_t offset, uint64_t count, int32_t kind) {
+  static WireWriter copy_request(uint64_t offset, uint64_t count, cudaMemcpyKind kind) {
     WireWriter w;
-    w.put<uint64_t>(0x1000);  // a device pointer (never reached: the request is refused first)
-    w.put<uint64_t>(offset);
-    w.put<uint64_t>(count);
-    w.put<int32_t>(kind);
+    // A device pointer never reached: the request is refused first.
+    put_record(w, cr::SharedCopy{reinterpret_cast<void*>(0x1000), offset, count, kind, nullptr});
     return w;
   }
 };
@@ -263,7 +248,7 @@ TEST_F(HostileShared, a_shared_copy_of_another_kind_ends_the_session) {
 TEST_F(HostileShared, unregistering_what_was_never_registered_ends_the_session) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(8192);
+  put_record(w, cr::UnregisterShared{8192});
   EXPECT_EQ(send(c, cr::Fn::cudaHostUnregisterShared, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("not registered")) << backend_.log();
   expect_session_ended_alone(c);
@@ -277,7 +262,7 @@ TEST_F(HostileShared, a_valid_registration_gets_the_runtimes_answer_and_the_sess
   const ByteView piece = w.view();
   c.call(cr::call_id(cr::Fn::cudaHostRegisterShared), std::span(&piece, 1), [&](WireReader& in) {
     result = in.get<int32_t>();
-    device = in.get<uint64_t>();
+    device = get_record<cr::RegisteredShared>(in).device;
   });
   // On a GPU: success and the mapped memory's device pointer; here the runtime's own error.
   EXPECT_EQ(result == cudaSuccess, device != 0) << result;
@@ -290,9 +275,7 @@ TEST_F(HostileCudart, shared_memory_calls_over_a_transport_that_shares_none_end_
   Client c = client();
   ASSERT_TRUE(c.shared_memory().empty());
   WireWriter w;
-  w.put<uint64_t>(0);
-  w.put<uint64_t>(4096);
-  w.put<uint32_t>(0);
+  put_record(w, cr::RegisterShared{0, 4096, 0});
   EXPECT_EQ(send(c, cr::Fn::cudaHostRegisterShared, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("shares no memory")) << backend_.log();
   expect_session_ended_alone(c);

@@ -15,7 +15,9 @@
 #include <thread>
 
 #include "common/wire.h"
+#include "common/wire_record.h"
 #include "frontend/client.h"
+#include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/cudart_calls.h"
 #include "support/backend_process.h"
 #include "support/core_calls.h"
@@ -111,11 +113,9 @@ TEST_P(Vetting, made_up_stream_event_and_pool_handles_are_refused_and_the_sessio
   EXPECT_EQ(call(c, cr::Fn::cudaMemPoolTrimTo, trim), cudaErrorInvalidResourceHandle);
   // A copy on a made-up stream: refused before any byte is copied, so no data comes back.
   WireWriter pull;
-  pull.put<uint64_t>(0);
-  pull.put<uint64_t>(0x1000);
-  pull.put<uint64_t>(64);
-  pull.put<int32_t>(cudaMemcpyDeviceToHost);
-  pull.put<uint64_t>(kMadeUpHandle);
+  put_record(pull, cr::MemcpyRequest{nullptr, reinterpret_cast<const void*>(0x1000), 64,
+                                     cudaMemcpyDeviceToHost,
+                                     reinterpret_cast<cudaStream_t>(kMadeUpHandle)});
   std::string data;
   EXPECT_EQ(call(c, cr::Fn::cudaMemcpyAsync, pull, &data), cudaErrorInvalidResourceHandle);
   EXPECT_TRUE(data.empty());
@@ -182,19 +182,16 @@ TEST_P(Vetting, the_workers_own_memory_is_never_taken_for_device_memory) {
   const uint64_t inside = worker_address(static_cast<pid_t>(c.backend().worker_pid));
   ASSERT_NE(inside, 0u);
 
+  auto* in_worker = reinterpret_cast<char*>(inside);
   WireWriter write_into;  // host to device, "device" being the worker's heap
-  write_into.put<uint64_t>(inside);
-  write_into.put<uint64_t>(0);
-  write_into.put<uint64_t>(64);
-  write_into.put<int32_t>(cudaMemcpyHostToDevice);
+  put_record(write_into,
+             cr::MemcpyRequest{in_worker, nullptr, 64, cudaMemcpyHostToDevice, nullptr});
   write_into.put_raw(std::string(64, 'x').data(), 64);
   EXPECT_EQ(call(c, cr::Fn::cudaMemcpy, write_into), expected);
 
   WireWriter read_from;  // cudaMemcpyDefault, both sides in the worker
-  read_from.put<uint64_t>(inside);
-  read_from.put<uint64_t>(inside + 64);
-  read_from.put<uint64_t>(64);
-  read_from.put<int32_t>(cudaMemcpyDefault);
+  put_record(read_from,
+             cr::MemcpyRequest{in_worker, in_worker + 64, 64, cudaMemcpyDefault, nullptr});
   EXPECT_EQ(call(c, cr::Fn::cudaMemcpy, read_from), expected);
 
   WireWriter memset;
@@ -204,10 +201,8 @@ TEST_P(Vetting, the_workers_own_memory_is_never_taken_for_device_memory) {
   EXPECT_EQ(call(c, cr::Fn::cudaMemset, memset), expected);
 
   WireWriter wrapping;  // a range that wraps around the address space
-  wrapping.put<uint64_t>(0);
-  wrapping.put<uint64_t>(UINT64_MAX - 8);
-  wrapping.put<uint64_t>(64);
-  wrapping.put<int32_t>(cudaMemcpyDeviceToHost);
+  put_record(wrapping, cr::MemcpyRequest{nullptr, reinterpret_cast<const void*>(UINT64_MAX - 8), 64,
+                                         cudaMemcpyDeviceToHost, nullptr});
   EXPECT_EQ(call(c, cr::Fn::cudaMemcpy, wrapping), cudaErrorInvalidValue);
   EXPECT_TRUE(ping(c));
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the cudart fuzzer's seed corpus (tests/fuzz/cudart_seeds): well-formed requests of the
 cudart table and near misses, built from src/plugins/cudart/common/cudart_calls.txt and the
-wire formats it names (memcpy_wire.h, module_wire.h, shared_host_wire.h).
+records of the wire formats it names (memcpy_wire.h, module_wire.h, shared_host_wire.h).
 
 usage: make_cudart_seeds.py OUT_DIR
 Each seed: calls, each a u16 function id, a u32 length and the payload (cudart_fuzzer.cpp)."""
@@ -39,11 +39,9 @@ def output(value_format, value=0):
     return b"\x01" + struct.pack("<" + value_format, value)
 
 
-def memcpy(dst, src, count, kind, data=b"", stream=None):
-    body = u64(dst, src, count) + struct.pack("<i", kind)
-    if stream is not None:
-        body += u64(stream)
-    return body + data
+def memcpy(dst, src, count, kind, data=b"", stream=0):
+    """MemcpyRequest (memcpy_wire.h), then the data: the synchronous row's stream is null."""
+    return u64(dst, src, count) + struct.pack("<i", kind) + u64(stream) + data
 
 
 SEEDS = {
@@ -62,7 +60,7 @@ SEEDS = {
     "async_copies": call(MEMCPY_ASYNC, memcpy(0x7f0000000000, 0, 8, H2D, b"z" * 8, 0))
     + call(MEMCPY_ASYNC, memcpy(0, 0x7f0000000000, 8, D2H, stream=0x2)),
     "copy_2d": call(MEMCPY_2D, u64(0x7f0000000000, 512, 0, 16, 16, 4) + struct.pack("<i", H2D)
-                    + b"r" * 64),
+                    + u64(0) + b"r" * 64),
     "memset_3d_and_pool": call(MEMSET_3D, u64(0x7f0000000000, 512, 128, 4) + struct.pack("<i", 0)
                                + u64(128, 4, 2))
     + call(POOL_TRIM, u64(0x12340, 0)) + call(DEVICE_RESET),
@@ -77,8 +75,8 @@ SEEDS = {
     "module_claims_2_gib": call(MODULE_LOAD, u64(2, 2 << 30, 0) + blob(b"\x50\xed\x55\xba"))
     + call(MODULE_LOAD, u64(3, 1 << 20, 0) + blob(b"\0" * 8)),
     "shared_memory": call(HOST_REGISTER_SHARED, u64(0, 8192) + struct.pack("<I", 2))
-    + call(MEMCPY_SHARED, u64(0x7f0000000000, 0, 4096) + struct.pack("<i", H2D))
-    + call(MEMCPY_SHARED, u64(HEAP, 4096, 4096) + struct.pack("<i", H2D))
+    + call(MEMCPY_SHARED, u64(0x7f0000000000, 0, 4096) + struct.pack("<i", H2D) + u64(0))
+    + call(MEMCPY_SHARED, u64(HEAP, 4096, 4096) + struct.pack("<i", H2D) + u64(0))
     + call(HOST_UNREGISTER_SHARED, u64(0)),
 }
 

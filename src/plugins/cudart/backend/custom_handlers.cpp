@@ -1,4 +1,5 @@
 // Hand-written backend handlers for the custom rows of cudart_calls.txt.
+#include "common/wire_record.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/backend/vetting.h"
@@ -15,11 +16,12 @@ namespace {
 // device go through pageable memory, for which the runtime finishes reading (host to device) or
 // writing (device to host) the host side before it returns, so the buffers can be reused at once.
 cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
-  void* dst = get_value<void*>(in);
-  const void* src = get_value<const void*>(in);
-  const uint64_t count = in.get<uint64_t>();
-  const auto kind = get_value<cudaMemcpyKind>(in);
-  const cudaStream_t stream = with_stream ? get_value<cudaStream_t>(in) : nullptr;
+  const auto request = get_record<MemcpyRequest>(in);
+  void* dst = request.dst;
+  const void* src = request.src;
+  const uint64_t count = request.count;
+  const cudaMemcpyKind kind = request.kind;
+  const cudaStream_t stream = request_stream(request.stream, with_stream, "cudaMemcpy");
   // The client's pointers reach the runtime only as the device side of a copy, once vetted; the
   // host side is always a buffer of ours.
   auto memcpy_on_backend = [&](void* to, const void* from, cudaError_t vetted) {
@@ -75,14 +77,15 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
 // packed, so its pitch is the width; the device side's pitch is the client's, for the runtime to
 // validate.
 cudaError_t run_memcpy_2d(WireReader& in, WireWriter& out, bool with_stream) {
-  void* dst = get_value<void*>(in);
-  const uint64_t dpitch = in.get<uint64_t>();
-  const void* src = get_value<const void*>(in);
-  const uint64_t spitch = in.get<uint64_t>();
-  const uint64_t width = in.get<uint64_t>();
-  const uint64_t height = in.get<uint64_t>();
-  const auto kind = get_value<cudaMemcpyKind>(in);
-  const cudaStream_t stream = with_stream ? get_value<cudaStream_t>(in) : nullptr;
+  const auto request = get_record<Memcpy2DRequest>(in);
+  void* dst = request.dst;
+  const uint64_t dpitch = request.dpitch;
+  const void* src = request.src;
+  const uint64_t spitch = request.spitch;
+  const uint64_t width = request.width;
+  const uint64_t height = request.height;
+  const cudaMemcpyKind kind = request.kind;
+  const cudaStream_t stream = request_stream(request.stream, with_stream, "cudaMemcpy2D");
   const bool to_host = kind == cudaMemcpyDeviceToHost;
   const bool from_host = kind == cudaMemcpyHostToDevice;
   if ((to_host || from_host) && height != 0 && width > kMemcpyChunkBytes / height) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/wire_record.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/common/module_wire.h"
@@ -69,9 +70,7 @@ bool layout_agrees(cudaKernel_t kernel, const std::vector<std::pair<uint32_t, ui
 }  // namespace
 
 cudaError_t run_module_load(WireReader& in, WireWriter& out) {
-  const uint64_t id = in.get<uint64_t>();
-  const uint64_t total = in.get<uint64_t>();
-  const uint64_t offset = in.get<uint64_t>();
+  const auto [id, total, offset] = get_record<ModuleChunk>(in);
   const auto chunk = in.get_blob(kModuleChunkBytes);
   in.expect_end();
   State& s = state();
@@ -117,18 +116,17 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
 }
 
 cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
-  const uint64_t module = in.get<uint64_t>();
-  const uint64_t id = in.get<uint64_t>();
+  const auto [module, id] = get_record<KernelResolve>(in);
   const std::string name(in.get_string(kMaxSymbolNameBytes));
-  const uint32_t param_bytes = in.get<uint32_t>();
-  const uint32_t count = in.get<uint32_t>();
+  const auto [param_bytes, count] = get_record<KernelLayout>(in);
   if (param_bytes > kMaxParamBytes || count > param_bytes) {
     raise(ErrorKind::kInvalidInput, "kernel " + name + ": impossible parameter layout");
   }
   std::vector<std::pair<uint32_t, uint32_t>> layout(count);
   for (auto& [offset, size] : layout) {
-    offset = in.get<uint32_t>();
-    size = in.get<uint32_t>();
+    const ParamSlot slot = get_record<ParamSlot>(in);
+    offset = slot.offset;
+    size = slot.size;
     if (size == 0 || offset > param_bytes || size > param_bytes - offset) {
       raise(ErrorKind::kInvalidInput, "kernel " + name + ": parameter outside its bytes");
     }
@@ -160,7 +158,7 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
 }
 
 cudaError_t run_var_resolve(WireReader& in, WireWriter& out) {
-  const uint64_t module = in.get<uint64_t>();
+  const auto [module] = get_record<VarResolve>(in);
   const std::string name(in.get_string(kMaxSymbolNameBytes));
   in.expect_end();
   std::lock_guard lock(state().mutex);
@@ -169,10 +167,8 @@ cudaError_t run_var_resolve(WireReader& in, WireWriter& out) {
   size_t bytes = 0;
   const cudaError_t result = ::cudaLibraryGetGlobal(&address, &bytes, library.handle, name.c_str());
   out.put<int32_t>(result);
-  if (result == cudaSuccess) {
-    out.put<uint64_t>(reinterpret_cast<uintptr_t>(address));
-    out.put<uint64_t>(bytes);
-  }
+  if (result == cudaSuccess)
+    put_record(out, ResolvedVar{reinterpret_cast<uintptr_t>(address), bytes});
   return result;
 }
 
@@ -188,12 +184,12 @@ const ResolvedKernel& resolved_kernel(uint64_t id) {
 }
 
 cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
-  const ResolvedKernel& kernel = resolved_kernel(in.get<uint64_t>());
-  dim3 grid, block;
-  grid.x = in.get<uint32_t>(), grid.y = in.get<uint32_t>(), grid.z = in.get<uint32_t>();
-  block.x = in.get<uint32_t>(), block.y = in.get<uint32_t>(), block.z = in.get<uint32_t>();
-  const uint64_t shared_bytes = in.get<uint64_t>();
-  const auto stream = get_value<cudaStream_t>(in);
+  const auto request = get_record<LaunchRequest>(in);
+  const ResolvedKernel& kernel = resolved_kernel(request.kernel);
+  const dim3 grid(request.grid.x, request.grid.y, request.grid.z);
+  const dim3 block(request.block.x, request.block.y, request.block.z);
+  const uint64_t shared_bytes = request.shared_bytes;
+  const cudaStream_t stream = request.stream;
   const auto params = in.get_blob(kMaxParamBytes);
   in.expect_end();
   if (params.size() != kernel.param_bytes) {

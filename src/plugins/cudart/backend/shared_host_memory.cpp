@@ -5,8 +5,10 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/wire_record.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/marshal.h"
+#include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/common/shared_host_wire.h"
 
 namespace gvirtus::cudart {
@@ -65,10 +67,10 @@ bool in_shared_memory(const void* address) {
 }
 
 cudaError_t run_host_register_shared(WireReader& in, WireWriter& out) {
-  const uint64_t offset = in.get<uint64_t>();
-  const uint64_t bytes = in.get<uint64_t>();
-  const uint32_t flags = in.get<uint32_t>();
+  const auto request = get_record<RegisterShared>(in);
   in.expect_end();
+  const uint64_t offset = request.offset, bytes = request.bytes;
+  const uint32_t flags = request.flags;
   if (bytes == 0 || offset % kSharedHostAlign != 0 || bytes % kSharedHostAlign != 0) {
     raise(ErrorKind::kInvalidInput, "cudaHostRegisterShared of bytes " + std::to_string(offset) +
                                         " + " + std::to_string(bytes) + ": not whole pages");
@@ -95,12 +97,12 @@ cudaError_t run_host_register_shared(WireReader& in, WireWriter& out) {
   }
   if (result == cudaSuccess) registered.emplace(offset, bytes);
   out.put<int32_t>(result);
-  out.put<uint64_t>(reinterpret_cast<uintptr_t>(device));
+  put_record(out, RegisteredShared{reinterpret_cast<uintptr_t>(device)});
   return result;
 }
 
 cudaError_t run_host_unregister_shared(WireReader& in, WireWriter& out) {
-  const uint64_t offset = in.get<uint64_t>();
+  const auto [offset] = get_record<UnregisterShared>(in);
   in.expect_end();
   std::lock_guard lock(state().mutex);
   auto& registered = state().registered;
@@ -116,13 +118,13 @@ cudaError_t run_host_unregister_shared(WireReader& in, WireWriter& out) {
 }
 
 cudaError_t run_memcpy_shared(WireReader& in, WireWriter& out, bool with_stream) {
-  auto* device = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(in.get<uint64_t>()));
-  const uint64_t offset = in.get<uint64_t>();
-  const uint64_t count = in.get<uint64_t>();
-  const auto kind = get_value<cudaMemcpyKind>(in);
-  cudaStream_t stream = nullptr;
-  if (with_stream) stream = get_value<cudaStream_t>(in);
+  const auto request = get_record<SharedCopy>(in);
   in.expect_end();
+  auto* device = static_cast<std::byte*>(request.device);
+  const uint64_t offset = request.offset;
+  const uint64_t count = request.count;
+  const cudaMemcpyKind kind = request.kind;
+  const cudaStream_t stream = request_stream(request.stream, with_stream, "cudaMemcpyShared");
   if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost) {
     raise(ErrorKind::kInvalidInput, "cudaMemcpyShared of kind " + std::to_string(kind));
   }

@@ -5,21 +5,56 @@
 // offset from the start of the shared memory (the two processes may map it at different
 // addresses).
 //
-//   cudaHostRegisterShared   u64 offset, u64 bytes, u32 cudaHostAlloc flags
-//                            -> i32 result, u64 device pointer (registered mapped whatever the
-//                            flags, as unified addressing maps every page-locked allocation)
-//   cudaHostUnregisterShared u64 offset -> i32 result
-//   cudaMemcpyShared*        u64 device pointer, u64 offset, u64 count, i32 kind (HostToDevice:
-//                            from the shared memory; DeviceToHost: into it), [u64 stream for the
-//                            Async rows] -> i32 result. No data travels: the backend's runtime
-//                            reads or writes the shared memory itself, pinned, with the GPU's DMA.
+// Each request is one record, defined once here for the stub and the backend
+// (common/wire_record.h):
+//   cudaHostRegisterShared   RegisterShared -> i32 result, RegisteredShared (the device pointer:
+//                            registered mapped whatever the flags, as unified addressing maps
+//                            every page-locked allocation)
+//   cudaHostUnregisterShared UnregisterShared -> i32 result
+//   cudaMemcpyShared, cudaMemcpySharedAsync
+//                            SharedCopy (HostToDevice: from the shared memory; DeviceToHost: into
+//                            it; the synchronous row's stream is null) -> i32 result. No data
+//                            travels: the backend's runtime reads or writes the shared memory
+//                            itself, pinned, with the GPU's DMA.
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
+#include <tuple>
 
 namespace gvirtus::cudart {
 
 // Shared host allocations are whole pages: the backend registers them with the GPU.
 inline constexpr uint64_t kSharedHostAlign = 4096;
+
+struct RegisterShared {
+  uint64_t offset;
+  uint64_t bytes;
+  uint32_t flags;  // cudaHostAlloc's
+  static constexpr auto kFields =
+      std::tuple{&RegisterShared::offset, &RegisterShared::bytes, &RegisterShared::flags};
+};
+
+struct RegisteredShared {
+  uint64_t device;
+  static constexpr auto kFields = std::tuple{&RegisteredShared::device};
+};
+
+struct UnregisterShared {
+  uint64_t offset;
+  static constexpr auto kFields = std::tuple{&UnregisterShared::offset};
+};
+
+struct SharedCopy {
+  void* device;
+  uint64_t offset;
+  uint64_t count;
+  cudaMemcpyKind kind;
+  cudaStream_t stream;
+  static constexpr auto kFields =
+      std::tuple{&SharedCopy::device, &SharedCopy::offset, &SharedCopy::count, &SharedCopy::kind,
+                 &SharedCopy::stream};
+};
 
 }  // namespace gvirtus::cudart

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/wire_record.h"
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -46,10 +47,11 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
     std::memcpy(image.data() + layout.params[i].offset, args[i], layout.params[i].size);
   }
   auto encode = [&](WireWriter& w) {
-    w.put<uint64_t>(kernel->id());
-    for (unsigned v : {grid.x, grid.y, grid.z, block.x, block.y, block.z}) w.put<uint32_t>(v);
-    w.put<uint64_t>(shared_bytes);
-    put_value(w, stream);
+    put_record(w, LaunchRequest{kernel->id(),
+                                {grid.x, grid.y, grid.z},
+                                {block.x, block.y, block.z},
+                                shared_bytes,
+                                stream});
     w.put_blob(image.data(), image.size());
   };
   if (cooperative) return remote_sync(Fn::cudaLaunchCooperative, encode, [](WireReader&) {});

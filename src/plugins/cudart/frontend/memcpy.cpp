@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/wire_record.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/memcpy_staged.h"
@@ -22,11 +23,7 @@ struct Chunk {
   const cudaStream_t* stream;  // present for cudaMemcpyAsync
 
   void encode(WireWriter& w) const {
-    w.put<uint64_t>(reinterpret_cast<uintptr_t>(dst));
-    w.put<uint64_t>(reinterpret_cast<uintptr_t>(src));
-    w.put<uint64_t>(count);
-    w.put<int32_t>(kind);
-    if (stream != nullptr) put_value(w, *stream);
+    put_record(w, MemcpyRequest{dst, src, count, kind, stream != nullptr ? *stream : nullptr});
     if (host_is_source(kind)) w.put_raw(src, count);
   }
   void decode(WireReader& r) const {

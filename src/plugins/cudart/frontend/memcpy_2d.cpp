@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/wire_record.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -24,14 +25,9 @@ struct Copy2D {
 
 cudaError_t send_rows(const Copy2D& c, const cudaStream_t* stream) {
   auto encode = [&](WireWriter& w) {
-    w.put<uint64_t>(reinterpret_cast<uintptr_t>(c.dst));
-    w.put<uint64_t>(host_is_destination(c.kind) ? c.width : c.dpitch);
-    w.put<uint64_t>(reinterpret_cast<uintptr_t>(c.src));
-    w.put<uint64_t>(host_is_source(c.kind) ? c.width : c.spitch);
-    w.put<uint64_t>(c.width);
-    w.put<uint64_t>(c.height);
-    w.put<int32_t>(c.kind);
-    if (stream != nullptr) put_value(w, *stream);
+    put_record(w, Memcpy2DRequest{c.dst, host_is_destination(c.kind) ? c.width : c.dpitch, c.src,
+                                  host_is_source(c.kind) ? c.width : c.spitch, c.width, c.height,
+                                  c.kind, stream != nullptr ? *stream : nullptr});
     if (host_is_source(c.kind)) {
       std::byte* packed = w.put_space(c.width * c.height);
       for (size_t row = 0; row < c.height; ++row) {

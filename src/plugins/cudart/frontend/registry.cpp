@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/wire_record.h"
 #include "frontend/process_session.h"
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/frontend/registration.h"
@@ -69,9 +70,7 @@ cudaError_t load_module_locked(Module& module, const void* session) {
     const cudaError_t rc = remote_sync(
         Fn::cudaModuleLoad,
         [&](WireWriter& w) {
-          w.put<uint64_t>(module.id());
-          w.put<uint64_t>(total);
-          w.put<uint64_t>(offset);
+          put_record(w, ModuleChunk{module.id(), total, offset});
           w.put_blob(module.image.data() + offset, n);
         },
         [](WireReader&) {});
@@ -137,14 +136,12 @@ cudaError_t prepare(Kernel& kernel) {
   const cudaError_t rc = remote_sync(
       Fn::cudaKernelResolve,
       [&](WireWriter& w) {
-        w.put<uint64_t>(module.id());
-        w.put<uint64_t>(kernel.id());
+        put_record(w, KernelResolve{module.id(), kernel.id()});
         w.put_string(kernel.name);
-        w.put<uint32_t>(layout.param_bytes);
-        w.put<uint32_t>(static_cast<uint32_t>(layout.params.size()));
+        put_record(w, KernelLayout{static_cast<uint32_t>(layout.param_bytes),
+                                   static_cast<uint32_t>(layout.params.size())});
         for (const fatbin::ParamInfo& p : layout.params) {
-          w.put<uint32_t>(p.offset);
-          w.put<uint32_t>(p.size);
+          put_record(w, ParamSlot{static_cast<uint32_t>(p.offset), static_cast<uint32_t>(p.size)});
         }
       },
       [](WireReader&) {});
@@ -162,13 +159,14 @@ cudaError_t prepare(Variable& variable) {
   const cudaError_t rc = remote_sync(
       Fn::cudaVarResolve,
       [&](WireWriter& w) {
-        w.put<uint64_t>(module.id());
+        put_record(w, VarResolve{module.id()});
         w.put_string(variable.name);
       },
       [&](WireReader& r) {
         if (r.remaining() == 0) return;  // failed: nothing follows the result
-        variable.address = r.get<uint64_t>();
-        variable.bytes = r.get<uint64_t>();
+        const auto resolved = get_record<ResolvedVar>(r);
+        variable.address = resolved.address;
+        variable.bytes = resolved.bytes;
       });
   if (rc == cudaSuccess) variable.resolved_in.store(session, std::memory_order_release);
   return rc;

@@ -8,6 +8,7 @@
 #include <span>
 
 #include "common/range_allocator.h"
+#include "common/wire_record.h"
 #include "frontend/process_session.h"
 #include "plugins/cudart/common/shared_host_wire.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -123,11 +124,9 @@ cudaError_t shared_host_alloc(size_t size, unsigned flags, SharedHostPlacement& 
   const cudaError_t rc = remote_sync(
       Fn::cudaHostRegisterShared,
       [&](WireWriter& w) {
-        w.put<uint64_t>(block->offset);
-        w.put<uint64_t>(block->bytes);
-        w.put<uint32_t>(flags);
+        put_record(w, RegisterShared{block->offset, block->bytes, flags});
       },
-      [&](WireReader& r) { device = r.get<uint64_t>(); });
+      [&](WireReader& r) { device = get_record<RegisteredShared>(r).device; });
   if (rc != cudaSuccess) {
     arena().give_back(block->offset);
     return rc;
@@ -156,11 +155,8 @@ std::optional<uint64_t> shared_host_offset(const void* ptr, size_t count) {
 
 void put_shared_copy(WireWriter& w, const void* device, uint64_t offset, uint64_t count,
                      cudaMemcpyKind kind, const cudaStream_t* stream) {
-  w.put<uint64_t>(reinterpret_cast<uintptr_t>(device));
-  w.put<uint64_t>(offset);
-  w.put<uint64_t>(count);
-  w.put<int32_t>(kind);
-  if (stream != nullptr) put_value(w, *stream);
+  put_record(w, SharedCopy{const_cast<void*>(device), offset, count, kind,
+                           stream != nullptr ? *stream : nullptr});
 }
 
 const std::byte* shared_host_arena() {
