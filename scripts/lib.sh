@@ -28,8 +28,9 @@ GVIRTUS_BASE_PROGRAMS=(bash:bash sh:dash env:coreutils cat:coreutils cp:coreutil
   apt-get:apt apt-cache:apt)
 # Programs only the tests run.
 GVIRTUS_TEST_PROGRAMS=(
-  # test programs' ldd and binary tools; git names the commit in benchmark JSON
-  ldd:libc-bin strip:binutils git:git
+  # test programs' ldd and binary tools; git names the commit in benchmark JSON; the export
+  # generator's test compiles and links a library of its own (the compiler runs as and ld)
+  ldd:libc-bin strip:binutils as:binutils ld:binutils git:git
   # the packaging test checks the systemd unit
   systemd-analyze:systemd
   # the network-cut test (ip netns) and the VM harness (rdma link, Soft-RoCE devices)
