@@ -95,7 +95,7 @@ describe "$WORK/toy.json" ""
 generate "$WORK/toy.json" "$WORK/out" > "$WORK/out.log" 2>&1 || fail "generating: $(cat "$WORK/out.log")"
 TU="$WORK/out/toy_not_supported.cpp"
 expected="toyCount toyFlush toyInit toyName toyPairOf toyReset toyShutdown"
-listed=$(sed -n 's/^    \(.*\);$/\1/p' "$WORK/out/libtoy.map" | xargs)
+listed=$(echo $(sed -n 's/^    \(.*\);$/\1/p' "$WORK/out/libtoy.map"))  # one line, words
 [ "$listed" = "$expected" ] || fail "the map lists '$listed', not '$expected'"
 head -1 "$WORK/out/libtoy.map" | grep -qx "libtoy.so.1 {" || fail "the map's node: $(head -1 "$WORK/out/libtoy.map")"
 for definition in "int toyShutdown() { static std::atomic<bool> logged; return toy::not_supported(" \
@@ -111,8 +111,8 @@ grep -qF "7 exports: 0 remote, 1 local, 6 not supported." "$WORK/out/toy-coverag
 "$CXX" -std=c++20 -shared -fPIC -fvisibility=hidden -I"$WORK/include" -I"$WORK/src" "$TU" \
   "$WORK/impl.o" -Wl,--version-script="$WORK/out/libtoy.map" -Wl,-soname,libtoy.so.1 \
   -o "$WORK/libtoy.so.1" || fail "the generated definitions do not compile and link"
-exported=$("$NM" -D --defined-only "$WORK/libtoy.so.1" | awk '$2 != "A" {print $3}' | sort | xargs)
-[ "$exported" = "$(printf '%s@@libtoy.so.1 ' $expected | xargs)" ] ||
+exported=$(echo $("$NM" -D --defined-only "$WORK/libtoy.so.1" | awk '$2 != "A" {print $3}' | sort))
+[ "$exported" = "$(echo $(printf '%s@@libtoy.so.1 ' $expected))" ] ||
   fail "the linked stub exports '$exported'"
 echo "generated, compiled and linked: $expected"
 # The linked toy as the reference library of another stub: the same list, its node read from it.
