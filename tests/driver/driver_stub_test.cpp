@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include "frontend/client.h"
 #include "support/backend_process.h"
 #include "support/core_calls.h"
+#include "support/run_command.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -80,6 +82,28 @@ TEST(DriverPlugin, a_backend_without_the_driver_refuses_the_plugin_naming_libcud
   // The backend goes on serving other sessions.
   Client other(backend.client_config(), {});
   EXPECT_TRUE(ping(other));
+}
+
+// A program built as nvcc builds by default (NVIDIA's runtime linked in, loading only
+// libcuda.so.1) runs on gvirtus's libcuda.so.1 against a backend whose machine has no driver, and
+// reports the same CUDA error, with the same exit status, as natively without a driver.
+TEST(DriverMode, a_static_runtime_program_without_a_driver_fails_as_natively) {
+  if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(driver);
+    GTEST_SKIP() << "this machine has NVIDIA's libcuda.so.1: the comparison needs a machine "
+                    "without a driver (on a GPU the driver path is not complete yet, issue 19)";
+  }
+  BackendProcess backend("", R"(["cuda"])");
+  const RunResult native =
+      run(std::string("env -u LD_LIBRARY_PATH ") + GVIRTUS_SAXPY_STATIC + " 1024 2>/dev/null");
+  const RunResult remoted = run("GVIRTUS_CONFIG=" + backend.client_config_file() +
+                                " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " +
+                                GVIRTUS_SAXPY_STATIC + " 1024 2>/dev/null");
+  EXPECT_NE(native.output.find("cudaErrorInsufficientDriver"), std::string::npos) << native.output;
+  EXPECT_EQ(remoted.output, native.output) << backend.log();
+  EXPECT_EQ(remoted.status, native.status);
+  // It went through gvirtus: the backend was asked for the cuda plugin.
+  EXPECT_TRUE(backend.logged("plugin \"cuda\" cannot open a session")) << backend.log();
 }
 
 }  // namespace

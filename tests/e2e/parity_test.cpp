@@ -12,25 +12,10 @@
 #include <vector>
 
 #include "support/backend_process.h"
+#include "support/run_command.h"
 
 namespace gvirtus::testing {
 namespace {
-
-struct RunResult {
-  std::string output;
-  int status = -1;
-};
-
-RunResult run(const std::string& command) {
-  RunResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char buffer[4096];
-  size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
-  result.status = ::pclose(pipe);
-  return result;
-}
 
 std::vector<std::string> programs() {
   std::vector<std::string> out;

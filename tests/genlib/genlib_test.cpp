@@ -28,28 +28,12 @@
 #include "protocol/status.h"
 #include "support/backend_process.h"
 #include "support/core_calls.h"
+#include "support/run_command.h"
 
 namespace gvirtus::testing {
 namespace {
 
 namespace gt = gvtest;
-
-struct RunResult {
-  int status = -1;
-  std::string output;
-};
-
-RunResult run(const std::string& command) {
-  RunResult result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer;
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
-    result.output.append(buffer.data(), n);
-  result.status = ::pclose(pipe);
-  return result;
-}
 
 // A backend serving gvtest, whose plugin finds the real libgvtest.so.1 through LD_LIBRARY_PATH.
 BackendOptions gvtest_backend(TestTransport transport = TestTransport::tcp) {

@@ -75,11 +75,12 @@ def without_system_headers(text):
     return "".join(kept)
 
 
-def preprocess(headers, include_dirs, cxx):
+def preprocess(headers, include_dirs, cxx, defines=()):
     """The headers as the compiler sees them: macros expanded, line markers kept, system headers
     left out (without_system_headers)."""
     source = "".join(f"#include <{h}>\n" for h in headers)
-    command = [cxx, "-E", "-x", "c++", "-"] + [f"-I{d}" for d in include_dirs]
+    command = ([cxx, "-E", "-x", "c++", "-"] + [f"-D{d}" for d in defines] +
+               [f"-I{d}" for d in include_dirs])
     done = subprocess.run(command, input=source, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"preprocessing {', '.join(headers)} failed ({' '.join(command)}):\n"
@@ -98,17 +99,19 @@ class _LocatingVisitor(SimpleCxxVisitor):
         super().on_function(state, fn)
 
 
-def declarations(headers, include_dirs, cxx, stand_ins=()):
+def declarations(headers, include_dirs, cxx, stand_ins=(), defines=()):
     """Every function the headers declare at namespace scope (extern "C" blocks included), but
     templates (no symbol has their name); where a name is declared more than once, its C symbol
     (see Signature) wins over C++ overloads (cuda_runtime.h's), else the first declaration. STAND_INS are include
-    paths ("GL/gl.h") given as empty files, ahead of INCLUDE_DIRS."""
+    paths ("GL/gl.h") given as empty files, ahead of INCLUDE_DIRS; DEFINES are macros
+    ("NAME" or "NAME=VALUE") defined for the preprocessor."""
     require_parser()
     with tempfile.TemporaryDirectory(prefix="gvirtus-stand-ins.") as empty:
         for path in stand_ins:
             os.makedirs(os.path.dirname(os.path.join(empty, path)), exist_ok=True)
             open(os.path.join(empty, path), "w").close()
-        text = preprocess(headers, ([empty] if stand_ins else []) + list(include_dirs), cxx)
+        text = preprocess(headers, ([empty] if stand_ins else []) + list(include_dirs), cxx,
+                          defines)
         files = sorted({f for f in LINE_MARKER.findall(text) if not f.startswith(empty + "/")})
     visitor = _LocatingVisitor()
     CxxParser("<headers>", text, visitor).parse()
