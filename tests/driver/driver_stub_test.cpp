@@ -96,9 +96,11 @@ TEST(DriverMode, a_static_runtime_program_without_a_driver_fails_as_natively) {
   BackendProcess backend("", R"(["cuda"])");
   const RunResult native =
       run(std::string("env -u LD_LIBRARY_PATH ") + GVIRTUS_SAXPY_STATIC + " 1024 2>/dev/null");
-  const RunResult remoted = run("GVIRTUS_CONFIG=" + backend.client_config_file() +
-                                " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " +
-                                GVIRTUS_SAXPY_STATIC + " 1024 2>/dev/null");
+  // (A sanitizer build's stub needs the ASan runtime preloaded in the uninstrumented program.)
+  const RunResult remoted =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_CONFIG=" + backend.client_config_file() +
+          " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " + GVIRTUS_SAXPY_STATIC +
+          " 1024 2>/dev/null");
   EXPECT_NE(native.output.find("cudaErrorInsufficientDriver"), std::string::npos) << native.output;
   EXPECT_EQ(remoted.output, native.output) << backend.log();
   EXPECT_EQ(remoted.status, native.status);
