@@ -34,7 +34,8 @@ gvtStatus_t gvtBagDestroy(gvtBag_t bag);
 /* Adds all `count` values, or none (GVT_ERROR_FULL). */
 gvtStatus_t gvtBagAdd(gvtBag_t bag, const int* values, size_t count);
 gvtStatus_t gvtBagSum(gvtBag_t bag, long long* sum);
-/* The bag's values in `order`: at most `capacity` of them into `values`, their number in `count`. */
+/* The bag's values in `order`: at most `capacity` of them into `values`, their number in `count`.
+ */
 gvtStatus_t gvtBagSorted(gvtBag_t bag, gvtOrder_t order, int* values, size_t capacity,
                          size_t* count);
 /* Asynchronous: a full bag is reported by gvtGetLastError (and returned here natively). */
