@@ -425,15 +425,6 @@ const gvirtus::stub::Library<{d.status}> library(
 }}
 
 }}  // namespace
-using gvirtus::marshal::enum_bits;
-using gvirtus::marshal::enum_holds;
-using gvirtus::marshal::get_array;
-using gvirtus::marshal::get_output;
-using gvirtus::marshal::put_array;
-using gvirtus::marshal::put_c_string;
-using gvirtus::marshal::put_output;
-using gvirtus::marshal::put_value;
-using gvirtus::marshal::usable_count;
 }}  // namespace {d.namespace}
 """
 
@@ -469,7 +460,7 @@ def stub(calls, d):
     out = [generated_by(d)]
     out += [f'#include "{d.stub_include}"'] if d.stub_include else [stub_support(d)]
     out += ["", "using gvirtus::WireReader;", "using gvirtus::WireWriter;",
-            f"namespace cr = {d.namespace};", ""]
+            f"namespace cr = {d.namespace};", "namespace mr = gvirtus::marshal;", ""]
     for c in calls:
         if c.mode == "custom":
             continue
@@ -479,23 +470,23 @@ def stub(calls, d):
             if p.is_array:
                 # The length, checked here: one over the limit or negative is refused unsent.
                 checks.append(f"  uint64_t {p.name}_count = 0;")
-                checks.append(f"  if ({p.name} != nullptr && !cr::usable_count<{p.element}>"
+                checks.append(f"  if ({p.name} != nullptr && !mr::usable_count<{p.element}>"
                               f"({p.expr}, {p.name}_count)) return {d.invalid_value};")
-                encode.append(f" cr::put_array(w, {p.name}, {p.name}_count);")
+                encode.append(f" mr::put_array(w, {p.name}, {p.name}_count);")
                 if p.direction == "out":
-                    decode.append(f" cr::get_array(r, {p.name}, {p.name}_count);")
+                    decode.append(f" mr::get_array(r, {p.name}, {p.name}_count);")
             elif p.direction == "string":
-                encode.append(f" cr::put_c_string(w, {p.name});")
+                encode.append(f" mr::put_c_string(w, {p.name});")
             elif p.direction in VALUE_DIRECTIONS:
-                encode.append(f" cr::put_value(w, {p.name});")
+                encode.append(f" mr::put_value(w, {p.name});")
             else:  # out, create, alloc, inref: the pointee travels like an output's initial value
-                encode.append(f" cr::put_output(w, {p.name});")
+                encode.append(f" mr::put_output(w, {p.name});")
                 if p.direction != "inref":
-                    decode.append(f" cr::get_output(r, {p.name});")
+                    decode.append(f" mr::get_output(r, {p.name});")
         captures = "&" if c.params else ""
         # An enum value outside its type's range (a C caller may pass any int) is answered here,
         # as the library answers an unknown value; the backend takes such a value as malformed.
-        checks += [f"  if (!cr::enum_holds<{p.ctype}>(cr::enum_bits({p.name}))) return {d.invalid_value};"
+        checks += [f"  if (!mr::enum_holds<{p.ctype}>(mr::enum_bits({p.name}))) return {d.invalid_value};"
                    for p in c.params if p.direction == "in" and p.is_enum]
         notes = stub_allocation_notes(c, d)
         returned = "const auto result =" if notes else "return"
