@@ -162,6 +162,7 @@ class Session {
     try {
       opened = plugin->open_session(info_);
     } catch (const Error& e) {
+      // Invalid input would say the client's request was malformed: it was not, so kFailed.
       return std::pair(e.kind() == ErrorKind::kInvalidInput ? ErrorKind::kFailed : e.kind(),
                        "plugin \"" + ref.name + "\" cannot open a session: " + e.what());
     }

@@ -70,13 +70,7 @@ TEST(DriverPlugin, a_backend_without_the_driver_refuses_the_plugin_naming_libcud
     GTEST_SKIP() << "this machine has NVIDIA's libcuda.so.1: the plugin opens here";
   }
   BackendProcess backend("", R"(["cuda"])");
-  std::string message;
-  try {
-    Client client(backend.client_config(), {to_ref(cuda::kIdentity)});
-    client.connect();
-  } catch (const Error& e) {
-    message = e.what();
-  }
+  const std::string message = hello_refusal(backend, cuda::kIdentity);
   EXPECT_NE(message.find("plugin \"cuda\" cannot open a session"), std::string::npos) << message;
   EXPECT_NE(message.find("libcuda.so.1"), std::string::npos) << message;
   // The backend goes on serving other sessions.

@@ -149,13 +149,7 @@ TEST(GeneratedLibraryAbsent, the_plugin_is_refused_naming_the_library_it_runs_on
   BackendOptions options = gvtest_backend();
   options.exec_prefix = {"env", "LD_LIBRARY_PATH=/nonexistent"};
   BackendProcess backend(options);
-  std::string message;
-  try {
-    Client client(backend.client_config(), {to_ref(gt::kIdentity)});
-    client.connect();
-  } catch (const Error& e) {
-    message = e.what();
-  }
+  const std::string message = hello_refusal(backend, gt::kIdentity);
   EXPECT_NE(message.find("plugin \"gvtest\" cannot open a session"), std::string::npos) << message;
   EXPECT_NE(message.find("libgvtest.so.1"), std::string::npos) << message;
 

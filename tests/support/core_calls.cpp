@@ -25,6 +25,16 @@ BackendStatus status_of(const BackendProcess& backend) {
   return status;
 }
 
+std::string hello_refusal(const BackendProcess& backend, const PluginIdentity& plugin) {
+  try {
+    Client client(backend.client_config(), {to_ref(plugin)});
+    client.connect();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 ErrorKind error_of(const std::function<void()>& f) {
   try {
     f();
