@@ -30,6 +30,8 @@ CUresult get_proc_address(const char* symbol, void** pfn, int cuda_version, cuui
   // A version newer than the driver API this library implements, as the driver answers one
   // newer than itself.
   if (cuda_version > CUDA_VERSION) return CUDA_ERROR_INVALID_VALUE;
+  // cuda.h defines flags 0, 1 and 2 only; what a driver does with others is documented nowhere.
+  if (flags > CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) return CUDA_ERROR_INVALID_VALUE;
   *pfn = nullptr;
   ProcAddress found = resolve_proc_address(symbol, cuda_version, flags);
   if (found.status == CU_GET_PROC_ADDRESS_SUCCESS) {
@@ -44,7 +46,11 @@ CUresult get_proc_address(const char* symbol, void** pfn, int cuda_version, cuui
     }
   }
   if (status != nullptr) *status = found.status;
-  return CUDA_SUCCESS;  // also when not found: pfn null and the status say so, as the driver does
+  // cuda.h documents CUDA_SUCCESS with a null pointer for a name that is not found, but NVIDIA's
+  // driver answers CUDA_ERROR_NOT_FOUND there, for both "not found" statuses (ZLUDA generates its
+  // table from a real driver's answers and stops on exactly that error). Callers written to the
+  // header test the pointer or the status too, so they work with either.
+  return found.status == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 }  // namespace

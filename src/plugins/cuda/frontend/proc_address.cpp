@@ -39,12 +39,17 @@ const Entry* newest(std::string_view base, bool per_thread, int version, bool& f
 }  // namespace
 
 ProcAddress resolve_proc_address(std::string_view name, int cuda_version, uint64_t flags) {
-  bool known = false;
-  if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0) {
-    if (const Entry* e = newest(name, true, cuda_version, known)) {
-      return {CU_GET_PROC_ADDRESS_SUCCESS, e->symbol};
-    }
+  // With CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, a function that has per-thread variants
+  // gets only those: below the first one the driver says "version not sufficient" rather than
+  // fall back to an older legacy ABI (cuMemcpyHtoD at 3020 with flags 2). A function with none
+  // gets its legacy ABIs. This is a real driver's answer, not cuda.h's wording.
+  bool has_per_thread = false;
+  if (flags == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) {
+    const Entry* e = newest(name, true, cuda_version, has_per_thread);
+    if (e != nullptr) return {CU_GET_PROC_ADDRESS_SUCCESS, e->symbol};
+    if (has_per_thread) return {CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, nullptr};
   }
+  bool known = false;
   if (const Entry* e = newest(name, false, cuda_version, known)) {
     return {CU_GET_PROC_ADDRESS_SUCCESS, e->symbol};
   }

@@ -6,9 +6,10 @@
 // cuMemAlloc_v2; 2000: the old cuMemAlloc). The table is generated from NVIDIA's PFN typedefs
 // and the driver's export list (tools/gen/gen_proc_address.py). The rules, from cuda.h:
 //   - the newest ABI introduced at or before the requested version;
-//   - with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, its per-thread default stream variant
-//     (_ptds/_ptsz) where one exists, else the legacy one; CU_GET_PROC_ADDRESS_DEFAULT means
-//     legacy (this library is not built for per-thread streams);
+//   - with CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, a function that has per-thread default
+//     stream variants (_ptds/_ptsz) gets only those (below the first: VERSION_NOT_SUFFICIENT, no
+//     legacy fallback, as a real driver answers); one without gets its legacy ABI.
+//     CU_GET_PROC_ADDRESS_DEFAULT means legacy (this library is not built for per-thread streams);
 //   - a name no ABI has: CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND; one whose first ABI is newer
 //     than the requested version: CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT.
 #pragma once
