@@ -153,9 +153,7 @@ TEST_F(HostileCudart, more_module_ids_than_a_session_may_have_end_the_session) {
   size_t sent = 0;
   for (; sent <= cr::kMaxModulesPerSession && last == ErrorKind::kFailed; ++sent) {
     WireWriter w;  // an empty module: the runtime refuses it, and its id stays known
-    w.put<uint64_t>(1000 + sent);
-    w.put<uint64_t>(0);
-    w.put<uint64_t>(0);
+    put_record(w, cr::ModuleChunk{1000 + sent, 0, 0});
     w.put_blob(nullptr, 0);
     last = send(c, cr::Fn::cudaModuleLoad, w);
   }
@@ -168,9 +166,7 @@ TEST_F(HostileCudart, more_module_ids_than_a_session_may_have_end_the_session) {
 TEST_F(HostileCudart, a_module_the_runtime_rejects_fails_and_the_session_goes_on) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(7);
-  w.put<uint64_t>(16);
-  w.put<uint64_t>(0);
+  put_record(w, cr::ModuleChunk{7, 16, 0});
   w.put_blob("not a fatbinary!", 16);
   int32_t result = cudaSuccess;
   const ByteView piece = w.view();

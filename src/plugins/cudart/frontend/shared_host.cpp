@@ -141,7 +141,7 @@ std::optional<cudaError_t> shared_host_free(void* ptr) {
   if (!found || found->at != found->block.offset) return std::nullopt;  // not its start
   const uint64_t offset = found->block.offset;
   const cudaError_t rc = remote_sync(
-      Fn::cudaHostUnregisterShared, [&](WireWriter& w) { w.put<uint64_t>(offset); },
+      Fn::cudaHostUnregisterShared, [&](WireWriter& w) { put_record(w, UnregisterShared{offset}); },
       [](WireReader&) {});
   arena().give_back(offset);
   return rc;
