@@ -81,11 +81,18 @@ void PluginRegistry::load(const std::string& name) {
     raise(ErrorKind::kInvalidInput,
           "plugin name \"" + name + "\" is not a plain name ([a-z0-9_-], at most 64)");
   }
+  if (std::find(loaded_.begin(), loaded_.end(), name) != loaded_.end()) return;  // named twice
+  // A variant ("cuda-simulated") serves its plugin's ("cuda") calls, under that plugin's name.
+  const std::string served = name.substr(0, name.find('-'));
   for (BackendPlugin* p : plugins_) {
-    if (p->identity().name == name) return;  // named by several endpoints
+    if (p->identity().name == served) {
+      raise(ErrorKind::kInvalidInput,
+            "plugin \"" + name + "\" serves the calls of \"" + served +
+                "\", which another configured plugin serves already: " + "name one of them");
+    }
   }
   for (const auto& [refused, why] : refused_) {
-    if (refused == name) return;
+    if (refused == served) return;
   }
   const std::string file = "libgvirtus-plugin-" + name + ".so";
   std::string tried;
@@ -100,14 +107,15 @@ void PluginRegistry::load(const std::string& name) {
       raise(ErrorKind::kFailed, "cannot load plugin " + path.string() + ": " + ::dlerror());
     }
     std::string refusal;
-    const gvirtus_plugin_table_v1* table = entry_table(handle, path.string(), name, refusal);
+    const gvirtus_plugin_table_v1* table = entry_table(handle, path.string(), served, refusal);
     if (table == nullptr) {
       // Only sessions that ask for it are refused; the daemon and other plugins go on.
       GVIRTUS_LOG(kError) << "plugin \"" << name << "\" cannot be served: " << refusal;
-      refused_.emplace_back(name, refusal);
+      refused_.emplace_back(served, refusal);
       return;
     }
     add(adapt_abi_plugin(table));
+    loaded_.push_back(name);
     GVIRTUS_LOG(kInfo) << "loaded plugin " << name << " from " << path.string()
                        << " (backend plugin ABI " << table->abi_version << ")";
     return;

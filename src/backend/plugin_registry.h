@@ -17,8 +17,11 @@ class PluginRegistry {
 
   // Loads libgvirtus-plugin-<name>.so from the plugin directories (backend/plugin_abi.h); a name
   // that is not a plain identifier, a missing file or a library that is no gvirtus plugin is an
-  // error saying which. A plugin built for another plugin ABI, or whose table is not sound, is
-  // refused: logged now, and named with the reason to each session that asks for it (refusal()).
+  // error saying which. A name "P-VARIANT" is a variant of plugin P: its library declares itself
+  // as P and serves P's calls (cuda-simulated serves cuda's on the simulated device); naming two
+  // plugins that serve one plugin's calls is an error. A plugin built for another plugin ABI, or
+  // whose table is not sound, is refused: logged now, and named with the reason to each session
+  // that asks for it (refusal()).
   void load(const std::string& name);
 
   // Why a configured plugin cannot be served, if it was refused at load.
@@ -34,7 +37,8 @@ class PluginRegistry {
 
  private:
   std::vector<BackendPlugin*> plugins_;  // not owned: plugins live as long as the process
-  std::vector<std::pair<std::string, std::string>> refused_;  // name, why
+  std::vector<std::pair<std::string, std::string>> refused_;  // served name, why
+  std::vector<std::string> loaded_;                           // configured names
 };
 
 }  // namespace gvirtus

@@ -29,7 +29,8 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
   handle_owner    a function, int NAME(), written by hand, that says what the library ties a new
                   handle to (cudart: current_device), so that resetting it forgets its handles;
                   without it every handle belongs to 0
-  device_pointers {"vet": "ledger" | FUNCTION, "structs": {TYPE: FIELD}}: how a "dev" or "free"
+  device_pointers {"vet": "ledger" | FUNCTION, "structs": {TYPE: FIELD}, "address_types": [TYPE]}:
+                  how a "dev" or "free"
                   pointer is vetted - "ledger" (default): it must lie in an allocation the
                   session's "alloc" calls recorded; FUNCTION(pointer) returns a status - and the
                   structs that carry a device pointer in FIELD (cudaPitchedPtr: ptr)
@@ -66,7 +67,11 @@ THE CALL TABLE (one per library; src/plugins/cudart/common/cudart_calls.txt is t
           wrapped - both sides generated, but the stub side is an internal sender that a
                     hand-written export calls after translating its arguments:
                     NAMESPACE::remote::NAME waits, NAMESPACE::remote::ahead::NAME sends ahead
-          custom  - hand-written on both sides; the id and the table hash still come from here
+          custom  - hand-written on both sides; the id and the table hash still come from here.
+                    In a library generated whole, the hand-written stub calls remote_sync() or
+                    remote_async() (L_remote_calls.h) and the plugin calls a hand-written
+                    `bool run_custom(Fn, WireReader&, WireWriter&, STATUS&)` for these rows. With
+                    a real_library, a custom row names one of its functions (real() has them all)
   params  the function's parameters as its header declares them, by name and in order, each with
           an annotation (the type may be spelled out too; it must then be the header's):
     in NAME            a value
@@ -205,7 +210,8 @@ def check_param(where, param, d, kind, names):
     if param.direction == "alloc" and param.expr is None:
         sys.exit(f"{where}: alloc '{param.name}' needs its bytes: alloc {param.name}[BYTES]")
     if param.direction == "alloc" and not (param.pointee.endswith("*")
-                                           or param.pointee in d.pointer_structs):
+                                           or param.pointee in d.pointer_structs
+                                           or param.pointee in d.address_types):
         sys.exit(f"{where}: alloc '{param.name}' must point to a pointer or to a struct of "
                  "device_pointers.structs")
     if param.direction == "destroy" and not (handle and handle.destroyable):
@@ -301,6 +307,25 @@ def remote_declarations(calls, d):
         text += ("\n\n// Sent ahead, without waiting (a failure is reported later):\n"
                  "namespace ahead {\n" + "\n".join(ahead) + "\n}  // namespace ahead")
     return text
+
+
+def remote_calls_header(calls, d):
+    """L_remote_calls.h: the senders of the "wrapped" rows; for a library generated whole, also
+    the senders its hand-written custom rows call (they convert every failure to a status)."""
+    text = (f"{generated_by(d)}\n"
+            "// The stub-side senders of the table's \"wrapped\" rows (see stub_call.h).\n"
+            f"#pragma once\n\n#include <{d.headers[0]}>\n\n")
+    if d.whole:
+        text += (f'#include "frontend/generated_stub.h"\n#include "{d.library}_calls.h"\n\n'
+                 f"namespace {d.namespace} {{\n\n"
+                 "// A custom row's call: sent and waited for (decode reads the outputs after the "
+                 "status),\n// or sent ahead. Every failure comes back as the library's status.\n"
+                 f"{d.status} remote_sync(Fn fn, gvirtus::stub::Encoder encode, "
+                 "gvirtus::stub::Decoder decode);\n"
+                 f"{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode);\n\n"
+                 f"}}  // namespace {d.namespace}\n\n")
+    return (text + f"namespace {d.namespace}::remote {{\n\n" + remote_declarations(calls, d) +
+            f"\n\n}}  // namespace {d.namespace}::remote\n")
 
 
 def enum_types(calls, declarations, d):
@@ -407,6 +432,7 @@ def stub_support(d):
 #include "frontend/generated_stub.h"
 #include "{d.library}_calls.h"
 #include "{d.library}_enums.h"
+#include "{d.library}_remote_calls.h"
 
 namespace {d.namespace} {{
 namespace {{
@@ -416,6 +442,8 @@ const gvirtus::stub::Library<{d.status}> library(
     kIdentity, [](uint16_t f) {{ return name_of(Fn(f)).data(); }},
     {{kSuccess, kBackendLost, kInvalidValue, kNotSupported}});
 
+}}  // namespace
+
 {d.status} remote_sync(Fn fn, gvirtus::stub::Encoder encode, gvirtus::stub::Decoder decode) {{
   return library.call(call_id(fn), encode, decode);
 }}
@@ -424,7 +452,6 @@ const gvirtus::stub::Library<{d.status}> library(
   return library.send(call_id(fn), encode);
 }}
 
-}}  // namespace
 }}  // namespace {d.namespace}
 """
 
@@ -577,6 +604,12 @@ def vetting_header(d):
     for struct, field in d.pointer_structs.items():
         out += [f"inline {d.status} vet_device_pointer(const {struct}& value) {{",
                 f"  return vet_device_pointer(value.{field});", "}", ""]
+    for integer in d.address_types:
+        out += [f"// A device address held as an integer ({integer}), as the ledger keeps it.",
+                f"inline const void* device_address({integer} address) {{",
+                "  return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));", "}",
+                f"inline {d.status} vet_device_pointer({integer} address, uint64_t bytes = 0) {{",
+                "  return vet_device_pointer(device_address(address), bytes);", "}", ""]
     out.append(f"}}  // namespace {d.namespace}")
     return "\n".join(out) + "\n"
 
@@ -597,7 +630,13 @@ def vetting(param, d):
 def allocation_address(param, d):
     if param.pointee in d.pointer_structs:
         return f"{param.name}->{d.pointer_structs[param.pointee]}"
+    if param.pointee in d.address_types:
+        return f"device_address(*{param.name})"
     return f"*{param.name}"
+
+
+def freed_address(param, d):
+    return f"device_address({param.name})" if param.ctype in d.address_types else param.name
 
 
 def handler_case(c, d):
@@ -655,7 +694,7 @@ def handler_case(c, d):
             effects.append(f"        if ({p.name} != nullptr) gvirtus::services::session_services().allocations.allocated("
                            f"{allocation_address(p, d)}, {p.expr});")
         elif p.direction == "free":
-            effects.append(f"        gvirtus::services::session_services().allocations.freed({p.name});")
+            effects.append(f"        gvirtus::services::session_services().allocations.freed({freed_address(p, d)});")
     if effects:
         out.append(f"      if (result == {d.success}) {{")
         out += effects
@@ -667,8 +706,7 @@ def handler_case(c, d):
 
 def real_library_header(calls, d):
     """The library the backend runs the calls on, opened in the worker (descriptor: real_library)."""
-    members = "\n".join(f"  decltype(&::{c.name}) {c.name} = nullptr;"
-                         for c in calls if c.mode != "custom")
+    members = "\n".join(f"  decltype(&::{c.name}) {c.name} = nullptr;" for c in calls)
     return f"""{generated_by(d)}
 // {d.real_library}, the library the {d.library} backend runs its calls on, opened with dlopen in
 // the session's worker when the plugin's session opens (the daemon never loads it). A function
@@ -693,8 +731,7 @@ const RealLibrary& real();
 
 
 def real_library_source(calls, d):
-    resolves = "\n".join(f'    resolve(library.{c.name}, "{c.name}");'
-                          for c in calls if c.mode != "custom")
+    resolves = "\n".join(f'    resolve(library.{c.name}, "{c.name}");' for c in calls)
     return f"""{generated_by(d)}
 #include <dlfcn.h>
 
@@ -716,14 +753,20 @@ void resolve(Function& function, const char* name) {{
 
 }}  // namespace
 
+// A variant of the plugin built on another library with the same functions (the cuda plugin's
+// simulated device) defines GVIRTUS_REAL_LIBRARY.
+#ifndef GVIRTUS_REAL_LIBRARY
+#define GVIRTUS_REAL_LIBRARY "{d.real_library}"
+#endif
+
 const RealLibrary& open_real_library() {{
   if (handle != nullptr) return library;
-  handle = ::dlopen("{d.real_library}", RTLD_NOW | RTLD_LOCAL);
+  handle = ::dlopen(GVIRTUS_REAL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {{
     const char* why = ::dlerror();
     gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
-                   std::string("the {d.library} plugin runs its calls on {d.real_library}, which "
-                               "this backend machine cannot load: ") +
+                   std::string("the {d.library} plugin runs its calls on " GVIRTUS_REAL_LIBRARY
+                               ", which this backend machine cannot load: ") +
                        (why != nullptr ? why : "unknown reason"));
   }}
 {resolves}
@@ -758,8 +801,14 @@ def handlers(calls, d):
     return "\n".join(out)
 
 
-def plugin(d):
-    """The backend plugin of a library generated whole."""
+def plugin(calls, d):
+    """The backend plugin of a library generated whole. Its custom rows (if any) are run by a
+    hand-written run_custom(), with the same contract as run_generated()."""
+    custom = any(c.mode == "custom" for c in calls)
+    custom_decl = (f"bool run_custom(Fn fn, gvirtus::WireReader& in, gvirtus::WireWriter& out, "
+                   f"{d.status}& result);\n" if custom else "")
+    custom_call = (" &&\n          !run_custom(fn, call.args, call.reply, result)" if custom
+                   else "")
     return f"""{generated_by(d)}
 // libgvirtus-plugin-{d.library}.so: runs the {d.library} calls of one session on the real library.
 #include "backend/plugin.h"
@@ -770,7 +819,7 @@ def plugin(d):
 namespace {d.namespace} {{
 
 bool run_generated(Fn fn, gvirtus::WireReader& in, gvirtus::WireWriter& out, {d.status}& result);
-
+{custom_decl}
 namespace {{
 
 class GeneratedSession final : public gvirtus::PluginSession {{
@@ -778,7 +827,7 @@ class GeneratedSession final : public gvirtus::PluginSession {{
   void handle(gvirtus::Call& call) override {{
     const auto fn = static_cast<Fn>(gvirtus::call_function(call.header.call_id));
     gvirtus::services::run_call(last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
-      if (!run_generated(fn, call.args, call.reply, result)) {{
+      if (!run_generated(fn, call.args, call.reply, result){custom_call}) {{
         gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
                        "{d.library} call " + std::to_string(static_cast<unsigned>(fn)) +
                            " is not served by this backend");
@@ -817,16 +866,11 @@ def main():
     write("calls.h", header(calls, table_hash(calls), d))
     write("enums.h", enums_header(enum_types(calls, found, d), d))
     write("stub_calls.cpp", stub(calls, d))
-    write("remote_calls.h",
-          f"{generated_by(d)}\n"
-          "// The stub-side senders of the table's \"wrapped\" rows (see stub_call.h).\n"
-          f"#pragma once\n\n#include <{d.headers[0]}>\n\n"
-          f"namespace {d.namespace}::remote {{\n\n" + remote_declarations(calls, d) +
-          f"\n\n}}  // namespace {d.namespace}::remote\n")
+    write("remote_calls.h", remote_calls_header(calls, d))
     write("vetting.h", vetting_header(d))
     write("handlers.cpp", handlers(calls, d))
     if d.whole:
-        write("plugin.cpp", plugin(d))
+        write("plugin.cpp", plugin(calls, d))
     if d.real_library:
         write("real.h", real_library_header(calls, d))
         write("real.cpp", real_library_source(calls, d))

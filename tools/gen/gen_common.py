@@ -47,6 +47,8 @@ class Descriptor:
             pointers = d.get("device_pointers", {})
             self.vet_pointer = pointers.get("vet", "ledger")
             self.pointer_structs = dict(pointers.get("structs", {}))
+            # Integer types that hold device addresses (cuda.h's CUdeviceptr).
+            self.address_types = list(pointers.get("address_types", []))
             self.last_error = dict(d.get("last_error", {}))
             self.extra_enums = list(d.get("enums", []))
             self.real_library = d.get("real_library")

@@ -1,10 +1,12 @@
 // gvirtus-run: runs an unmodified CUDA application through gvirtus.
 //
-//   gvirtus-run [--config FILE] -- ./app args...
+//   gvirtus-run [--mode runtime|driver] [--config FILE] -- ./app args...
 //
-// Puts the stub libcudart.so.13 first on LD_LIBRARY_PATH, points GVIRTUS_CONFIG at the
-// configuration (if given, else leaves the usual lookup to the stub) and replaces itself with the
-// application, which therefore keeps its pid, its stdio and its exit status.
+// Puts a gvirtus stub first on LD_LIBRARY_PATH - in runtime mode (the default) libcudart.so.13,
+// which serves programs built with -cudart shared; in driver mode libcuda.so.1 (stub/driver/),
+// on which NVIDIA's own runtimes, static or shared, and libraries run - points GVIRTUS_CONFIG at
+// the configuration (if given, else leaves the usual lookup to the stub) and replaces itself with
+// the application, which therefore keeps its pid, its stdio and its exit status.
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,15 +23,24 @@ namespace {
 
 int usage(const std::string& why) {
   if (!why.empty()) std::cerr << "gvirtus-run: " << why << "\n";
-  std::cerr << "usage: gvirtus-run [--config FILE] -- PROGRAM [ARGS...]\n";
+  std::cerr << "usage: gvirtus-run [--mode runtime|driver] [--config FILE] -- PROGRAM [ARGS...]\n";
   return 2;
 }
 
-// Where the stub is: <prefix>/lib/gvirtus/stub (or the configured libdir's) for an installed
-// gvirtus-run, lib/stub in the build tree; GVIRTUS_HOME, when set, names the prefix.
-std::filesystem::path find_stub_dir() {
+struct Mode {
+  const char* subdir;   // under the stub directory
+  const char* library;  // what the mode puts in place of NVIDIA's
+};
+constexpr Mode kRuntime{"", "libcudart.so.13"};
+constexpr Mode kDriver{"driver", "libcuda.so.1"};
+
+// Where the mode's stub is: <prefix>/lib/gvirtus/stub (or the configured libdir's) for an
+// installed gvirtus-run, lib/stub in the build tree; GVIRTUS_HOME, when set, names the prefix.
+std::filesystem::path find_stub_dir(const Mode& mode) {
   for (const auto& dir : gvirtus::stub_dirs()) {
-    if (std::filesystem::exists(dir / "libcudart.so.13")) return dir.lexically_normal();
+    if (std::filesystem::exists(dir / mode.subdir / mode.library)) {
+      return (dir / mode.subdir).lexically_normal();
+    }
   }
   return {};
 }
@@ -38,6 +49,7 @@ std::filesystem::path find_stub_dir() {
 
 int main(int argc, char** argv) {
   std::string config;
+  Mode mode = kRuntime;
   int i = 1;
   for (; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -45,10 +57,24 @@ int main(int argc, char** argv) {
       ++i;
       break;
     } else if (arg == "--help" || arg == "-h") {
-      std::cout << "usage: gvirtus-run [--config FILE] -- PROGRAM [ARGS...]\n"
-                   "Runs PROGRAM with gvirtus's libcudart.so.13 in place of NVIDIA's, so its\n"
-                   "CUDA calls execute on the backend named by the configuration.\n";
+      std::cout
+          << "usage: gvirtus-run [--mode runtime|driver] [--config FILE] -- PROGRAM [ARGS...]\n"
+             "Runs PROGRAM with a gvirtus stub in place of NVIDIA's library, so its CUDA\n"
+             "calls execute on the backend named by the configuration.\n"
+             "  --mode runtime  libcudart.so.13 (the default): programs built with\n"
+             "                  -cudart shared\n"
+             "  --mode driver   libcuda.so.1: NVIDIA's own runtime (static or shared,\n"
+             "                  CUDA 12 or 13) and libraries run on it\n";
       return 0;
+    } else if (arg == "--mode" && i + 1 < argc) {
+      const std::string name = argv[++i];
+      if (name == "runtime") {
+        mode = kRuntime;
+      } else if (name == "driver") {
+        mode = kDriver;
+      } else {
+        return usage("unknown mode \"" + name + "\" (runtime or driver)");
+      }
     } else if (arg == "--config" && i + 1 < argc) {
       config = argv[++i];
     } else {
@@ -57,12 +83,14 @@ int main(int argc, char** argv) {
   }
   if (i >= argc) return usage("no program given");
 
-  const auto stub = find_stub_dir();
+  const auto stub = find_stub_dir(mode);
   if (stub.empty()) {
     std::string looked;
-    for (const auto& dir : gvirtus::stub_dirs()) looked += " " + dir.lexically_normal().string();
-    std::cerr << "gvirtus-run: the stub libcudart.so.13 is not installed (looked in" << looked
-              << "); was gvirtus built without the CUDA toolkit?\n";
+    for (const auto& dir : gvirtus::stub_dirs()) {
+      looked += " " + (dir / mode.subdir).lexically_normal().string();
+    }
+    std::cerr << "gvirtus-run: the stub " << mode.library << " is not installed (looked in"
+              << looked << "); was gvirtus built without the CUDA toolkit?\n";
     return 1;
   }
   if (!config.empty()) {

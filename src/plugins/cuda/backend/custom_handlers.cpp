@@ -1,0 +1,212 @@
+// The backend's handlers of the custom rows of cuda_calls.txt (wire: common/driver_wire.h). Every
+// request is hostile until checked: a module image must be exactly as large as its headers say
+// and parse as one; a launch's function and stream must be the session's and its parameter
+// buffer exactly as large as the kernel's layout; a copy's device range must be the session's.
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "common/wire_record.h"
+#include "cuda_calls.h"
+#include "cuda_real.h"
+#include "cuda_vetting.h"
+#include "elf_nv_info.h"
+#include "fatbin.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/module_image.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+using services::first_failure;
+
+CUresult lacks(const void* function) {
+  return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+// Whether an image from the wire is what its headers say, read by our own bounded parsers before
+// the driver, which trusts them, sees it.
+bool image_is_sound(std::span<const std::byte> image) {
+  if (module_image_size(image.data(), image.size()) != image.size()) return false;
+  uint32_t magic = 0;
+  if (image.size() >= sizeof magic) std::memcpy(&magic, image.data(), sizeof magic);
+  try {
+    if (magic == 0xBA55ED50) {
+      fatbin::kernel_layouts(image);
+    } else if (image.size() >= 4 && std::memcmp(image.data(),
+                                                "\x7f"
+                                                "ELF",
+                                                4) == 0) {
+      fatbin::elf_kernel_layouts(image);
+    }  // PTX: NUL-terminated at its end (module_image_size), the driver's compiler judges it
+    return true;
+  } catch (const Error& e) {
+    GVIRTUS_LOG(kWarning) << "cuda: a module image was refused: " << e.what();
+    return false;
+  }
+}
+
+void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto blob = in.get_blob(kMaxModuleImageBytes);
+  in.expect_end();
+  CUmodule module = nullptr;
+  result = lacks(reinterpret_cast<const void*>(real().cuModuleLoadData));
+  if (result == CUDA_SUCCESS && !image_is_sound(blob)) result = CUDA_ERROR_INVALID_IMAGE;
+  if (result == CUDA_SUCCESS) {
+    // The driver reads the image in place: aligned memory of our own, as a program's image is.
+    std::vector<uint64_t> aligned((blob.size() + 7) / 8);
+    std::memcpy(aligned.data(), blob.data(), blob.size());
+    result = real().cuModuleLoadData(&module, aligned.data());
+    if (result == CUDA_SUCCESS) adopt(module);
+  }
+  out.put<int32_t>(result);
+  marshal::put_value(out, result == CUDA_SUCCESS ? module : nullptr);
+}
+
+// The parameter buffer size of a function, from the driver (cuFuncGetParamInfo), kept per function.
+CUresult param_bytes(CUfunction function, size_t& bytes) {
+  static std::mutex mutex;
+  static std::unordered_map<CUfunction, size_t> known;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = known.find(function); it != known.end()) {
+      bytes = it->second;
+      return CUDA_SUCCESS;
+    }
+  }
+  if (real().cuFuncGetParamInfo == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  size_t end = 0;
+  for (size_t index = 0;; ++index) {
+    size_t offset = 0, size = 0;
+    const CUresult r = real().cuFuncGetParamInfo(function, index, &offset, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
+    if (r != CUDA_SUCCESS) return r;
+    end = std::max(end, offset + size);
+  }
+  std::lock_guard lock(mutex);
+  bytes = known.emplace(function, end).first->second;
+  return CUDA_SUCCESS;
+}
+
+void launch_kernel(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto request = get_record<LaunchRequest>(in);
+  const auto params = in.get_blob(kMaxParamBytes);
+  in.expect_end();
+  result = first_failure(CUDA_SUCCESS, vet(request.function), vet(request.stream),
+                         lacks(reinterpret_cast<const void*>(real().cuLaunchKernel)));
+  size_t expected = 0;
+  if (result == CUDA_SUCCESS) result = param_bytes(request.function, expected);
+  if (result == CUDA_SUCCESS && params.size() != expected) {
+    result = static_cast<CUresult>(
+        services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda", "parameter buffer", request.function,
+                         ("of " + std::to_string(params.size()) +
+                          " bytes for a kernel that takes " + std::to_string(expected))
+                             .c_str()));
+  }
+  if (result == CUDA_SUCCESS) {
+    // The packed form (CU_LAUNCH_PARAM_BUFFER_*), from memory of our own: aligned as the
+    // driver's parameter space is.
+    std::vector<uint64_t> buffer((params.size() + 7) / 8);
+    if (!params.empty()) std::memcpy(buffer.data(), params.data(), params.size());
+    size_t size = params.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
+                     &size, CU_LAUNCH_PARAM_END};
+    result = real().cuLaunchKernel(request.function, request.grid_x, request.grid_y, request.grid_z,
+                                   request.block_x, request.block_y, request.block_z,
+                                   request.shared_bytes, request.stream, nullptr, extra);
+  }
+  out.put<int32_t>(result);
+}
+
+// cuMemcpyHtoD(Async): the data follows the record; pageable memory of ours, which the driver
+// has finished reading when it returns.
+void host_to_device(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
+  const auto request = get_record<CopyRequest>(in);
+  if (!with_stream && request.stream != nullptr) {
+    raise(ErrorKind::kInvalidInput, "a stream on cuMemcpyHtoD");
+  }
+  if (request.bytes > kCopyChunkBytes) {
+    raise(ErrorKind::kInvalidInput, "a copy chunk of " + std::to_string(request.bytes) + " bytes");
+  }
+  const auto data = in.get_raw(request.bytes);
+  in.expect_end();
+  result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
+                         with_stream ? vet(request.stream) : CUDA_SUCCESS);
+  if (result == CUDA_SUCCESS) {
+    result = with_stream ? (real().cuMemcpyHtoDAsync_v2 != nullptr
+                                ? real().cuMemcpyHtoDAsync_v2(request.device, data.data(),
+                                                              request.bytes, request.stream)
+                                : CUDA_ERROR_NOT_SUPPORTED)
+                         : (real().cuMemcpyHtoD_v2 != nullptr
+                                ? real().cuMemcpyHtoD_v2(request.device, data.data(), request.bytes)
+                                : CUDA_ERROR_NOT_SUPPORTED);
+  }
+  out.put<int32_t>(result);
+}
+
+// cuMemcpyDtoH(Async): the reply buffer is the landing buffer, so an asynchronous copy is waited
+// for before the reply leaves.
+void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
+  const auto request = get_record<CopyRequest>(in);
+  in.expect_end();
+  if (!with_stream && request.stream != nullptr) {
+    raise(ErrorKind::kInvalidInput, "a stream on cuMemcpyDtoH");
+  }
+  if (request.bytes > kCopyChunkBytes) {
+    raise(ErrorKind::kInvalidInput, "a copy chunk of " + std::to_string(request.bytes) + " bytes");
+  }
+  result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
+                         with_stream ? vet(request.stream) : CUDA_SUCCESS,
+                         lacks(reinterpret_cast<const void*>(real().cuMemcpyDtoH_v2)),
+                         lacks(reinterpret_cast<const void*>(real().cuMemcpyDtoHAsync_v2)),
+                         lacks(reinterpret_cast<const void*>(real().cuStreamSynchronize)));
+  const size_t at = out.size();
+  out.put<int32_t>(result);
+  if (result != CUDA_SUCCESS) return;
+  out.put<uint64_t>(request.bytes);
+  std::byte* landing = out.put_space(request.bytes);
+  if (with_stream) {
+    result = real().cuMemcpyDtoHAsync_v2(landing, request.device, request.bytes, request.stream);
+    if (result == CUDA_SUCCESS) result = real().cuStreamSynchronize(request.stream);
+  } else {
+    result = real().cuMemcpyDtoH_v2(landing, request.device, request.bytes);
+  }
+  out.store_at<int32_t>(at, result);
+  if (result != CUDA_SUCCESS) out.truncate(at + sizeof(int32_t));  // no data after a failure
+}
+
+}  // namespace
+
+bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  switch (fn) {
+    case Fn::cuModuleLoadData:
+      module_load_data(in, out, result);
+      return true;
+    case Fn::cuLaunchKernel:
+      launch_kernel(in, out, result);
+      return true;
+    case Fn::cuMemcpyHtoD_v2:
+      host_to_device(in, out, result, false);
+      return true;
+    case Fn::cuMemcpyHtoDAsync_v2:
+      host_to_device(in, out, result, true);
+      return true;
+    case Fn::cuMemcpyDtoH_v2:
+      device_to_host(in, out, result, false);
+      return true;
+    case Fn::cuMemcpyDtoHAsync_v2:
+      device_to_host(in, out, result, true);
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace gvirtus::cuda

@@ -1,0 +1,51 @@
+// The custom rows of cuda_calls.txt on the wire: each request starts with its record, defined
+// once here for the stub and the backend (common/wire_record.h).
+//
+//   cuModuleLoadData      a blob: the module image (fatbinary, cubin or NUL-terminated PTX), its
+//                         size found by the stub (module_image.h). Reply: i32 result, u64 module.
+//   cuLaunchKernel        LaunchRequest, then a blob: the parameter buffer, packed by the
+//                         kernel's layout. Reply (when waited for): i32 result.
+//   cuMemcpyHtoD(Async)   CopyRequest (device = destination), then `bytes` bytes of data.
+//                         Reply: i32 result.
+//   cuMemcpyDtoH(Async)   CopyRequest (device = source). Reply: i32 result, then a blob with the
+//                         bytes (nothing after a failure).
+// The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
+// kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <tuple>
+
+namespace gvirtus::cuda {
+
+inline constexpr size_t kCopyChunkBytes = size_t{16} << 20;
+// The largest module image either side accepts (NVIDIA's largest fatbinaries are a few hundred
+// MiB; a size field claiming more is a lie).
+inline constexpr uint64_t kMaxModuleImageBytes = uint64_t{1} << 30;
+// The largest parameter buffer a launch takes (CUDA 12.1 raised the limit to 32764 bytes).
+inline constexpr uint64_t kMaxParamBytes = 32764;
+
+struct LaunchRequest {
+  CUfunction function;
+  uint32_t grid_x, grid_y, grid_z;
+  uint32_t block_x, block_y, block_z;
+  uint32_t shared_bytes;
+  CUstream stream;
+  static constexpr auto kFields =
+      std::tuple{&LaunchRequest::function, &LaunchRequest::grid_x,       &LaunchRequest::grid_y,
+                 &LaunchRequest::grid_z,   &LaunchRequest::block_x,      &LaunchRequest::block_y,
+                 &LaunchRequest::block_z,  &LaunchRequest::shared_bytes, &LaunchRequest::stream};
+};
+
+struct CopyRequest {
+  CUdeviceptr device;
+  uint64_t bytes;
+  CUstream stream;
+  static constexpr auto kFields =
+      std::tuple{&CopyRequest::device, &CopyRequest::bytes, &CopyRequest::stream};
+};
+
+}  // namespace gvirtus::cuda

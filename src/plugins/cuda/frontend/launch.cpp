@@ -1,0 +1,130 @@
+// cuLaunchKernel in the client libcuda.so.1. The application's arguments are pointers into its
+// own memory (kernelParams: one per parameter), so the stub packs them into one parameter buffer
+// by the kernel's layout, which it asks the backend's driver for once per function
+// (cuFuncGetParamInfo) and keeps. The `extra` form already is such a buffer. The launch is sent
+// ahead: the backend checks the buffer against the layout before it launches.
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "common/wire_record.h"
+#include "cuda_remote_calls.h"
+#include "plugins/cuda/common/driver_wire.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+struct Param {
+  size_t offset;
+  size_t size;
+};
+
+struct Layout {
+  std::vector<Param> params;
+  size_t bytes = 0;  // the buffer's size: the end of the last parameter
+};
+
+std::mutex mutex;
+std::unordered_map<CUfunction, Layout> layouts;
+
+// The function's parameter layout, asked for once: cuFuncGetParamInfo for each index until the
+// driver says there is none.
+CUresult layout_of(CUfunction function, Layout& layout) {
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = layouts.find(function); it != layouts.end()) {
+      layout = it->second;
+      return CUDA_SUCCESS;
+    }
+  }
+  Layout found;
+  for (size_t index = 0;; ++index) {
+    size_t offset = 0, size = 0;
+    const CUresult result = cuFuncGetParamInfo(function, index, &offset, &size);
+    if (result == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter (or none at all)
+    if (result != CUDA_SUCCESS) return result;
+    if (offset + size > kMaxParamBytes || size == 0) return CUDA_ERROR_INVALID_IMAGE;
+    found.params.push_back({offset, size});
+    found.bytes = std::max(found.bytes, offset + size);
+  }
+  std::lock_guard lock(mutex);
+  layout = layouts.emplace(function, std::move(found)).first->second;
+  return CUDA_SUCCESS;
+}
+
+// The parameter buffer of the `extra` form: CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE, to
+// CU_LAUNCH_PARAM_END.
+CUresult buffer_from_extra(void** extra, const void*& buffer, size_t& bytes) {
+  buffer = nullptr;
+  bytes = 0;
+  bool sized = false;
+  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (i >= 64) return CUDA_ERROR_INVALID_VALUE;  // no terminator in sight
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+      buffer = extra[i + 1];
+    } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+      if (extra[i + 1] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      std::memcpy(&bytes, extra[i + 1], sizeof bytes);
+      sized = true;
+    } else {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  if (buffer == nullptr || !sized || bytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                unsigned bz, unsigned shared, CUstream stream, void** params, void** extra) {
+  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if ((params != nullptr) == (extra != nullptr) && params != nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;  // both forms at once
+  }
+  thread_local std::vector<std::byte> packed;
+  const void* buffer = nullptr;
+  size_t bytes = 0;
+  if (extra != nullptr) {
+    if (const CUresult r = buffer_from_extra(extra, buffer, bytes); r != CUDA_SUCCESS) return r;
+  } else {
+    Layout layout;
+    if (const CUresult r = layout_of(f, layout); r != CUDA_SUCCESS) return r;
+    if (!layout.params.empty() && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    packed.assign(layout.bytes, std::byte{0});
+    for (size_t i = 0; i < layout.params.size(); ++i) {
+      if (params[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      std::memcpy(packed.data() + layout.params[i].offset, params[i], layout.params[i].size);
+    }
+    buffer = packed.data();
+    bytes = packed.size();
+  }
+  const LaunchRequest request{f, gx, gy, gz, bx, by, bz, shared, stream};
+  return remote_async(Fn::cuLaunchKernel, [&](WireWriter& w) {
+    put_record(w, request);
+    w.put_blob(buffer, bytes);
+  });
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
+  return gvirtus::cuda::launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                               sharedMemBytes, hStream, kernelParams, extra);
+}
+
+// The per-thread default stream variant: its null stream is the thread's own.
+extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel_ptsz(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
+  return gvirtus::cuda::launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                               sharedMemBytes, hStream != nullptr ? hStream : CU_STREAM_PER_THREAD,
+                               kernelParams, extra);
+}
