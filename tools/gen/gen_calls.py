@@ -40,7 +40,9 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   plugin links the library. status.not_supported (default: invalid_value) is what
                   a call of a function the library lacks returns
   last_error      {"take": FUNCTION, "peek": FUNCTION}: the library's last-error calls, which
-                  report the session's pending refusals (backend/services/rejections.h)
+                  report the session's pending refusals (backend/services/rejections.h). A
+                  library generated whole without them reports a failure of a call sent ahead
+                  as CUDA does: the thread's next waited-for call that succeeds answers with it
   enums           enum types the hand-written code checks too, beyond those the rows use
   allocation_hooks {"allocated": FUNCTION, "freed": FUNCTION}: what the stub calls after an
                   "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes) and
@@ -809,6 +811,14 @@ def plugin(calls, d):
                    f"{d.status}& result);\n" if custom else "")
     custom_call = (" &&\n          !run_custom(fn, call.args, call.reply, result)" if custom
                    else "")
+    # Without last-error calls, a failure of a call sent ahead is answered by the thread's next
+    # waited-for call (backend/services/rejections.h).
+    deferral = "" if d.last_error else f"""    if (call.header.is_async()) {{
+      gvirtus::services::note_ahead_failure(returned, {d.success});
+    }} else if (call.reply.size() >= sizeof(int32_t)) {{
+      call.reply.store_at<int32_t>(0, gvirtus::services::deferred_failure(returned, {d.success}));
+    }}
+"""
     return f"""{generated_by(d)}
 // libgvirtus-plugin-{d.library}.so: runs the {d.library} calls of one session on the real library.
 #include "backend/plugin.h"
@@ -826,14 +836,14 @@ class GeneratedSession final : public gvirtus::PluginSession {{
  public:
   void handle(gvirtus::Call& call) override {{
     const auto fn = static_cast<Fn>(gvirtus::call_function(call.header.call_id));
-    gvirtus::services::run_call(last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
+    {"" if d.last_error else f"const {d.status} returned = "}gvirtus::services::run_call(last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
       if (!run_generated(fn, call.args, call.reply, result){custom_call}) {{
         gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
                        "{d.library} call " + std::to_string(static_cast<unsigned>(fn)) +
                            " is not served by this backend");
       }}
     }});
-  }}
+{deferral}  }}
 }};
 
 class GeneratedPlugin final : public gvirtus::BackendPlugin {{

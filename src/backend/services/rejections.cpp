@@ -19,6 +19,12 @@ struct ThreadRefusals {
 };
 thread_local ThreadRefusals this_thread;
 
+struct AheadFailure {
+  int32_t status = 0;
+  bool pending = false;
+};
+thread_local AheadFailure ahead_failure;
+
 }  // namespace
 
 void begin_call() {
@@ -45,6 +51,17 @@ int32_t merge_last_error(int32_t result, bool reset) {
   const int32_t refusal = this_thread.pending;
   if (reset) this_thread.pending_set = false;
   return pending ? refusal : result;
+}
+
+void note_ahead_failure(int32_t result, int32_t success) {
+  if (result == success || ahead_failure.pending) return;  // the first one is what CUDA reports
+  ahead_failure = {result, true};
+}
+
+int32_t deferred_failure(int32_t result, int32_t success) {
+  if (result != success || !ahead_failure.pending) return result;
+  ahead_failure.pending = false;
+  return ahead_failure.status;
 }
 
 }  // namespace gvirtus::services

@@ -47,6 +47,14 @@ Status run_call(LastErrorRole role, Status success, WireWriter& reply, Body&& bo
   return result;
 }
 
+// A library without last-error calls (the CUDA driver) reports an asynchronous error from a later
+// call, as CUDA does. So for such a plugin: a call the client sent ahead that fails leaves its
+// status pending on the executing thread (note_ahead_failure), and the thread's next waited-for
+// call that succeeds answers with it instead, which clears it (deferred_failure, given that
+// call's own result; a call that fails itself answers its own failure and leaves the pending one).
+void note_ahead_failure(int32_t result, int32_t success);
+int32_t deferred_failure(int32_t result, int32_t success);
+
 // The first failure among already computed checks, or `success`.
 template <typename Status, typename... Results>
 Status first_failure(Status success, Results... results) {

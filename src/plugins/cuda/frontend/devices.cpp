@@ -1,0 +1,78 @@
+// Device queries answered by the stub once known: the driver's version, the device count and each
+// device's attributes do not change while a process runs, and NVIDIA's runtime asks for about a
+// hundred attributes as it starts, so each is asked of the backend once and kept. Failures are
+// not kept (a backend that comes back may answer).
+#include <cuda.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+
+#include "cuda_remote_calls.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+std::mutex mutex;
+std::optional<int> driver_version;
+std::optional<int> device_count;
+std::map<std::pair<CUdevice, int>, int> attributes;
+
+// Answers from `known`, or asks once: ask(&value) is the remote call.
+template <typename Ask>
+CUresult cached(std::optional<int>& known, int* value, Ask ask) {
+  if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  {
+    std::lock_guard lock(mutex);
+    if (known) {
+      *value = *known;
+      return CUDA_SUCCESS;
+    }
+  }
+  const CUresult result = ask(value);
+  if (result == CUDA_SUCCESS) {
+    std::lock_guard lock(mutex);
+    known = *value;
+  }
+  return result;
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+namespace cr = gvirtus::cuda;
+
+extern "C" __attribute__((visibility("default"))) CUresult cuDriverGetVersion(int* driverVersion) {
+  // Never newer than the driver API this library implements (CUDA_VERSION of its cuda.h): a
+  // runtime asks cuGetProcAddress for the versions the driver claims.
+  return cr::cached(cr::driver_version, driverVersion, [](int* v) {
+    const CUresult result = cr::remote::cuDriverGetVersion(v);
+    if (result == CUDA_SUCCESS && *v > CUDA_VERSION) *v = CUDA_VERSION;
+    return result;
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetCount(int* count) {
+  return cr::cached(cr::device_count, count,
+                    [](int* v) { return cr::remote::cuDeviceGetCount(v); });
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(
+    int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const auto key = std::pair{dev, static_cast<int>(attrib)};
+  {
+    std::lock_guard lock(cr::mutex);
+    if (const auto it = cr::attributes.find(key); it != cr::attributes.end()) {
+      *pi = it->second;
+      return CUDA_SUCCESS;
+    }
+  }
+  const CUresult result = cr::remote::cuDeviceGetAttribute(pi, attrib, dev);
+  if (result == CUDA_SUCCESS) {
+    std::lock_guard lock(cr::mutex);
+    cr::attributes[key] = *pi;
+  }
+  return result;
+}
