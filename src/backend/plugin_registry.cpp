@@ -81,7 +81,9 @@ void PluginRegistry::load(const std::string& name) {
     raise(ErrorKind::kInvalidInput,
           "plugin name \"" + name + "\" is not a plain name ([a-z0-9_-], at most 64)");
   }
-  if (std::find(loaded_.begin(), loaded_.end(), name) != loaded_.end()) return;  // named twice
+  for (const auto& [id, configured] : loaded_) {
+    if (configured == name) return;  // named by several endpoints
+  }
   // A variant ("cuda-simulated") serves its plugin's ("cuda") calls, under that plugin's name.
   const std::string served = name.substr(0, name.find('-'));
   for (BackendPlugin* p : plugins_) {
@@ -114,8 +116,9 @@ void PluginRegistry::load(const std::string& name) {
       refused_.emplace_back(served, refusal);
       return;
     }
-    add(adapt_abi_plugin(table));
-    loaded_.push_back(name);
+    BackendPlugin* plugin = adapt_abi_plugin(table);
+    add(plugin);
+    loaded_.emplace_back(plugin->identity().id, name);
     GVIRTUS_LOG(kInfo) << "loaded plugin " << name << " from " << path.string()
                        << " (backend plugin ABI " << table->abi_version << ")";
     return;
@@ -137,10 +140,18 @@ std::optional<std::string> PluginRegistry::refusal(const std::string& name) cons
   return std::nullopt;
 }
 
+std::string PluginRegistry::configured_name(uint16_t id) const {
+  for (const auto& [loaded, name] : loaded_) {
+    if (loaded == id) return name;
+  }
+  const BackendPlugin* p = find(id);
+  return p != nullptr ? std::string(p->identity().name) : std::string();
+}
+
 std::string PluginRegistry::names() const {
   std::string out;
   for (BackendPlugin* p : plugins_)
-    out += (out.empty() ? "" : ", ") + std::string(p->identity().name);
+    out += (out.empty() ? "" : ", ") + configured_name(p->identity().id);
   return out;
 }
 

@@ -33,12 +33,16 @@ class PluginRegistry {
   // The plugin with this id, or nullptr.
   BackendPlugin* find(uint16_t id) const;
 
-  std::string names() const;  // "core, cudart"
+  std::string names() const;  // "core, cudart, cuda-simulated"
+
+  // The name the configuration gave the plugin with this id ("cuda-simulated" for a variant), so
+  // that status and logs say which variant serves; the plugin's own name for a built-in one.
+  std::string configured_name(uint16_t id) const;
 
  private:
   std::vector<BackendPlugin*> plugins_;  // not owned: plugins live as long as the process
   std::vector<std::pair<std::string, std::string>> refused_;  // served name, why
-  std::vector<std::string> loaded_;                           // configured names
+  std::vector<std::pair<uint16_t, std::string>> loaded_;      // id, configured name
 };
 
 }  // namespace gvirtus

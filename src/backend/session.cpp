@@ -193,8 +193,9 @@ class Session {
     std::string names;
     for (const auto& [id, session] : sessions_) {
       if (id == core::kPluginId) continue;
-      if (const BackendPlugin* p = plugins_.find(id)) {
-        names += (names.empty() ? "" : ",") + std::string(p->identity().name);
+      if (plugins_.find(id) != nullptr) {
+        // The configured name: a variant says so ("cuda-simulated").
+        names += (names.empty() ? "" : ",") + plugins_.configured_name(id);
       }
     }
     return names;

@@ -1,11 +1,16 @@
 // The backend plugin ABI (backend/plugin_abi.h): a plugin built for another ABI is refused with a
 // message naming it and the versions, only where a session asks for it, while the daemon and the
 // other plugins go on; and a plugin behind the ABI (probe, through backend/plugin_export.h) brings
-// its errors across as kinds and messages, a malformed request ending only its session.
+// its errors across as kinds and messages, a malformed request ending only its session. A variant
+// ("probe-variant") serves its plugin's calls under its configured name, and naming it beside the
+// plugin it varies is an error.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include <cstdlib>
+
+#include "backend/plugin_registry.h"
 #include "frontend/client.h"
 #include "protocol/handshake.h"
 #include "session/probe_calls.h"
@@ -101,6 +106,33 @@ TEST(PluginAbi, errors_cross_the_abi_as_kinds_and_a_malformed_request_ends_only_
   }
   Client fresh(backend.client_config(), {to_ref(probe::kIdentity)});
   EXPECT_GT(worker_pid(fresh), 0u) << "the backend serves the next session";
+}
+
+TEST(PluginVariants, a_variant_serves_its_plugins_calls_under_its_configured_name) {
+  BackendProcess backend("", R"(["probe-variant"])");
+  EXPECT_TRUE(backend.logged("probe-variant")) << backend.log();
+  Client client(backend.client_config(), {to_ref(probe::kIdentity)});
+  EXPECT_GT(worker_pid(client), 0u) << "probe's calls, served by the variant";
+}
+
+TEST(PluginVariants, a_variant_beside_the_plugin_it_varies_is_refused_naming_both) {
+  ::setenv("GVIRTUS_HOME", GVIRTUS_BUILD_DIR, 1);
+  PluginRegistry registry;
+  registry.load("probe-variant");
+  ASSERT_NE(registry.find(probe::kIdentity.id), nullptr);
+  EXPECT_EQ(registry.configured_name(probe::kIdentity.id), "probe-variant");
+  EXPECT_NE(registry.names().find("probe-variant"), std::string::npos) << registry.names();
+  registry.load("probe-variant");  // named by a second endpoint: the same plugin
+  try {
+    registry.load("probe");
+    FAIL() << "probe loaded beside its variant";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidInput);
+    EXPECT_NE(std::string(e.what()).find("\"probe\" serves the calls of \"probe\", which another "
+                                         "configured plugin serves already"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
