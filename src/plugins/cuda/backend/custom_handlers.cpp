@@ -20,6 +20,7 @@
 #include "elf_nv_info.h"
 #include "fatbin.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
 
 namespace gvirtus::cuda {
@@ -53,6 +54,43 @@ bool image_is_sound(std::span<const std::byte> image) {
   }
 }
 
+// Copies an image into aligned memory of our own: the driver reads it in place, as a program's.
+std::vector<uint64_t> aligned_copy(std::span<const std::byte> image) {
+  std::vector<uint64_t> aligned((image.size() + 7) / 8);
+  if (!image.empty()) std::memcpy(aligned.data(), image.data(), image.size());
+  return aligned;
+}
+
+// cuModuleLoadDataEx and cuLibraryLoadData: an image, JIT options, (for a library) library options.
+// The backend's copy of the image is its own and freed after the call, so the driver is never
+// told it is preserved: it keeps a copy of its own.
+template <typename Handle, typename Load>
+void load_with_options(WireReader& in, WireWriter& out, CUresult& result, bool library, Load load) {
+  const auto blob = in.get_blob(kMaxModuleImageBytes);
+  JitOptions jit(in);
+  if (library) {
+    const uint32_t count = in.get<uint32_t>();
+    if (count > kMaxJitOptions) raise(ErrorKind::kInvalidInput, "too many library options");
+    for (uint32_t i = 0; i < count; ++i) {
+      if (in.get<uint32_t>() != CU_LIBRARY_BINARY_IS_PRESERVED) {
+        raise(ErrorKind::kInvalidInput, "a library option other than BINARY_IS_PRESERVED");
+      }
+      in.get<uint64_t>();
+    }
+  }
+  in.expect_end();
+  Handle handle = nullptr;
+  result = image_is_sound(blob) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
+  if (result == CUDA_SUCCESS) {
+    const auto image = aligned_copy(blob);
+    result = load(&handle, image.data(), jit);
+    if (result == CUDA_SUCCESS) adopt(handle);
+  }
+  out.put<int32_t>(result);
+  marshal::put_value(out, result == CUDA_SUCCESS ? handle : nullptr);
+  jit.put_outputs(out);
+}
+
 void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
   const auto blob = in.get_blob(kMaxModuleImageBytes);
   in.expect_end();
@@ -60,9 +98,7 @@ void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
   result = lacks(reinterpret_cast<const void*>(real().cuModuleLoadData));
   if (result == CUDA_SUCCESS && !image_is_sound(blob)) result = CUDA_ERROR_INVALID_IMAGE;
   if (result == CUDA_SUCCESS) {
-    // The driver reads the image in place: aligned memory of our own, as a program's image is.
-    std::vector<uint64_t> aligned((blob.size() + 7) / 8);
-    std::memcpy(aligned.data(), blob.data(), blob.size());
+    const auto aligned = aligned_copy(blob);
     result = real().cuModuleLoadData(&module, aligned.data());
     if (result == CUDA_SUCCESS) adopt(module);
   }
@@ -71,7 +107,7 @@ void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
 }
 
 // The parameter buffer size of a function, from the driver (cuFuncGetParamInfo), kept per function.
-CUresult param_bytes(CUfunction function, size_t& bytes) {
+CUresult param_bytes(CUfunction function, bool kernel, size_t& bytes) {
   static std::mutex mutex;
   static std::unordered_map<CUfunction, size_t> known;
   {
@@ -81,11 +117,15 @@ CUresult param_bytes(CUfunction function, size_t& bytes) {
       return CUDA_SUCCESS;
     }
   }
-  if (real().cuFuncGetParamInfo == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+  if (real().cuFuncGetParamInfo == nullptr || real().cuKernelGetParamInfo == nullptr) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
   size_t end = 0;
   for (size_t index = 0;; ++index) {
     size_t offset = 0, size = 0;
-    const CUresult r = real().cuFuncGetParamInfo(function, index, &offset, &size);
+    const CUresult r = kernel ? real().cuKernelGetParamInfo(reinterpret_cast<CUkernel>(function),
+                                                            index, &offset, &size)
+                              : real().cuFuncGetParamInfo(function, index, &offset, &size);
     if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
     if (r != CUDA_SUCCESS) return r;
     end = std::max(end, offset + size);
@@ -99,10 +139,15 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result) {
   const auto request = get_record<LaunchRequest>(in);
   const auto params = in.get_blob(kMaxParamBytes);
   in.expect_end();
-  result = first_failure(CUDA_SUCCESS, vet(request.function), vet(request.stream),
+  // A library's kernel launches as a function (cuLaunchKernel takes either).
+  const bool kernel = services::session_services().handles.holds(
+      static_cast<uint16_t>(HandleKind::kKernel), request.function);
+  result = first_failure(CUDA_SUCCESS, kernel ? CUDA_SUCCESS : vet(request.function),
+                         request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
+                         vet(request.stream),
                          lacks(reinterpret_cast<const void*>(real().cuLaunchKernel)));
   size_t expected = 0;
-  if (result == CUDA_SUCCESS) result = param_bytes(request.function, expected);
+  if (result == CUDA_SUCCESS) result = param_bytes(request.function, kernel, expected);
   if (result == CUDA_SUCCESS && params.size() != expected) {
     result = static_cast<CUresult>(
         services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda", "parameter buffer", request.function,
@@ -188,6 +233,25 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   switch (fn) {
     case Fn::cuModuleLoadData:
       module_load_data(in, out, result);
+      return true;
+    case Fn::cuModuleLoadDataEx:
+      load_with_options<CUmodule>(
+          in, out, result, false, [](CUmodule* m, const void* image, JitOptions& jit) {
+            if (real().cuModuleLoadDataEx == nullptr) {
+              return CUDA_ERROR_NOT_SUPPORTED;
+            }
+            return real().cuModuleLoadDataEx(m, image, jit.count(), jit.options(), jit.values());
+          });
+      return true;
+    case Fn::cuLibraryLoadData:
+      load_with_options<CUlibrary>(
+          in, out, result, true, [](CUlibrary* l, const void* image, JitOptions& jit) {
+            if (real().cuLibraryLoadData == nullptr) {
+              return CUDA_ERROR_NOT_SUPPORTED;
+            }
+            return real().cuLibraryLoadData(l, image, jit.options(), jit.values(), jit.count(),
+                                            nullptr, nullptr, 0);
+          });
       return true;
     case Fn::cuLaunchKernel:
       launch_kernel(in, out, result);

@@ -10,11 +10,20 @@
 namespace gvirtus::cuda {
 namespace {
 
-thread_local std::vector<CUcontext> stack;  // back(): the current context
+// Nothing here is ever destroyed: NVIDIA's runtime calls the driver from its exit handlers, after
+// this library's static and the main thread's thread_local objects would be gone. Each thread's
+// stack is a leaked vector of its own, reached through a trivially destructible pointer.
+thread_local std::vector<CUcontext>* thread_stack = nullptr;
 
-std::mutex mutex;
-std::unordered_map<CUcontext, CUdevice> device_of;  // every context the stub was given
-std::unordered_map<CUdevice, CUcontext> primary;    // retained once, for primary_context()
+std::vector<CUcontext>& this_thread_stack() {
+  if (thread_stack == nullptr) thread_stack = new std::vector<CUcontext>;
+  return *thread_stack;
+}
+
+std::mutex& mutex = *new std::mutex;
+// Every context the stub was given, with its device; the primary contexts, retained once.
+auto& device_of = *new std::unordered_map<CUcontext, CUdevice>;
+auto& primary = *new std::unordered_map<CUdevice, CUcontext>;
 
 void remember(CUcontext context, CUdevice device) {
   std::lock_guard lock(mutex);
@@ -25,6 +34,7 @@ void remember(CUcontext context, CUdevice device) {
 CUresult make_current(CUcontext context) {
   const CUresult result = remote::cuCtxSetCurrent(context);
   if (result != CUDA_SUCCESS) return result;
+  auto& stack = this_thread_stack();
   if (stack.empty()) {
     stack.push_back(context);
   } else {
@@ -36,6 +46,7 @@ CUresult make_current(CUcontext context) {
 }  // namespace
 
 CUcontext current_context() {
+  const auto& stack = this_thread_stack();
   return stack.empty() ? nullptr : stack.back();
 }
 
@@ -81,27 +92,53 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxGetCurrent(CUcon
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   if (ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   const CUresult result = cr::remote::cuCtxSetCurrent(ctx);
-  if (result == CUDA_SUCCESS) cr::stack.push_back(ctx);
+  if (result == CUDA_SUCCESS) cr::this_thread_stack().push_back(ctx);
   return result;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
-  if (cr::stack.empty() || cr::stack.back() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-  const CUcontext below = cr::stack.size() > 1 ? cr::stack[cr::stack.size() - 2] : nullptr;
+  auto& stack = cr::this_thread_stack();
+  if (stack.empty() || stack.back() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  const CUcontext below = stack.size() > 1 ? stack[stack.size() - 2] : nullptr;
   const CUresult result = cr::remote::cuCtxSetCurrent(below);
   if (result != CUDA_SUCCESS) return result;
-  if (pctx != nullptr) *pctx = cr::stack.back();
-  cr::stack.pop_back();
+  if (pctx != nullptr) *pctx = stack.back();
+  stack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+// The device of `ctx`, or of the current context when it is null (CUDA 13's form).
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxGetDevice_v2(CUdevice* device,
+                                                                             CUcontext ctx) {
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUcontext context = ctx != nullptr ? ctx : cr::current_context();
+  if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  std::lock_guard lock(cr::mutex);
+  const auto it = cr::device_of.find(context);
+  if (it == cr::device_of.end()) return CUDA_ERROR_INVALID_CONTEXT;
+  *device = it->second;
   return CUDA_SUCCESS;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxGetDevice(CUdevice* device) {
-  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const CUcontext current = cr::current_context();
-  if (current == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-  std::lock_guard lock(cr::mutex);
-  const auto it = cr::device_of.find(current);
-  if (it == cr::device_of.end()) return CUDA_ERROR_INVALID_CONTEXT;
-  *device = it->second;
-  return CUDA_SUCCESS;
+  return cuCtxGetDevice_v2(device, nullptr);
+}
+
+// The primary context functions' CUDA 7 ABIs, which runtimes still ask for: the same calls (the
+// _v2 forms differ only in leaving the context's state alone when it is still in use elsewhere,
+// which the backend's driver judges). cuda.h maps the names to _v2 by macros.
+#undef cuDevicePrimaryCtxRelease
+#undef cuDevicePrimaryCtxReset
+#undef cuDevicePrimaryCtxSetFlags
+extern "C" __attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  return cuDevicePrimaryCtxRelease_v2(dev);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
+  return cuDevicePrimaryCtxReset_v2(dev);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxSetFlags(
+    CUdevice dev, unsigned int flags) {
+  return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
 }

@@ -14,10 +14,11 @@
 namespace gvirtus::cuda {
 namespace {
 
-std::mutex mutex;
-std::optional<int> driver_version;
+// The caches are never destroyed: the runtime asks from its exit handlers too.
+std::mutex& mutex = *new std::mutex;
+std::optional<int> driver_version;  // trivially destructible
 std::optional<int> device_count;
-std::map<std::pair<CUdevice, int>, int> attributes;
+auto& attributes = *new std::map<std::pair<CUdevice, int>, int>;
 
 // Answers from `known`, or asks once: ask(&value) is the remote call.
 template <typename Ask>
@@ -75,4 +76,13 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(
     cr::attributes[key] = *pi;
   }
   return result;
+}
+
+// CUDA 9.2's ABI, which runtimes still ask for: the same answer as _v2 outside MIG partitions
+// (_v2 names a MIG partition's own UUID; the backend's device is a whole GPU or its partition,
+// and _v2 is what it reports). cuda.h maps the name to _v2 by a macro.
+#undef cuDeviceGetUuid
+extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetUuid(CUuuid* uuid,
+                                                                           CUdevice dev) {
+  return cuDeviceGetUuid_v2(uuid, dev);
 }

@@ -2,6 +2,8 @@
 #include "plugins/cuda/frontend/export_tables.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
 
 #include <array>
 #include <atomic>
@@ -20,6 +22,7 @@
 #include "cuda_remote_calls.h"
 #include "fatbin.h"
 #include "plugins/cuda/frontend/contexts.h"
+#include "plugins/cuda/frontend/integrity_check.h"
 #include "plugins/cuda/frontend/modules.h"
 
 namespace gvirtus::cuda {
@@ -61,7 +64,7 @@ std::array<Slot, kSize> table(bool sized) {
   return slots;
 }
 
-// --- CUDART_INTERFACE: modules from the runtime's fatbinaries, the primary context ---------------
+// CUDART_INTERFACE: modules from the runtime's fatbinaries, the primary context
 
 // The fatbinary a __cudaRegisterFatBinary wrapper points to, loaded as a module.
 CUresult module_from_wrapper(CUmodule* module, const void* wrapper) {
@@ -112,7 +115,7 @@ CUresult load_compilers() {
   return CUDA_SUCCESS;
 }  // the driver loads its JIT compilers here
 
-// --- TOOLS_RUNTIME_CALLBACK_HOOKS: two buffers the runtime writes into --------------------------
+// TOOLS_RUNTIME_CALLBACK_HOOKS: two buffers the runtime writes into
 
 uint32_t hooks_buffer1[1024];
 uint32_t hooks_buffer2[14];
@@ -127,7 +130,7 @@ void hooks_get_buffer2(void** buffer, size_t* size) {
   *size = std::size(hooks_buffer2);
 }
 
-// --- CONTEXT_LOCAL_STORAGE_INTERFACE_V0301: key/value per context ------------------------------
+// CONTEXT_LOCAL_STORAGE_INTERFACE_V0301: key/value per context
 
 using StorageDestructor = void (*)(CUcontext, void*, void*);
 
@@ -136,8 +139,11 @@ struct Stored {
   StorageDestructor destructor;
 };
 
-std::mutex storage_mutex;
-std::map<std::pair<CUcontext, void*>, Stored> storage;
+// Never destroyed: NVIDIA's runtime deletes its entries from its exit handlers, which may run
+// after this library's static objects are gone.
+std::mutex& storage_mutex = *new std::mutex;
+std::map<std::pair<CUcontext, void*>, Stored>& storage =
+    *new std::map<std::pair<CUcontext, void*>, Stored>;
 
 CUcontext context_or_current(CUcontext context) {
   return context != nullptr ? context : current_context();
@@ -170,7 +176,7 @@ CUresult storage_get(void** value, CUcontext context, void* key) {
   return CUDA_SUCCESS;
 }
 
-// --- CONTEXT_CHECKS ------------------------------------------------------------------------------
+// CONTEXT_CHECKS
 
 CUresult context_check(CUcontext, uint32_t* result1, const void**) {
   if (result1 != nullptr) *result1 = 0;
@@ -181,8 +187,43 @@ uint32_t check_fn3() {
   return 0;
 }
 
-// --- The tables, by UUID
-// --------------------------------------------------------------------------
+// INTEGRITY_CHECK: the runtime checks that it talks to a driver that knows the shared secret.
+
+// The tables the check names by address (defined below).
+extern const std::array<Slot, 13> cudart_interface;
+extern const std::array<Slot, 3> integrity_table;
+
+CUresult integrity_check(uint32_t version, uint64_t unix_seconds, uint64_t* result) {
+  if (result == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  int driver_version = 0;
+  int count = 0;
+  if (CUresult r = cuDriverGetVersion(&driver_version); r != CUDA_SUCCESS) return r;
+  if (CUresult r = cuDeviceGetCount(&count); r != CUDA_SUCCESS) return r;
+  std::vector<DeviceIdentity> devices(static_cast<size_t>(count));
+  for (int dev = 0; dev < count; ++dev) {
+    DeviceIdentity& d = devices[static_cast<size_t>(dev)];
+    CUuuid uuid;
+    if (CUresult r = cuDeviceGetUuid_v2(&uuid, dev); r != CUDA_SUCCESS) return r;
+    std::memcpy(d.uuid, uuid.bytes, sizeof d.uuid);
+    for (auto [attribute, value] : {std::pair{CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, &d.pci_domain},
+                                    std::pair{CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, &d.pci_bus},
+                                    std::pair{CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, &d.pci_device}}) {
+      if (CUresult r = cuDeviceGetAttribute(value, attribute, dev); r != CUDA_SUCCESS) return r;
+    }
+  }
+  const IntegrityInputs inputs{version,
+                               unix_seconds,
+                               static_cast<uint32_t>(driver_version),
+                               static_cast<uint32_t>(::getpid()),
+                               static_cast<uint32_t>(::pthread_self()),
+                               cudart_interface.data(),
+                               integrity_table.data(),
+                               reinterpret_cast<const void*>(&integrity_check)};
+  integrity_answer(inputs, devices, result);
+  return CUDA_SUCCESS;
+}
+
+// The tables, by UUID
 
 struct Known {
   const char* uuid;
@@ -190,7 +231,7 @@ struct Known {
   const Slot* slots;
 };
 
-const auto cudart_interface = [] {
+const std::array<Slot, 13> cudart_interface = [] {
   auto t = table<1, 13>(true);
   t[1] = reinterpret_cast<Slot>(&get_module_from_cubin);
   t[2] = reinterpret_cast<Slot>(&primary_context_of);
@@ -225,7 +266,14 @@ const auto context_checks = [] {
   return t;
 }();
 
+const std::array<Slot, 3> integrity_table = [] {
+  auto t = table<6, 3>(true);
+  t[1] = reinterpret_cast<Slot>(&integrity_check);
+  return t;
+}();
+
 const Known kKnown[] = {
+    {"d4082055-bde6-704b-8d34-ba123c66e1f2", "INTEGRITY_CHECK", integrity_table.data()},
     {"6bd5fb6c-5bf4-e74a-8987-d93912fd9df9", "CUDART_INTERFACE", cudart_interface.data()},
     {"42d85a81-23f6-cb47-8298-f6e78a3aecdc", "TOOLS_TLS", tools_tls.data()},
     {"a094798c-2e74-2e74-93f2-0800200c0a66", "TOOLS_RUNTIME_CALLBACK_HOOKS",

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "common/wire_record.h"
@@ -28,8 +29,17 @@ struct Layout {
   size_t bytes = 0;  // the buffer's size: the end of the last parameter
 };
 
-std::mutex mutex;
-std::unordered_map<CUfunction, Layout> layouts;
+// Never destroyed (launches may come from exit handlers, after static objects are gone).
+std::mutex& mutex = *new std::mutex;
+auto& layouts = *new std::unordered_map<CUfunction, Layout>;
+// The library kernels the stub handed out: cuLaunchKernel takes them as functions, and their
+// layouts come from cuKernelGetParamInfo.
+auto& kernels = *new std::unordered_set<CUfunction>;
+
+CUresult param_info(CUfunction function, bool kernel, size_t index, size_t* offset, size_t* size) {
+  return kernel ? cuKernelGetParamInfo(reinterpret_cast<CUkernel>(function), index, offset, size)
+                : cuFuncGetParamInfo(function, index, offset, size);
+}
 
 // The function's parameter layout, asked for once: cuFuncGetParamInfo for each index until the
 // driver says there is none.
@@ -41,10 +51,15 @@ CUresult layout_of(CUfunction function, Layout& layout) {
       return CUDA_SUCCESS;
     }
   }
+  bool kernel;
+  {
+    std::lock_guard lock(mutex);
+    kernel = kernels.count(function) != 0;
+  }
   Layout found;
   for (size_t index = 0;; ++index) {
     size_t offset = 0, size = 0;
-    const CUresult result = cuFuncGetParamInfo(function, index, &offset, &size);
+    const CUresult result = param_info(function, kernel, index, &offset, &size);
     if (result == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter (or none at all)
     if (result != CUDA_SUCCESS) return result;
     if (offset + size > kMaxParamBytes || size == 0) return CUDA_ERROR_INVALID_IMAGE;
@@ -117,6 +132,17 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel(
     unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
   return gvirtus::cuda::launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                                sharedMemBytes, hStream, kernelParams, extra);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetKernel(CUkernel* pKernel,
+                                                                              CUlibrary library,
+                                                                              const char* name) {
+  const CUresult result = gvirtus::cuda::remote::cuLibraryGetKernel(pKernel, library, name);
+  if (result == CUDA_SUCCESS && pKernel != nullptr) {
+    std::lock_guard lock(gvirtus::cuda::mutex);
+    gvirtus::cuda::kernels.insert(reinterpret_cast<CUfunction>(*pKernel));
+  }
+  return result;
 }
 
 // The per-thread default stream variant: its null stream is the thread's own.

@@ -1,9 +1,16 @@
 // Modules loaded from memory (modules.h), and the exports that load them.
 #include "plugins/cuda/frontend/modules.h"
 
+#include <cstring>
+
 #include "common/call_marshal.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "fatbin.h"
+#include "fatbin_container.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
 
 namespace gvirtus::cuda {
@@ -22,11 +29,74 @@ CUresult load_module(std::span<const std::byte> image, CUmodule* module) {
 
 namespace {
 
+// The image's bytes by its own headers, or an empty span when it has none readable. The driver
+// also takes the wrapper nvcc puts around a fatbinary (what __cudaRegisterFatBinary gets, and
+// what NVIDIA's runtime hands cuLibraryLoadData): the fatbinary it points to is the image.
+std::span<const std::byte> image_bytes(const void* image) {
+  if (image == nullptr) return {};
+  uint32_t magic;
+  std::memcpy(&magic, image, sizeof magic);
+  if (magic == fatbin::kWrapperMagic) {
+    try {
+      return fatbin::fatbin_from_wrapper(image);
+    } catch (const Error& e) {
+      GVIRTUS_LOG(kError) << "libcuda.so.1: a fatbinary wrapper cannot be read: " << e.what();
+      return {};
+    } catch (...) {
+      return {};
+    }
+  }
+  return {static_cast<const std::byte*>(image), module_image_size(image, kMaxModuleImageBytes)};
+}
+
 CUresult load_image(CUmodule* module, const void* image) {
   if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const size_t size = module_image_size(image, kMaxModuleImageBytes);
-  if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
-  return load_module({static_cast<const std::byte*>(image), size}, module);
+  const auto bytes = image_bytes(image);
+  if (bytes.empty()) return CUDA_ERROR_INVALID_IMAGE;
+  return load_module(bytes, module);
+}
+
+// Code loaded with JIT options: cuModuleLoadDataEx (a module) and cuLibraryLoadData (a library,
+// with library options too). `handle` receives the new handle.
+template <typename Handle>
+CUresult load_with_options(Fn fn, Handle* handle, const void* image, CUjit_option* options,
+                           void** values, unsigned count, CUlibraryOption* library_options,
+                           void** library_values, unsigned library_count) {
+  if (handle == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = check_jit_options(options, values, count); r != CUDA_SUCCESS) return r;
+  if (library_count != 0 && (library_options == nullptr || library_values == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (unsigned i = 0; i < library_count; ++i) {
+    // The host table of unified functions lives in this process: it means nothing to the
+    // backend. Whether the image is preserved is the stub's business: the bytes are sent.
+    if (library_options[i] == CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) {
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (library_options[i] != CU_LIBRARY_BINARY_IS_PRESERVED) return CUDA_ERROR_INVALID_VALUE;
+  }
+  const auto bytes = image_bytes(image);
+  if (bytes.empty()) return CUDA_ERROR_INVALID_IMAGE;
+  Handle loaded = nullptr;
+  const CUresult result = remote_sync(
+      fn,
+      [&](WireWriter& w) {
+        w.put_blob(bytes.data(), bytes.size());
+        put_jit_options(w, options, values, count);
+        if (fn == Fn::cuLibraryLoadData) {
+          w.put<uint32_t>(library_count);
+          for (unsigned i = 0; i < library_count; ++i) {
+            w.put<uint32_t>(static_cast<uint32_t>(library_options[i]));
+            w.put<uint64_t>(reinterpret_cast<uintptr_t>(library_values[i]));
+          }
+        }
+      },
+      [&](WireReader& r) {
+        loaded = marshal::get_value<Handle>(r);
+        get_jit_outputs(r, options, values, count);
+      });
+  if (result == CUDA_SUCCESS) *handle = loaded;
+  return result;
 }
 
 }  // namespace
@@ -40,4 +110,29 @@ extern "C" __attribute__((visibility("default"))) CUresult cuModuleLoadData(CUmo
 extern "C" __attribute__((visibility("default"))) CUresult cuModuleLoadFatBinary(
     CUmodule* module, const void* fatCubin) {
   return gvirtus::cuda::load_image(module, fatCubin);
+}
+
+// Modules load eagerly here: the stub sends a module's whole image when it is loaded, so the
+// runtime is told so, and loads each of its fatbinaries as a module up front.
+extern "C" __attribute__((visibility("default"))) CUresult cuModuleGetLoadingMode(
+    CUmoduleLoadingMode* mode) {
+  if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *mode = CU_MODULE_EAGER_LOADING;
+  return CUDA_SUCCESS;
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuModuleLoadDataEx(
+    CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options,
+    void** optionValues) {
+  return gvirtus::cuda::load_with_options(gvirtus::cuda::Fn::cuModuleLoadDataEx, module, image,
+                                          options, optionValues, numOptions, nullptr, nullptr, 0);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryLoadData(
+    CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues,
+    unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues,
+    unsigned int numLibraryOptions) {
+  return gvirtus::cuda::load_with_options(gvirtus::cuda::Fn::cuLibraryLoadData, library, code,
+                                          jitOptions, jitOptionsValues, numJitOptions,
+                                          libraryOptions, libraryOptionValues, numLibraryOptions);
 }

@@ -1,0 +1,327 @@
+// The simulated device and its primary context: one device of compute capability 9.0, whose
+// attributes are plausible figures of such a GPU (not any real one's), named so that nobody
+// mistakes it for a GPU.
+#include <cstring>
+
+#include "common/log.h"
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+constexpr char kName[] = "gvirtus simulated device (no GPU)";
+
+bool valid_device(CUdevice dev) {
+  return dev == 0;
+}
+
+// Each attribute's value; 0 for features the simulated device does not offer.
+int attribute(CUdevice_attribute attribute) {
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+      return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+      return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+      return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+      return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+      return 2147483647;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+      return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+      return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+      return 49152;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY:
+      return 65536;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+      return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH:
+      return 2147483647;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
+      return 65536;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+      return 1980000;
+    case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT:
+      return 512;
+    case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+      return 132;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED:
+      return 0;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE:
+      return CU_COMPUTEMODE_DEFAULT;
+    case CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT:
+      return 512;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
+      return 0;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
+      return 0;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+      return 2619000;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+      return 5120;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
+      return 50 << 20;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
+      return 2048;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
+      return 3;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+      return 9;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+      return 0;
+    case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+      return 233472;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR:
+      return 65536;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD:
+      return 0;
+    case CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO:
+      return 2;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+      return 232448;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR:
+      return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE:
+      return 32 << 20;
+    case CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE:
+      return 134213632;
+    case CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK:
+      return 1024;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+      return 1;
+    case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuInit(unsigned int Flags) {
+  return sim::guarded(
+      [&](sim::State& s) {
+        if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+        if (!s.initialized) {
+          GVIRTUS_LOG(kNotice) << "simulated CUDA device (no GPU): allocations live in host "
+                                  "memory, launches are recorded, not executed";
+        }
+        s.initialized = true;
+        return CUDA_SUCCESS;
+      },
+      false);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDriverGetVersion(int* driverVersion) {
+  if (driverVersion == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *driverVersion = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetCount(int* count) {
+  return sim::guarded([&](sim::State&) {
+    if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *count = 1;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  return sim::guarded([&](sim::State&) {
+    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    std::strncpy(name, kName, static_cast<size_t>(len) - 1);
+    name[len - 1] = '\0';
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    std::memcpy(uuid->bytes, "gvirtus-simulate", sizeof uuid->bytes);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = sim::kDeviceBytes;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib,
+                                                       CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (pi == nullptr || attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *pi = attribute(attrib);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  return sim::guarded([&](sim::State& s) {
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    ++s.primary_references;
+    s.primary_active = true;
+    *pctx = sim::primary_context();
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  return sim::guarded([&](sim::State& s) {
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (s.primary_references == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (--s.primary_references == 0) s.primary_active = false;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags,
+                                                             int* active) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *flags = s.primary_flags;
+    *active = s.primary_active ? 1 : 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if ((flags & ~0x1fu) != 0) return CUDA_ERROR_INVALID_VALUE;
+    s.primary_flags = flags;
+    return CUDA_SUCCESS;
+  });
+}
+
+// A reset frees what the context held, as natively.
+GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  return sim::guarded([&](sim::State& s) {
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    s.allocations.clear();
+    s.allocation_bytes.clear();
+    s.allocated = 0;
+    s.functions.clear();
+    s.modules.clear();
+    s.streams.clear();
+    s.events.clear();
+    s.primary_references = 0;
+    s.primary_active = false;
+    s.primary_flags = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
+  return sim::guarded([&](sim::State&) {
+    return ctx == nullptr || ctx == sim::primary_context() ? CUDA_SUCCESS
+                                                           : CUDA_ERROR_INVALID_CONTEXT;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSynchronize() {
+  return sim::guarded([&](sim::State&) { return CUDA_SUCCESS; });  // everything ran at once
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetLimit(size_t* pvalue, CUlimit limit) {
+  return sim::guarded([&](sim::State& s) {
+    if (pvalue == nullptr || limit < 0 || limit >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
+    const auto it = s.limits.find(limit);
+    *pvalue = it != s.limits.end() ? it->second : (limit == CU_LIMIT_STACK_SIZE ? 1024 : 0);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value) {
+  return sim::guarded([&](sim::State& s) {
+    if (limit < 0 || limit >= CU_LIMIT_MAX) return CUDA_ERROR_INVALID_VALUE;
+    s.limits[limit] = value;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    std::strncpy(pciBusId, "0000:00:00.0", static_cast<size_t>(len) - 1);
+    pciBusId[len - 1] = '\0';
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
+  return sim::guarded([&](sim::State&) {
+    if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (ctx != nullptr && ctx != sim::primary_context()) return CUDA_ERROR_INVALID_CONTEXT;
+    *version = 3020;  // the context API version every CUDA since 3.2 reports
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *flags = s.primary_flags;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetStreamPriorityRange(int* leastPriority,
+                                                              int* greatestPriority) {
+  return sim::guarded([&](sim::State&) {
+    if (leastPriority != nullptr) *leastPriority = 0;
+    if (greatestPriority != nullptr) *greatestPriority = -5;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  return sim::guarded([&](sim::State&) {
+    return ctx == nullptr || ctx == sim::primary_context() ? CUDA_SUCCESS
+                                                           : CUDA_ERROR_INVALID_CONTEXT;
+  });
+}

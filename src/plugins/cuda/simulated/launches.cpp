@@ -1,0 +1,115 @@
+// Launches on the simulated device: checked as the driver checks them, then recorded - never
+// executed. Each launch is logged (info) and, when GVIRTUS_SIMULATED_LAUNCHES names a file,
+// appended to it as one JSON line:
+//   {"simulated":true,"kernel":"_Z5saxpyifPKfPf","grid":[4,1,1],"block":[256,1,1],"shared":0,
+//    "stream":0,"params":"00040000..."}
+// where stream is 0 for the null (or a predefined) stream, else the stream's number in creation
+// order, and params is the parameter buffer in lowercase hex, laid out as the kernel's layout.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/log.h"
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+constexpr unsigned kMaxThreadsPerBlock = 1024;
+constexpr unsigned kMaxBlock[3] = {1024, 1024, 64};
+constexpr unsigned kMaxGrid[3] = {2147483647u, 65535, 65535};
+constexpr unsigned kMaxSharedBytes = 232448;
+
+// The parameter buffer from the `extra` form: CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE.
+CUresult extra_buffer(void** extra, const std::byte*& buffer, size_t& bytes) {
+  buffer = nullptr;
+  bytes = SIZE_MAX;
+  for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+    if (i >= 64) return CUDA_ERROR_INVALID_VALUE;
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+      buffer = static_cast<const std::byte*>(extra[i + 1]);
+    } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1] != nullptr) {
+      std::memcpy(&bytes, extra[i + 1], sizeof bytes);
+    } else {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  return buffer != nullptr && bytes != SIZE_MAX ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+std::string hex(const std::vector<std::byte>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  text.reserve(bytes.size() * 2);
+  for (std::byte b : bytes) {
+    text += kDigits[std::to_integer<unsigned>(b) >> 4];
+    text += kDigits[std::to_integer<unsigned>(b) & 15];
+  }
+  return text;
+}
+
+void record(const std::string& line) {
+  GVIRTUS_LOG(kInfo) << "simulated launch " << line;
+  const char* file = std::getenv("GVIRTUS_SIMULATED_LAUNCHES");
+  if (file == nullptr || *file == '\0') return;
+  if (FILE* out = std::fopen(file, "a")) {
+    std::fprintf(out, "%s\n", line.c_str());
+    std::fclose(out);
+  } else {
+    GVIRTUS_LOG(kError) << "simulated device: cannot append to " << file;
+  }
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+                                                 unsigned int gridDimY, unsigned int gridDimZ,
+                                                 unsigned int blockDimX, unsigned int blockDimY,
+                                                 unsigned int blockDimZ,
+                                                 unsigned int sharedMemBytes, CUstream hStream,
+                                                 void** kernelParams, void** extra) {
+  return sim::guarded([&](sim::State& s) {
+    const auto function = s.functions.find(f);
+    if (function == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    const unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
+    const unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
+    for (int i = 0; i < 3; ++i) {
+      if (grid[i] == 0 || block[i] == 0 || grid[i] > kMaxGrid[i] || block[i] > kMaxBlock[i]) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    if (uint64_t{blockDimX} * blockDimY * blockDimZ > kMaxThreadsPerBlock) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (sharedMemBytes > kMaxSharedBytes) return CUDA_ERROR_INVALID_VALUE;
+    const auto& layout = *function->second->layout;
+    std::vector<std::byte> params(layout.param_bytes);
+    if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (extra != nullptr) {
+      const std::byte* buffer = nullptr;
+      size_t bytes = 0;
+      if (const CUresult r = extra_buffer(extra, buffer, bytes); r != CUDA_SUCCESS) return r;
+      if (bytes < layout.param_bytes) return CUDA_ERROR_INVALID_VALUE;
+      std::memcpy(params.data(), buffer, params.size());
+    } else if (!layout.params.empty()) {
+      if (kernelParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      for (size_t i = 0; i < layout.params.size(); ++i) {
+        if (kernelParams[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        std::memcpy(params.data() + layout.params[i].offset, kernelParams[i],
+                    layout.params[i].size);
+      }
+    }
+    const auto stream = s.streams.find(hStream);
+    char dims[160];
+    std::snprintf(dims, sizeof dims, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared\":%u",
+                  gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes);
+    record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims +
+           ",\"stream\":" + std::to_string(stream != s.streams.end() ? stream->second : 0) +
+           ",\"params\":\"" + hex(params) + "\"}");
+    return CUDA_SUCCESS;
+  });
+}

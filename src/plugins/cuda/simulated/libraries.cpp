@@ -1,0 +1,96 @@
+// Libraries and kernels of the simulated device (CUDA 12's context-independent loading): a
+// library is a module of ours and a kernel is the function it names, the same objects, so a
+// kernel launches as a function and cuLibraryGetModule gives the library's module.
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuModuleLoadDataEx(CUmodule* module, const void* image,
+                                                     unsigned int numOptions, CUjit_option* options,
+                                                     void** optionValues) {
+  // JIT options steer a compiler the simulated device does not run: checked, then unused.
+  if (numOptions != 0 && (options == nullptr || optionValues == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return cuModuleLoadData(module, image);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryLoadData(
+    CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues,
+    unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues,
+    unsigned int numLibraryOptions) {
+  if (numLibraryOptions != 0 && (libraryOptions == nullptr || libraryOptionValues == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  CUmodule module = nullptr;
+  const CUresult result =
+      cuModuleLoadDataEx(&module, code, numJitOptions, jitOptions, jitOptionsValues);
+  if (result == CUDA_SUCCESS && library != nullptr) *library = reinterpret_cast<CUlibrary>(module);
+  return result;
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryUnload(CUlibrary library) {
+  return cuModuleUnload(reinterpret_cast<CUmodule>(library));
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetModule(CUmodule* pMod, CUlibrary library) {
+  return sim::guarded([&](sim::State& s) {
+    if (pMod == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto module = reinterpret_cast<CUmodule>(library);
+    if (s.modules.count(module) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    *pMod = module;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrary library,
+                                                     const char* name) {
+  CUfunction function = nullptr;
+  const CUresult result = cuModuleGetFunction(&function, reinterpret_cast<CUmodule>(library), name);
+  if (result == CUDA_SUCCESS && pKernel != nullptr) *pKernel = reinterpret_cast<CUkernel>(function);
+  return result;
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetKernelCount(unsigned int* count, CUlibrary lib) {
+  return sim::guarded([&](sim::State& s) {
+    if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto module = s.modules.find(reinterpret_cast<CUmodule>(lib));
+    if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+    *count = static_cast<unsigned>(module->second->kernels.size());
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
+  return sim::guarded([&](sim::State& s) {
+    if (pFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto function = reinterpret_cast<CUfunction>(kernel);
+    if (s.functions.count(function) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    *pFunc = function;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
+                                                       size_t* paramOffset, size_t* paramSize) {
+  return cuFuncGetParamInfo(reinterpret_cast<CUfunction>(kernel), paramIndex, paramOffset,
+                            paramSize);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib,
+                                                       CUkernel kernel, CUdevice dev) {
+  if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncGetAttribute(pi, attrib, reinterpret_cast<CUfunction>(kernel));
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
+                                                       CUkernel kernel, CUdevice dev) {
+  if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncSetAttribute(reinterpret_cast<CUfunction>(kernel), attrib, val);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
+                                                         CUdevice dev) {
+  if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+  return cuFuncSetCacheConfig(reinterpret_cast<CUfunction>(kernel), config);
+}

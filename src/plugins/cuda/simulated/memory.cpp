@@ -1,0 +1,153 @@
+// Device memory of the simulated device: host allocations (256-byte aligned, as the driver's
+// are), counted against the device's claimed size. Every device range a call names must lie in
+// one live allocation; nothing outside one is ever read or written.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+constexpr size_t kAlignment = 256;
+
+std::byte* range(sim::State& s, CUdeviceptr address, uint64_t bytes) {
+  return sim::device_range(s, address, bytes);
+}
+
+CUresult copy(sim::State& s, CUstream stream, std::byte* to, const std::byte* from, size_t bytes) {
+  if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (to == nullptr || from == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::memmove(to, from, bytes);
+  return CUDA_SUCCESS;
+}
+
+template <typename T>
+CUresult fill(sim::State& s, CUstream stream, CUdeviceptr dst, T value, size_t count) {
+  if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (count > UINT64_MAX / sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
+  std::byte* to = range(s, dst, count * sizeof(T));
+  if (to == nullptr || (sizeof(T) > 1 && dst % sizeof(T) != 0)) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t i = 0; i < count; ++i) std::memcpy(to + i * sizeof(T), &value, sizeof(T));
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
+  return sim::guarded([&](sim::State& s) {
+    if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (bytesize > sim::kDeviceBytes - s.allocated) return CUDA_ERROR_OUT_OF_MEMORY;
+    const size_t rounded = (bytesize + kAlignment - 1) / kAlignment * kAlignment;
+    sim::HostBuffer memory(static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded)));
+    if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+    const auto address = reinterpret_cast<uintptr_t>(memory.get());
+    s.allocations.emplace(address, std::move(memory));
+    s.allocation_bytes.emplace(address, bytesize);
+    s.allocated += bytesize;
+    *dptr = address;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  return sim::guarded([&](sim::State& s) {
+    if (dptr == 0) return CUDA_SUCCESS;
+    const auto it = s.allocation_bytes.find(dptr);
+    if (it == s.allocation_bytes.end()) return CUDA_ERROR_INVALID_VALUE;
+    s.allocated -= it->second;
+    s.allocation_bytes.erase(it);
+    s.allocations.erase(dptr);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+  return sim::guarded([&](sim::State& s) {
+    if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *total = sim::kDeviceBytes;
+    *free = sim::kDeviceBytes - s.allocated;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize,
+                                                          CUdeviceptr dptr) {
+  return sim::guarded([&](sim::State& s) {
+    auto it = s.allocation_bytes.upper_bound(dptr);
+    if (it == s.allocation_bytes.begin()) return CUDA_ERROR_NOT_FOUND;
+    --it;
+    if (dptr - it->first >= it->second) return CUDA_ERROR_NOT_FOUND;
+    if (pbase != nullptr) *pbase = it->first;
+    if (psize != nullptr) *psize = it->second;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void* srcHost,
+                                                  size_t ByteCount) {
+  return sim::guarded([&](sim::State& s) {
+    return copy(s, nullptr, range(s, dstDevice, ByteCount), static_cast<const std::byte*>(srcHost),
+                ByteCount);
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void* srcHost,
+                                                       size_t ByteCount, CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    return copy(s, hStream, range(s, dstDevice, ByteCount), static_cast<const std::byte*>(srcHost),
+                ByteCount);
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyDtoH_v2(void* dstHost, CUdeviceptr srcDevice,
+                                                  size_t ByteCount) {
+  return sim::guarded([&](sim::State& s) {
+    return copy(s, nullptr, static_cast<std::byte*>(dstHost), range(s, srcDevice, ByteCount),
+                ByteCount);
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyDtoHAsync_v2(void* dstHost, CUdeviceptr srcDevice,
+                                                       size_t ByteCount, CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    return copy(s, hStream, static_cast<std::byte*>(dstHost), range(s, srcDevice, ByteCount),
+                ByteCount);
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                  size_t ByteCount) {
+  return sim::guarded([&](sim::State& s) {
+    return copy(s, nullptr, range(s, dstDevice, ByteCount), range(s, srcDevice, ByteCount),
+                ByteCount);
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
+                                                       size_t ByteCount, CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    return copy(s, hStream, range(s, dstDevice, ByteCount), range(s, srcDevice, ByteCount),
+                ByteCount);
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N) {
+  return sim::guarded([&](sim::State& s) { return fill(s, nullptr, dstDevice, uc, N); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N) {
+  return sim::guarded([&](sim::State& s) { return fill(s, nullptr, dstDevice, ui, N); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
+                                                  CUstream hStream) {
+  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, uc, N); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
+                                                   CUstream hStream) {
+  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, ui, N); });
+}

@@ -1,0 +1,190 @@
+// Modules of the simulated device: an image (fatbinary, cubin or PTX) is parsed by gvirtus's own
+// bounded parsers for its kernels and their parameter layouts - the facts a launch needs - and
+// nothing is compiled. A malformed image is CUDA_ERROR_INVALID_IMAGE.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "common/log.h"
+#include "elf_nv_info.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/module_image.h"
+#include "ptx_params.h"
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+namespace fatbin = gvirtus::fatbin;
+
+namespace {
+
+// The kernels of an image the size of its own headers (the backend checked them against what
+// arrived).
+std::vector<fatbin::KernelLayout> kernels_of(const void* image, size_t size) {
+  const auto* bytes = static_cast<const std::byte*>(image);
+  uint32_t magic = 0;
+  std::memcpy(&magic, bytes, std::min<size_t>(size, sizeof magic));
+  if (magic == 0xBA55ED50) return fatbin::kernel_layouts({bytes, size});
+  if (size >= 4 && std::memcmp(bytes,
+                               "\x7f"
+                               "ELF",
+                               4) == 0) {
+    return fatbin::elf_kernel_layouts({bytes, size});
+  }
+  return fatbin::ptx_kernel_layouts(
+      std::string_view(static_cast<const char*>(image), size - 1));  // without the NUL
+}
+
+const fatbin::KernelLayout* find_kernel(const sim::Module& module, const char* name) {
+  for (const auto& kernel : module.kernels) {
+    if (kernel.name == name) return &kernel;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  return sim::guarded([&](sim::State& s) {
+    if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const size_t size =
+        gvirtus::cuda::module_image_size(image, gvirtus::cuda::kMaxModuleImageBytes);
+    if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
+    auto loaded = std::make_unique<sim::Module>();
+    loaded->kernels = kernels_of(image, size);
+    const auto handle = reinterpret_cast<CUmodule>(loaded.get());
+    s.modules.emplace(handle, std::move(loaded));
+    *module = handle;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuModuleUnload(CUmodule hmod) {
+  return sim::guarded([&](sim::State& s) {
+    if (s.modules.erase(hmod) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    std::erase_if(s.functions, [&](const auto& f) { return f.second->module == hmod; });
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodule hmod,
+                                                      const char* name) {
+  return sim::guarded([&](sim::State& s) {
+    if (hfunc == nullptr || name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto module = s.modules.find(hmod);
+    if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+    const fatbin::KernelLayout* kernel = find_kernel(*module->second, name);
+    if (kernel == nullptr) {
+      std::string known;
+      for (const auto& k : module->second->kernels) known += " " + k.name;
+      GVIRTUS_LOG(kInfo) << "simulated device: no kernel " << name << " in module " << hmod
+                         << " (it has:" << (known.empty() ? " none" : known) << ")";
+      return CUDA_ERROR_NOT_FOUND;
+    }
+    for (const auto& [handle, function] : s.functions) {  // one handle per kernel, as natively
+      if (function->layout == kernel) {
+        *hfunc = handle;
+        return CUDA_SUCCESS;
+      }
+    }
+    auto function = std::make_unique<sim::Function>(sim::Function{hmod, kernel, {}});
+    const auto handle = reinterpret_cast<CUfunction>(function.get());
+    s.functions.emplace(handle, std::move(function));
+    *hfunc = handle;
+    return CUDA_SUCCESS;
+  });
+}
+
+// The layout parsers know kernels, not a module's variables: no global is found.
+GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes,
+                                                       CUmodule hmod, const char* name) {
+  return sim::guarded([&](sim::State& s) {
+    if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (s.modules.count(hmod) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    (void)dptr;
+    (void)bytes;
+    return CUDA_ERROR_NOT_FOUND;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
+                                                     size_t* paramOffset, size_t* paramSize) {
+  return sim::guarded([&](sim::State& s) {
+    const auto it = s.functions.find(func);
+    if (it == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
+    const auto& params = it->second->layout->params;
+    if (paramIndex >= params.size()) return CUDA_ERROR_INVALID_VALUE;
+    if (paramOffset != nullptr) *paramOffset = params[paramIndex].offset;
+    if (paramSize != nullptr) *paramSize = params[paramIndex].size;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib,
+                                                     CUfunction hfunc) {
+  return sim::guarded([&](sim::State& s) {
+    if (pi == nullptr || attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const auto it = s.functions.find(hfunc);
+    if (it == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
+    if (const auto set = it->second->attributes.find(attrib); set != it->second->attributes.end()) {
+      *pi = set->second;
+      return CUDA_SUCCESS;
+    }
+    switch (attrib) {
+      case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *pi = 1024;
+        break;
+      case CU_FUNC_ATTRIBUTE_NUM_REGS:
+        *pi = 32;
+        break;
+      case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+      case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+        *pi = 90;
+        break;
+      case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        *pi = 49152;
+        break;
+      default:
+        *pi = 0;
+        break;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib,
+                                                     int value) {
+  return sim::guarded([&](sim::State& s) {
+    if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
+    const auto it = s.functions.find(hfunc);
+    if (it == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
+    it->second->attributes[attrib] = value;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+  return sim::guarded([&](sim::State& s) {
+    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    return s.functions.count(hfunc) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+// Occupancy as a simple model: 2048 threads per multiprocessor, at most 32 blocks.
+GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(
+    int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) {
+  return sim::guarded([&](sim::State& s) {
+    if (numBlocks == nullptr || blockSize <= 0 || blockSize > 1024) return CUDA_ERROR_INVALID_VALUE;
+    if (s.functions.count(func) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    const int by_threads = 2048 / blockSize;
+    const int by_shared = dynamicSMemSize == 0
+                              ? 32
+                              : static_cast<int>(std::min<size_t>(233472 / dynamicSMemSize, 32));
+    *numBlocks = std::min({by_threads, by_shared, 32});
+    return CUDA_SUCCESS;
+  });
+}

@@ -1,0 +1,100 @@
+// The simulated CUDA device (libgvirtus-simulated-cuda.so): a test double for machines without a
+// GPU, which the cuda-simulated backend plugin opens in place of NVIDIA's libcuda.so.1. It exports
+// the driver functions the cuda plugin calls, by their ABI names, and serves them from host
+// memory: allocations are host allocations, copies and memsets are memcpy and memset, streams and
+// events complete at once, modules are parsed for their kernels and parameter layouts (by
+// gvirtus's own fatbinary, cubin and PTX parsers), and launches are recorded, never executed.
+// It computes nothing, says "simulated" in everything it writes, and is never GPU evidence.
+//
+// This header is its shared state: one device, one primary context, every live handle. Every
+// export runs its body through guarded(), under one lock, and returns a CUresult; no exception
+// leaves the library.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "fatbin.h"
+
+namespace gvirtus::simulated {
+
+inline constexpr uint64_t kDeviceBytes = uint64_t{16} << 30;  // what the device claims to have
+
+struct Module {
+  std::vector<fatbin::KernelLayout> kernels;
+};
+
+struct Function {
+  CUmodule module;
+  const fatbin::KernelLayout* layout;  // in the module's kernels
+  std::map<int, int> attributes;       // set by cuFuncSetAttribute
+};
+
+// Memory from std::aligned_alloc, given back with std::free.
+struct FreeMemory {
+  void operator()(std::byte* memory) const { std::free(memory); }
+};
+using HostBuffer = std::unique_ptr<std::byte[], FreeMemory>;
+
+struct Event {
+  bool recorded = false;
+};
+
+struct State {
+  std::mutex mutex;
+  bool initialized = false;
+  // The primary context: one object, retained and released.
+  int primary_references = 0;
+  unsigned primary_flags = 0;
+  bool primary_active = false;
+  std::map<uintptr_t, HostBuffer> allocations;  // by address
+  std::map<uintptr_t, uint64_t> allocation_bytes;
+  uint64_t allocated = 0;
+  std::map<CUmodule, std::unique_ptr<Module>> modules;
+  std::map<CUfunction, std::unique_ptr<Function>> functions;
+  std::map<CUstream, uint32_t> streams;  // a stream's number, as launch records name it
+  uint32_t next_stream = 1;
+  std::map<CUevent, std::unique_ptr<Event>> events;
+  std::map<int, size_t> limits;
+};
+
+// The state, locked by the caller (guarded() does).
+State& state();
+
+// The primary context's handle: a fixed address of ours.
+CUcontext primary_context();
+
+// Runs `body` (returning CUresult) under the state's lock, after checking that cuInit was called
+// (unless `needs_init` is false); a gvirtus::Error from a parser is CUDA_ERROR_INVALID_IMAGE, any
+// other exception CUDA_ERROR_UNKNOWN.
+template <typename Body>
+CUresult guarded(Body&& body, bool needs_init = true) noexcept {
+  try {
+    std::lock_guard lock(state().mutex);
+    if (needs_init && !state().initialized) return CUDA_ERROR_NOT_INITIALIZED;
+    return body(state());
+  } catch (const Error&) {
+    return CUDA_ERROR_INVALID_IMAGE;
+  } catch (...) {
+    return CUDA_ERROR_UNKNOWN;
+  }
+}
+
+// Whether [address, address + bytes) lies in one live allocation; where it starts, if so.
+std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes);
+
+// A stream is null, one of the predefined ones, or a live one of ours.
+bool known_stream(const State& s, CUstream stream);
+
+}  // namespace gvirtus::simulated
+
+#define GVIRTUS_SIMULATED_EXPORT extern "C" __attribute__((visibility("default")))

@@ -1,0 +1,137 @@
+// Streams and events of the simulated device: everything completes when it is issued, so every
+// stream is always idle and an event is complete once recorded.
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags) {
+  if (stream == nullptr || (flags & ~unsigned{CU_STREAM_NON_BLOCKING}) != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const uint32_t number = s.next_stream++;
+  // A handle of ours that is never dereferenced: the stream's number, in an address no
+  // allocation has.
+  const auto handle = reinterpret_cast<CUstream>(uintptr_t{0x5100000000} + number * 16);
+  s.streams.emplace(handle, number);
+  *stream = handle;
+  return CUDA_SUCCESS;
+}
+
+sim::Event* event(sim::State& s, CUevent e) {
+  const auto it = s.events.find(e);
+  return it != s.events.end() ? it->second.get() : nullptr;
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
+  return sim::guarded([&](sim::State& s) { return create_stream(s, phStream, Flags); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags,
+                                                             int priority) {
+  return sim::guarded([&](sim::State& s) {
+    (void)priority;  // any priority is clamped by the driver; the simulated device has one queue
+    return create_stream(s, phStream, flags);
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    return s.streams.erase(hStream) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamQuery(CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
+                                                    unsigned int Flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (!sim::known_stream(s, hStream) || event(s, hEvent) == nullptr) {
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    return Flags <= CU_EVENT_WAIT_EXTERNAL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetPriority(CUstream hStream, int* priority) {
+  return sim::guarded([&](sim::State& s) {
+    if (priority == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    *priority = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned int* flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    *flags = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (phEvent == nullptr || (Flags & ~0xfu) != 0) return CUDA_ERROR_INVALID_VALUE;
+    auto created = std::make_unique<sim::Event>();
+    const auto handle = reinterpret_cast<CUevent>(created.get());
+    s.events.emplace(handle, std::move(created));
+    *phEvent = handle;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) {
+  return sim::guarded([&](sim::State& s) {
+    return s.events.erase(hEvent) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    sim::Event* e = event(s, hEvent);
+    if (e == nullptr || !sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    e->recorded = true;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
+  return sim::guarded([&](sim::State& s) {
+    return event(s, hEvent) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuEventQuery(CUevent hEvent) {
+  return sim::guarded([&](sim::State& s) {
+    return event(s, hEvent) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+// Elapsed time between two recorded events: 0, since nothing takes time here.
+GVIRTUS_SIMULATED_EXPORT CUresult cuEventElapsedTime_v2(float* pMilliseconds, CUevent hStart,
+                                                        CUevent hEnd) {
+  return sim::guarded([&](sim::State& s) {
+    if (pMilliseconds == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const sim::Event* start = event(s, hStart);
+    const sim::Event* end = event(s, hEnd);
+    if (start == nullptr || end == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (!start->recorded || !end->recorded) return CUDA_ERROR_NOT_READY;
+    *pMilliseconds = 0.0f;
+    return CUDA_SUCCESS;
+  });
+}

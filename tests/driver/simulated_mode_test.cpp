@@ -1,0 +1,97 @@
+// Driver mode on the simulated device (issue 19): programs built as nvcc builds them by default
+// (NVIDIA's runtime linked in, loading only libcuda.so.1) run on gvirtus's libcuda.so.1 against a
+// backend configured with the cuda-simulated plugin, and reach their kernel launches, which the
+// simulated device records (GVIRTUS_SIMULATED_LAUNCHES) instead of executing. The tests assert what
+// reached the backend - kernel, grid, block, shared memory, parameter bytes - never a computed
+// result: nothing here is GPU evidence.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/backend_process.h"
+#include "support/run_command.h"
+
+namespace gvirtus::testing {
+namespace {
+
+struct Launch {
+  std::string kernel;
+  std::string grid, block;  // "[x,y,z]"
+  long shared = -1;
+  std::string params;  // lowercase hex
+};
+
+std::vector<Launch> recorded(const std::string& file) {
+  std::vector<Launch> launches;
+  std::ifstream in(file);
+  const std::regex line(
+      R"re(\{"simulated":true,"kernel":"([^"]*)","grid":(\[[0-9,]*\]),"block":(\[[0-9,]*\]),"shared":([0-9]+),"stream":[0-9]+,"params":"([0-9a-f]*)".*\})re");
+  std::string text;
+  while (std::getline(in, text)) {
+    std::smatch m;
+    if (std::regex_match(text, m, line)) {
+      launches.push_back({m[1], m[2], m[3], std::stol(m[4]), m[5]});
+    } else {
+      ADD_FAILURE() << "not a launch record: " << text;
+    }
+  }
+  return launches;
+}
+
+// The little-endian hex of a 4-byte value, as the record writes parameter bytes.
+std::string hex32(uint32_t value) {
+  char text[9];
+  std::snprintf(text, sizeof text, "%02x%02x%02x%02x", value & 0xff, (value >> 8) & 0xff,
+                (value >> 16) & 0xff, value >> 24);
+  return text;
+}
+
+class SimulatedDriverMode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    launches_ = dir_ + "/launches.jsonl";
+    ::setenv("GVIRTUS_SIMULATED_LAUNCHES", launches_.c_str(), 1);  // the backend inherits it
+    backend_ = std::make_unique<BackendProcess>("", R"(["cuda-simulated"])");
+    ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");
+  }
+  void TearDown() override { std::remove(launches_.c_str()); }
+
+  RunResult run_program(const std::string& program) {
+    return run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_CONFIG=" + backend_->client_config_file() +
+               " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " + program + " 2>&1");
+  }
+
+  std::string dir_ = ::testing::TempDir();
+  std::string launches_;
+  std::unique_ptr<BackendProcess> backend_;
+};
+
+TEST_F(SimulatedDriverMode, static_saxpy_reaches_its_launch_with_its_grid_and_arguments) {
+  const RunResult result = run_program(std::string(GVIRTUS_SAXPY_STATIC) + " 1024");
+  const std::vector<Launch> launches = recorded(launches_);
+  ASSERT_EQ(launches.size(), 1u) << result.output << backend_->log();
+  const Launch& saxpy = launches[0];
+  EXPECT_EQ(saxpy.kernel, "_Z5saxpyifPKfPf");
+  EXPECT_EQ(saxpy.grid, "[4,1,1]") << "1024 elements in blocks of 256";
+  EXPECT_EQ(saxpy.block, "[256,1,1]");
+  EXPECT_EQ(saxpy.shared, 0);
+  // saxpy(int n, float a, const float* x, float* y): n, a, then two device pointers.
+  ASSERT_EQ(saxpy.params.size(), 2u * 24) << saxpy.params;
+  EXPECT_EQ(saxpy.params.substr(0, 8), hex32(1024));
+  EXPECT_EQ(saxpy.params.substr(8, 8), hex32(0x40200000)) << "2.5f";
+  EXPECT_NE(saxpy.params.substr(16, 16), saxpy.params.substr(32, 16)) << "x and y differ";
+  EXPECT_NE(saxpy.params.substr(16, 16), std::string(16, '0'));
+  // The kernel did not run, so the program finds y unchanged: the simulated device computes
+  // nothing, which the program reports as a failed check, not as a CUDA error.
+  EXPECT_NE(result.output.find("FAILED"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("cudaError"), std::string::npos) << result.output;
+  EXPECT_TRUE(backend_->logged("simulated")) << backend_->log();
+}
+
+}  // namespace
+}  // namespace gvirtus::testing
