@@ -28,11 +28,25 @@ using Encoder = FunctionRef<void(WireWriter&)>;
 using Decoder = FunctionRef<void(WireReader&)>;
 
 // One reusable encode buffer per thread, shared by every generated library of the stub: no
-// allocation per call once warm.
+// allocation per call once warm. A library's calls may come after the thread's thread_local
+// objects are destroyed - NVIDIA's runtime calls the driver from its exit handlers, which run
+// after the exiting thread's - and then get a buffer that is never freed (one, at exit).
 inline WireWriter& encoder() {
-  thread_local WireWriter writer;
-  writer.clear();
-  return writer;
+  struct Held {
+    WireWriter writer;
+    bool* gone;
+    ~Held() { *gone = true; }
+  };
+  thread_local bool gone = false;  // trivially destructible: readable to the very end
+  thread_local WireWriter* after_exit = nullptr;
+  if (gone) {
+    if (after_exit == nullptr) after_exit = new WireWriter;
+    after_exit->clear();
+    return *after_exit;
+  }
+  thread_local Held held{WireWriter{}, &gone};
+  held.writer.clear();
+  return held.writer;
 }
 
 // Opens a stub library's plugin in the process's session - at the first connection, or on the

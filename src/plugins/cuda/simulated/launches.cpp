@@ -72,8 +72,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid
                                                  unsigned int sharedMemBytes, CUstream hStream,
                                                  void** kernelParams, void** extra) {
   return sim::guarded([&](sim::State& s) {
-    const auto function = s.functions.find(f);
-    if (function == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
+    const sim::Function* function = sim::function_of(s, f);  // a function or a kernel
+    if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     const unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
     const unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
@@ -86,7 +86,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (sharedMemBytes > kMaxSharedBytes) return CUDA_ERROR_INVALID_VALUE;
-    const auto& layout = *function->second->layout;
+    const auto& layout = *function->layout;
     std::vector<std::byte> params(layout.param_bytes);
     if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (extra != nullptr) {

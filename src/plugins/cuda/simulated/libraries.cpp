@@ -1,6 +1,6 @@
 // Libraries and kernels of the simulated device (CUDA 12's context-independent loading): a
-// library is a module of ours and a kernel is the function it names, the same objects, so a
-// kernel launches as a function and cuLibraryGetModule gives the library's module.
+// library is a module of ours, cuLibraryGetModule gives it, and a kernel is a handle of its own
+// onto the function it names (state.h), which launches like the function.
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -47,7 +47,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetKernel(CUkernel* pKernel, CUlibrar
                                                      const char* name) {
   CUfunction function = nullptr;
   const CUresult result = cuModuleGetFunction(&function, reinterpret_cast<CUmodule>(library), name);
-  if (result == CUDA_SUCCESS && pKernel != nullptr) *pKernel = reinterpret_cast<CUkernel>(function);
+  if (result == CUDA_SUCCESS && pKernel != nullptr) *pKernel = sim::kernel_of(function);
   return result;
 }
 
@@ -61,36 +61,62 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetKernelCount(unsigned int* count, C
   });
 }
 
-GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
-  return sim::guarded([&](sim::State& s) {
-    if (pFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto function = reinterpret_cast<CUfunction>(kernel);
-    if (s.functions.count(function) == 0) return CUDA_ERROR_INVALID_HANDLE;
-    *pFunc = function;
+namespace {
+
+// The function of a kernel handle, as a CUfunction (null when the kernel is unknown).
+CUfunction function_of(CUkernel kernel) {
+  CUfunction function = nullptr;
+  sim::guarded([&](sim::State& s) {
+    const auto handle = reinterpret_cast<CUfunction>(kernel);
+    if (s.functions.count(handle) == 0) {  // a kernel handle, not a function's own
+      if (sim::Function* f = sim::function_of(s, handle)) {
+        for (const auto& [h, object] : s.functions) {
+          if (object.get() == f) function = h;
+        }
+      }
+    }
     return CUDA_SUCCESS;
   });
+  return function;
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
+  if (pFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUfunction function = function_of(kernel);
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  *pFunc = function;
+  return CUDA_SUCCESS;
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex,
                                                        size_t* paramOffset, size_t* paramSize) {
-  return cuFuncGetParamInfo(reinterpret_cast<CUfunction>(kernel), paramIndex, paramOffset,
-                            paramSize);
+  const CUfunction function = function_of(kernel);
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  return cuFuncGetParamInfo(function, paramIndex, paramOffset, paramSize);
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib,
                                                        CUkernel kernel, CUdevice dev) {
   if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
-  return cuFuncGetAttribute(pi, attrib, reinterpret_cast<CUfunction>(kernel));
+  const CUfunction function = function_of(kernel);
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  return cuFuncGetAttribute(pi, attrib, function);
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                                                        CUkernel kernel, CUdevice dev) {
   if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
-  return cuFuncSetAttribute(reinterpret_cast<CUfunction>(kernel), attrib, val);
+  const CUfunction function = function_of(kernel);
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  return cuFuncSetAttribute(function, attrib, val);
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
                                                          CUdevice dev) {
   if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
-  return cuFuncSetCacheConfig(reinterpret_cast<CUfunction>(kernel), config);
+  const CUfunction function = function_of(kernel);
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  return cuFuncSetCacheConfig(function, config);
 }

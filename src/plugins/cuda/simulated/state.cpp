@@ -22,6 +22,20 @@ std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes) {
   return s.allocations.at(it->first).get() + offset;
 }
 
+Function* function_of(State& s, CUfunction handle) {
+  if (const auto it = s.functions.find(handle); it != s.functions.end()) return it->second.get();
+  for (auto& [function, object] : s.functions) {
+    if (reinterpret_cast<void*>(&object->kernel_tag) == reinterpret_cast<void*>(handle)) {
+      return object.get();
+    }
+  }
+  return nullptr;
+}
+
+CUkernel kernel_of(CUfunction function) {
+  return reinterpret_cast<CUkernel>(&reinterpret_cast<Function*>(function)->kernel_tag);
+}
+
 bool known_stream(const State& s, CUstream stream) {
   return stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD ||
          s.streams.count(stream) != 0;

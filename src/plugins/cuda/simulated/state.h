@@ -37,6 +37,9 @@ struct Function {
   CUmodule module;
   const fatbin::KernelLayout* layout;  // in the module's kernels
   std::map<int, int> attributes;       // set by cuFuncSetAttribute
+  // The function's kernel (CUkernel) is this member's address: a handle of its own, as the
+  // driver's kernels and functions are distinct objects.
+  char kernel_tag = 0;
 };
 
 // Memory from std::aligned_alloc, given back with std::free.
@@ -91,6 +94,10 @@ CUresult guarded(Body&& body, bool needs_init = true) noexcept {
 
 // Whether [address, address + bytes) lies in one live allocation; where it starts, if so.
 std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes);
+
+// The function a kernel handle names (kernels and functions both launch), or null.
+Function* function_of(State& s, CUfunction handle);
+CUkernel kernel_of(CUfunction function);
 
 // A stream is null, one of the predefined ones, or a live one of ours.
 bool known_stream(const State& s, CUstream stream);
