@@ -311,6 +311,24 @@ def remote_declarations(calls, d):
     return text
 
 
+def hook_declarations(calls, d):
+    """A whole library's allocation hooks, written by hand, declared for the generated stub: their
+    address parameter has the type the rows allocate and free (one type)."""
+    types = ({p.pointee for c in calls for p in c.params if p.direction == "alloc"} |
+             {p.ctype for c in calls for p in c.params if p.direction == "free"})
+    if not (d.note_allocated or d.note_freed) or not types:
+        return ""
+    if len(types) != 1:
+        sys.exit(f"{d.path}: allocation_hooks need one address type, the rows use {sorted(types)}")
+    (address,) = types
+    out = "\n// What a successful alloc or free row did, recorded by the stub's own code.\n"
+    if d.note_allocated:
+        out += f"void {d.note_allocated}(Fn fn, {address} address, uint64_t bytes);\n"
+    if d.note_freed:
+        out += f"void {d.note_freed}(Fn fn, {address} address);\n"
+    return out
+
+
 def remote_calls_header(calls, d):
     """L_remote_calls.h: the senders of the "wrapped" rows; for a library generated whole, also
     the senders its hand-written custom rows call (they convert every failure to a status)."""
@@ -324,8 +342,9 @@ def remote_calls_header(calls, d):
                  "status),\n// or sent ahead. Every failure comes back as the library's status.\n"
                  f"{d.status} remote_sync(Fn fn, gvirtus::stub::Encoder encode, "
                  "gvirtus::stub::Decoder decode);\n"
-                 f"{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode);\n\n"
-                 f"}}  // namespace {d.namespace}\n\n")
+                 f"{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode);\n"
+                 + hook_declarations(calls, d) +
+                 f"\n}}  // namespace {d.namespace}\n\n")
     return (text + f"namespace {d.namespace}::remote {{\n\n" + remote_declarations(calls, d) +
             f"\n\n}}  // namespace {d.namespace}::remote\n")
 
@@ -463,8 +482,10 @@ def stub_allocation_notes(c, d):
     notes = []
     for p in c.params:
         if p.direction == "alloc" and d.note_allocated:
+            # The hooks take the address as the row has it (an address type stays an integer).
+            address = f"*{p.name}" if p.pointee in d.address_types else allocation_address(p, d)
             notes.append(f"    if ({p.name} != nullptr) cr::{d.note_allocated}(cr::Fn::{c.name}, "
-                         f"{allocation_address(p, d)}, {p.expr});")
+                         f"{address}, {p.expr});")
         elif p.direction == "free" and d.note_freed:
             notes.append(f"    cr::{d.note_freed}(cr::Fn::{c.name}, {p.name});")
     return notes

@@ -5,10 +5,12 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/memory_ranges.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -79,4 +81,50 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoH_v2(void*
 extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoHAsync_v2(
     void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
   return cr::device_to_host(dstHost, srcDevice, ByteCount, hStream, cr::Fn::cuMemcpyDtoHAsync_v2);
+}
+
+namespace gvirtus::cuda {
+namespace {
+
+// cuMemcpy(Async) with unified addressing: which side each pointer is on, as far as the stub
+// knows - its device allocations are device memory, everything else is the client's memory.
+CUresult unified_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream,
+                      bool with_stream) {
+  const bool dst_device = device_ranges().find(as_pointer(dst)).has_value();
+  const bool src_device = device_ranges().find(as_pointer(src)).has_value();
+  auto* host_dst = reinterpret_cast<void*>(static_cast<uintptr_t>(dst));
+  const auto* host_src = reinterpret_cast<const void*>(static_cast<uintptr_t>(src));
+  if (dst_device && src_device) {
+    return with_stream ? cuMemcpyDtoDAsync_v2(dst, src, bytes, stream)
+                       : cuMemcpyDtoD_v2(dst, src, bytes);
+  }
+  if (dst_device) return host_to_device(dst, host_src, bytes, stream, with_stream);
+  if (src_device) {
+    return device_to_host(host_dst, src, bytes, stream,
+                          with_stream ? Fn::cuMemcpyDtoHAsync_v2 : Fn::cuMemcpyDtoH_v2);
+  }
+  // Host to host: the driver copies in the caller, after the stream's earlier work.
+  if (bytes == 0) return CUDA_SUCCESS;
+  if (host_dst == nullptr || host_src == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (with_stream) {
+    if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
+  }
+  std::memmove(host_dst, host_src, bytes);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy(CUdeviceptr dst,
+                                                                    CUdeviceptr src,
+                                                                    size_t ByteCount) {
+  return cr::unified_copy(dst, src, ByteCount, nullptr, false);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyAsync(CUdeviceptr dst,
+                                                                         CUdeviceptr src,
+                                                                         size_t ByteCount,
+                                                                         CUstream hStream) {
+  return cr::unified_copy(dst, src, ByteCount, hStream, true);
 }

@@ -325,3 +325,80 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
                                                            : CUDA_ERROR_INVALID_CONTEXT;
   });
 }
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache* pconfig) {
+  return sim::guarded([&](sim::State& s) {
+    if (pconfig == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pconfig = static_cast<CUfunc_cache>(s.cache_config);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
+  return sim::guarded([&](sim::State& s) {
+    if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    s.cache_config = config;
+    return CUDA_SUCCESS;
+  });
+}
+
+// One device: it has no peer.
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev,
+                                                        CUdevice peerDev) {
+  return sim::guarded([&](sim::State&) {
+    if (canAccessPeer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev) || !valid_device(peerDev)) return CUDA_ERROR_INVALID_DEVICE;
+    *canAccessPeer = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetP2PAttribute(int* value,
+                                                          CUdevice_P2PAttribute attrib,
+                                                          CUdevice srcDevice, CUdevice dstDevice) {
+  return sim::guarded([&](sim::State&) {
+    if (value == nullptr || attrib < CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ||
+        attrib > CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    // A device and itself are no pair, as natively.
+    if (!valid_device(srcDevice) || !valid_device(dstDevice) || srcDevice == dstDevice) {
+      return CUDA_ERROR_INVALID_DEVICE;
+    }
+    *value = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
+  return sim::guarded([&](sim::State&) {
+    if (dev == nullptr || pciBusId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (std::strcmp(pciBusId, "0000:00:00.0") != 0 && std::strcmp(pciBusId, "00:00.0") != 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    *dev = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxResetPersistingL2Cache() {
+  return sim::guarded([&](sim::State&) { return CUDA_SUCCESS; });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
+  return sim::guarded([&](sim::State&) {
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    // The only context is the current one's own: no peer.
+    return peerContext == sim::primary_context() ? CUDA_ERROR_INVALID_DEVICE
+                                                 : CUDA_ERROR_INVALID_CONTEXT;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
+  return sim::guarded([&](sim::State&) {
+    return peerContext == sim::primary_context() ? CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
+                                                 : CUDA_ERROR_INVALID_CONTEXT;
+  });
+}

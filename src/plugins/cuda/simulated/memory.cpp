@@ -24,6 +24,11 @@ CUresult copy(sim::State& s, CUstream stream, std::byte* to, const std::byte* fr
   return CUDA_SUCCESS;
 }
 
+// A 2D fill: `height` rows of `width` elements, `pitch` bytes apart.
+template <typename T>
+CUresult fill_2d(sim::State& s, CUstream stream, CUdeviceptr dst, size_t pitch, T value,
+                 size_t width, size_t height);
+
 template <typename T>
 CUresult fill(sim::State& s, CUstream stream, CUdeviceptr dst, T value, size_t count) {
   if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
@@ -34,7 +39,70 @@ CUresult fill(sim::State& s, CUstream stream, CUdeviceptr dst, T value, size_t c
   return CUDA_SUCCESS;
 }
 
+template <typename T>
+CUresult fill_2d(sim::State& s, CUstream stream, CUdeviceptr dst, size_t pitch, T value,
+                 size_t width, size_t height) {
+  if (height == 0 || width == 0) return CUDA_SUCCESS;
+  if (pitch < width * sizeof(T) || width > SIZE_MAX / sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
+  for (size_t row = 0; row < height; ++row) {
+    if (const CUresult r = fill(s, stream, dst + row * pitch, value, width); r != CUDA_SUCCESS) {
+      return r;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch,
+                                                     size_t WidthInBytes, size_t Height,
+                                                     unsigned int ElementSizeBytes) {
+  if (pPitch == nullptr || WidthInBytes == 0 || Height == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (ElementSizeBytes != 4 && ElementSizeBytes != 8 && ElementSizeBytes != 16) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const size_t pitch = (WidthInBytes + 511) / 512 * 512;  // rows 512-byte aligned
+  if (Height > sim::kDeviceBytes / pitch) return CUDA_ERROR_OUT_OF_MEMORY;
+  const CUresult result = cuMemAlloc_v2(dptr, pitch * Height);
+  if (result == CUDA_SUCCESS) *pPitch = pitch;
+  return result;
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us,
+                                                 size_t N) {
+  return sim::guarded([&](sim::State& s) { return fill(s, nullptr, dstDevice, us, N); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us,
+                                                   size_t N, CUstream hStream) {
+  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, us, N); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch,
+                                                  unsigned char uc, size_t Width, size_t Height) {
+  return sim::guarded(
+      [&](sim::State& s) { return fill_2d(s, nullptr, dstDevice, dstPitch, uc, Width, Height); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch,
+                                                   unsigned int ui, size_t Width, size_t Height) {
+  return sim::guarded(
+      [&](sim::State& s) { return fill_2d(s, nullptr, dstDevice, dstPitch, ui, Width, Height); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
+                                                    unsigned char uc, size_t Width, size_t Height,
+                                                    CUstream hStream) {
+  return sim::guarded(
+      [&](sim::State& s) { return fill_2d(s, hStream, dstDevice, dstPitch, uc, Width, Height); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch,
+                                                     unsigned int ui, size_t Width, size_t Height,
+                                                     CUstream hStream) {
+  return sim::guarded(
+      [&](sim::State& s) { return fill_2d(s, hStream, dstDevice, dstPitch, ui, Width, Height); });
+}
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   return sim::guarded([&](sim::State& s) {

@@ -188,3 +188,11 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(
     return CUDA_SUCCESS;
   });
 }
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
+  if ((flags & ~unsigned{CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE}) != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize, dynamicSMemSize);
+}

@@ -68,6 +68,7 @@ struct State {
   uint32_t next_stream = 1;
   std::map<CUevent, std::unique_ptr<Event>> events;
   std::map<int, size_t> limits;
+  int cache_config = CU_FUNC_CACHE_PREFER_NONE;
 };
 
 // The state, locked by the caller (guarded() does).

@@ -135,3 +135,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuEventElapsedTime_v2(float* pMilliseconds, CU
     return CUDA_SUCCESS;
   });
 }
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream,
+                                                         unsigned int flags) {
+  if ((flags & ~unsigned{CU_EVENT_RECORD_EXTERNAL}) != 0) return CUDA_ERROR_INVALID_VALUE;
+  return cuEventRecord(hEvent, hStream);
+}

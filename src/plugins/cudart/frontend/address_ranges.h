@@ -5,36 +5,12 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <map>
-#include <optional>
-#include <shared_mutex>
+
+#include "common/address_ranges.h"
 
 namespace gvirtus::cudart {
 
-class AddressRanges {
- public:
-  struct Range {
-    uintptr_t start;
-    size_t bytes;
-    unsigned flags;  // the flags the range was created with
-    int device;      // device allocations: the device they live on (-1: unknown)
-  };
-
-  void add(const void* start, size_t bytes, unsigned flags, int device = -1);
-  // Forgets the range that starts exactly at `start`; false if there is none.
-  bool remove(const void* start);
-  // The range holding `address`, if any.
-  std::optional<Range> find(const void* address) const;
-  // Forgets every range on `device` (cudaDeviceReset frees them all).
-  void remove_device(int device);
-  // Whether [start, start + bytes) meets any range.
-  bool overlaps(const void* start, size_t bytes) const;
-
- private:
-  mutable std::shared_mutex mutex_;
-  std::map<uintptr_t, Range> ranges_;  // by start
-};
+using gvirtus::AddressRanges;
 
 // Device allocations; flags: kPlainDeviceMemory when cudaPointerGetAttributes may be answered
 // from the record (memory of a stream-ordered pool may be located elsewhere: asked remotely).

@@ -1,0 +1,28 @@
+// What the client libcuda.so.1 knows of addresses: the device allocations its calls made (the
+// descriptor's allocation_hooks record them) and the host memory it allocated or registered. They
+// let cuMemcpy tell device from host pointers (unified addressing) and host memory queries be
+// answered here, since the backend cannot see the client's memory.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "common/address_ranges.h"
+#include "cuda_calls.h"
+
+namespace gvirtus::cuda {
+
+AddressRanges& device_ranges();
+AddressRanges& host_allocations();    // cuMemAllocHost / cuMemHostAlloc, flags as given
+AddressRanges& host_registrations();  // cuMemHostRegister, flags as given
+
+// The allocation hooks of the generated stub (cuda_descriptor.json).
+void note_allocated(Fn fn, CUdeviceptr address, uint64_t bytes);
+void note_freed(Fn fn, CUdeviceptr address);
+
+inline const void* as_pointer(CUdeviceptr address) {
+  return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));
+}
+
+}  // namespace gvirtus::cuda
