@@ -20,7 +20,8 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
   export_macro    what marks a function the stub library exports (default: extern "C" with
                   default visibility)
   exports         what the stub library exports: read by gen_exports.py, documented there
-  handles         {TYPE: {"name", "destroyable", "predefined"}}: the library's handle kinds.
+  handles         {TYPE: {"name", "destroyable", "predefined", "accepts"}}: the library's handle
+                  kinds ("accepts": other kinds a parameter of this type may hold).
                   "name" says what one is in messages ("stream"); a "create" parameter adopts
                   one into the session's table when the call succeeds, a use ("in") is vetted
                   against the table, a "destroy" (only of a destroyable kind) takes it out; the
@@ -588,13 +589,18 @@ def vetting_header(d):
         out += ["inline int handle_owner() { return 0; }", ""]
     for h in d.handles.values():
         kind = f"static_cast<uint16_t>(HandleKind::k{h.camel})"
+        held = f"gvirtus::services::session_services().handles.holds({kind}, handle)"
+        for other in h.accepts:
+            if other not in d.handles:
+                sys.exit(f"{d.path}: handle {h.ctype} accepts {other}, which is no handle kind")
+            held += (f" || gvirtus::services::session_services().handles.holds("
+                     f"static_cast<uint16_t>(HandleKind::k{d.handles[other].camel}), handle)")
         predefined = " || ".join(["handle == nullptr"] + [f"handle == {e}" for e in h.predefined])
         out += [f"// {h.ctype}: the library's own ({predefined.replace('handle == ', '')}) pass; "
                 "others must be the session's.",
                 f"inline bool predefined({h.ctype} handle) {{ return {predefined}; }}",
                 f"inline {d.status} vet({h.ctype} handle) {{",
-                f"  if (predefined(handle) || gvirtus::services::session_services().handles.holds({kind}, handle)) "
-                f"return {d.success};",
+                f"  if (predefined(handle) || {held}) return {d.success};",
                 f"  return static_cast<{d.status}>(gvirtus::services::refuse(",
                 f'      {d.invalid_handle}, "{lib}", "{h.name}", handle,',
                 '      "not a handle this session holds (never created, destroyed or reset)"));',

@@ -92,6 +92,9 @@ class Handle:
         self.name = spec.get("name", ctype)
         self.destroyable = bool(spec.get("destroyable", False))
         self.predefined = list(spec.get("predefined", []))
+        # Other kinds a parameter of this type may hold (cuda: a CUkernel where a CUfunction is
+        # taken, as the driver allows).
+        self.accepts = list(spec.get("accepts", []))
 
     @property
     def camel(self):

@@ -139,10 +139,10 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result) {
   const auto request = get_record<LaunchRequest>(in);
   const auto params = in.get_blob(kMaxParamBytes);
   in.expect_end();
-  // A library's kernel launches as a function (cuLaunchKernel takes either).
+  // A library's kernel launches as a function (cuLaunchKernel takes either; vet() accepts both).
   const bool kernel = services::session_services().handles.holds(
       static_cast<uint16_t>(HandleKind::kKernel), request.function);
-  result = first_failure(CUDA_SUCCESS, kernel ? CUDA_SUCCESS : vet(request.function),
+  result = first_failure(CUDA_SUCCESS, vet(request.function),
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
                          vet(request.stream),
                          lacks(reinterpret_cast<const void*>(real().cuLaunchKernel)));
@@ -163,9 +163,11 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result) {
     size_t size = params.size();
     void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &size, CU_LAUNCH_PARAM_END};
+    // A kernel without parameters gets neither form.
     result = real().cuLaunchKernel(request.function, request.grid_x, request.grid_y, request.grid_z,
                                    request.block_x, request.block_y, request.block_z,
-                                   request.shared_bytes, request.stream, nullptr, extra);
+                                   request.shared_bytes, request.stream, nullptr,
+                                   params.empty() ? nullptr : extra);
   }
   out.put<int32_t>(result);
 }

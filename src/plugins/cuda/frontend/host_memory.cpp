@@ -30,14 +30,15 @@ void note_allocated(Fn, CUdeviceptr address, uint64_t bytes) {
   device_ranges().add(as_pointer(address), bytes, 0);
 }
 
-void note_freed(Fn, CUdeviceptr address) { device_ranges().remove(as_pointer(address)); }
+void note_freed(Fn, CUdeviceptr address) {
+  device_ranges().remove(as_pointer(address));
+}
 
 namespace {
 
 constexpr unsigned kHostAllocFlags =
     CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
-constexpr unsigned kHostRegisterFlags = CU_MEMHOSTREGISTER_PORTABLE |
-                                        CU_MEMHOSTREGISTER_DEVICEMAP |
+constexpr unsigned kHostRegisterFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
                                         CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
 
 CUresult host_alloc(void** pp, size_t bytes, unsigned flags) {
@@ -98,8 +99,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemHostRegister_v2(
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemHostUnregister(void* p) {
-  return cr::host_registrations().remove(p) ? CUDA_SUCCESS
-                                            : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  return cr::host_registrations().remove(p) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemHostGetDevicePointer_v2(

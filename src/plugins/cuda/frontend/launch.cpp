@@ -93,9 +93,53 @@ CUresult buffer_from_extra(void** extra, const void*& buffer, size_t& bytes) {
   return CUDA_SUCCESS;
 }
 
+// The launch configuration checked as the driver checks it before it enqueues anything, so that
+// a launch sent ahead fails where the driver fails, not at a later call: dimensions against the
+// device's limits (attributes, asked once), threads against the function's own limit.
+CUresult check_configuration(CUfunction f, const unsigned grid[3], const unsigned block[3],
+                             unsigned shared) {
+  CUdevice device = 0;
+  if (cuCtxGetDevice(&device) != CUDA_SUCCESS) return CUDA_SUCCESS;  // the backend judges
+  const CUdevice_attribute kGrid[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+                                       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+                                       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+  const CUdevice_attribute kBlock[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+                                        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+                                        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+  uint64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    int max_grid = 0, max_block = 0;
+    if (cuDeviceGetAttribute(&max_grid, kGrid[i], device) != CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&max_block, kBlock[i], device) != CUDA_SUCCESS) {
+      return CUDA_SUCCESS;
+    }
+    if (grid[i] == 0 || block[i] == 0 || grid[i] > static_cast<unsigned>(max_grid) ||
+        block[i] > static_cast<unsigned>(max_block)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    threads *= block[i];
+  }
+  int max_threads = 0, max_shared = 0;
+  if (cuDeviceGetAttribute(&max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device) ==
+          CUDA_SUCCESS &&
+      threads > static_cast<uint64_t>(max_threads)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (cuDeviceGetAttribute(&max_shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                           device) == CUDA_SUCCESS &&
+      shared > static_cast<unsigned>(max_shared)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  (void)f;
+  return CUDA_SUCCESS;
+}
+
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                 unsigned bz, unsigned shared, CUstream stream, void** params, void** extra) {
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  const unsigned grid[3] = {gx, gy, gz};
+  const unsigned block[3] = {bx, by, bz};
+  if (const CUresult r = check_configuration(f, grid, block, shared); r != CUDA_SUCCESS) return r;
   if ((params != nullptr) == (extra != nullptr) && params != nullptr) {
     return CUDA_ERROR_INVALID_VALUE;  // both forms at once
   }

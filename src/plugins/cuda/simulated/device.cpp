@@ -355,8 +355,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUde
   });
 }
 
-GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetP2PAttribute(int* value,
-                                                          CUdevice_P2PAttribute attrib,
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib,
                                                           CUdevice srcDevice, CUdevice dstDevice) {
   return sim::guarded([&](sim::State&) {
     if (value == nullptr || attrib < CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ||

@@ -63,6 +63,12 @@ void record(const std::string& line) {
   }
 }
 
+// A refused launch, said why (info: a client's mistake is not the daemon's problem).
+CUresult refused(CUresult status, const char* why) {
+  GVIRTUS_LOG(kInfo) << "simulated launch refused: " << why;
+  return status;
+}
+
 }  // namespace
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
@@ -73,32 +79,43 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid
                                                  void** kernelParams, void** extra) {
   return sim::guarded([&](sim::State& s) {
     const sim::Function* function = sim::function_of(s, f);  // a function or a kernel
-    if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (function == nullptr) return refused(CUDA_ERROR_INVALID_HANDLE, "unknown function");
+    if (!sim::known_stream(s, hStream)) return refused(CUDA_ERROR_INVALID_HANDLE, "unknown stream");
     const unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
     const unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
     for (int i = 0; i < 3; ++i) {
       if (grid[i] == 0 || block[i] == 0 || grid[i] > kMaxGrid[i] || block[i] > kMaxBlock[i]) {
-        return CUDA_ERROR_INVALID_VALUE;
+        return refused(CUDA_ERROR_INVALID_VALUE, "grid or block dimensions out of range");
       }
     }
     if (uint64_t{blockDimX} * blockDimY * blockDimZ > kMaxThreadsPerBlock) {
-      return CUDA_ERROR_INVALID_VALUE;
+      return refused(CUDA_ERROR_INVALID_VALUE, "more threads than a block may have");
     }
-    if (sharedMemBytes > kMaxSharedBytes) return CUDA_ERROR_INVALID_VALUE;
+    if (sharedMemBytes > kMaxSharedBytes) {
+      return refused(CUDA_ERROR_INVALID_VALUE, "more shared memory than a block may have");
+    }
     const auto& layout = *function->layout;
     std::vector<std::byte> params(layout.param_bytes);
-    if (kernelParams != nullptr && extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (kernelParams != nullptr && extra != nullptr) {
+      return refused(CUDA_ERROR_INVALID_VALUE, "both kernelParams and extra");
+    }
     if (extra != nullptr) {
       const std::byte* buffer = nullptr;
       size_t bytes = 0;
-      if (const CUresult r = extra_buffer(extra, buffer, bytes); r != CUDA_SUCCESS) return r;
-      if (bytes < layout.param_bytes) return CUDA_ERROR_INVALID_VALUE;
+      if (extra_buffer(extra, buffer, bytes) != CUDA_SUCCESS) {
+        return refused(CUDA_ERROR_INVALID_VALUE, "a malformed extra array");
+      }
+      if (bytes < layout.param_bytes) {
+        return refused(CUDA_ERROR_INVALID_VALUE, "a parameter buffer shorter than the kernel's");
+      }
       std::memcpy(params.data(), buffer, params.size());
     } else if (!layout.params.empty()) {
-      if (kernelParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      if (kernelParams == nullptr) {
+        return refused(CUDA_ERROR_INVALID_VALUE, "no parameters for a kernel that takes some");
+      }
       for (size_t i = 0; i < layout.params.size(); ++i) {
-        if (kernelParams[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        if (kernelParams[i] == nullptr)
+          return refused(CUDA_ERROR_INVALID_VALUE, "a null parameter");
         std::memcpy(params.data() + layout.params[i].offset, kernelParams[i],
                     layout.params[i].size);
       }

@@ -110,9 +110,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t
 GVIRTUS_SIMULATED_EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,
                                                      size_t* paramOffset, size_t* paramSize) {
   return sim::guarded([&](sim::State& s) {
-    const auto it = s.functions.find(func);
-    if (it == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
-    const auto& params = it->second->layout->params;
+    sim::Function* const it = sim::function_of(s, func);  // a function or its kernel
+    if (it == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    const auto& params = it->layout->params;
     if (paramIndex >= params.size()) return CUDA_ERROR_INVALID_VALUE;
     if (paramOffset != nullptr) *paramOffset = params[paramIndex].offset;
     if (paramSize != nullptr) *paramSize = params[paramIndex].size;
@@ -126,9 +126,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuFuncGetAttribute(int* pi, CUfunction_attribu
     if (pi == nullptr || attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    const auto it = s.functions.find(hfunc);
-    if (it == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
-    if (const auto set = it->second->attributes.find(attrib); set != it->second->attributes.end()) {
+    sim::Function* const it = sim::function_of(s, hfunc);  // a function or its kernel
+    if (it == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (const auto set = it->attributes.find(attrib); set != it->attributes.end()) {
       *pi = set->second;
       return CUDA_SUCCESS;
     }
@@ -158,9 +158,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunctio
                                                      int value) {
   return sim::guarded([&](sim::State& s) {
     if (attrib < 0 || attrib >= CU_FUNC_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
-    const auto it = s.functions.find(hfunc);
-    if (it == s.functions.end()) return CUDA_ERROR_INVALID_HANDLE;
-    it->second->attributes[attrib] = value;
+    sim::Function* const it = sim::function_of(s, hfunc);  // a function or its kernel
+    if (it == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    it->attributes[attrib] = value;
     return CUDA_SUCCESS;
   });
 }
@@ -170,7 +170,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_
     if (config < CU_FUNC_CACHE_PREFER_NONE || config > CU_FUNC_CACHE_PREFER_EQUAL) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    return s.functions.count(hfunc) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return sim::function_of(s, hfunc) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
 }
 
@@ -179,7 +179,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(
     int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) {
   return sim::guarded([&](sim::State& s) {
     if (numBlocks == nullptr || blockSize <= 0 || blockSize > 1024) return CUDA_ERROR_INVALID_VALUE;
-    if (s.functions.count(func) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    if (sim::function_of(s, func) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
     const int by_threads = 2048 / blockSize;
     const int by_shared = dynamicSMemSize == 0
                               ? 32
