@@ -90,6 +90,9 @@ THE CALL TABLE (one per library; src/plugins/cudart/common/cudart_calls.txt is t
                        (an input handle of a descriptor kind is vetted against the table)
     dev NAME           a device pointer (or a struct of device_pointers.structs), vetted first
     dev NAME[BYTES]    the same, the whole range of BYTES vetted
+    global NAME[BYTES] an output device address (an address type) of BYTES the library placed
+                       itself, owned by the row's input handle of a destroyable kind (a module's
+                       variable): vetted like an allocation until a "destroy" of its owner
     alloc NAME[BYTES]  an output device pointer to a new allocation of BYTES (an expression over
                        the parameters; outputs are the header's pointers: *pitch), recorded in
                        the session's allocation ledger when the call succeeds
@@ -128,7 +131,7 @@ from header_signatures import declarations
 ROW = re.compile(r"^(\d+)\s+(sync|async|either)\s+(auto|wrapped|custom)\s+(\w+)\((.*)\)\s*$")
 # A parameter: its direction, optionally the header's type spelled out, its name, and for arrays
 # and allocations an expression in brackets.
-PARAM = re.compile(r"^(inref|in|dev|destroy|create|out|kernel|string|alloc|free)\s+"
+PARAM = re.compile(r"^(inref|in|dev|destroy|create|out|kernel|string|alloc|free|global)\s+"
                    r"(?:(.+?)\s*)?(\b\w+)(?:\s*\[(.+)\])?$")
 IDENTIFIER = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)")
 KEYWORDS = {"sizeof", "size_t", "uint64_t", "int64_t", "static_cast"}
@@ -143,7 +146,7 @@ def generated_by(d):
 # (a device pointer the call frees), kernel.
 VALUE_DIRECTIONS = ("in", "dev", "destroy", "free", "kernel")
 # Directions of one value written through a pointer: it travels both ways.
-OUTPUT_DIRECTIONS = ("out", "create", "alloc")
+OUTPUT_DIRECTIONS = ("out", "create", "alloc", "global")
 
 
 class Param:
@@ -203,13 +206,17 @@ def check_expression(where, expr, names):
 def check_param(where, param, d, kind, names):
     """Refuses an annotation that does not fit the parameter's type."""
     handle = d.handles.get(param.ctype)
-    pointer_types = ("out", "inref", "create", "alloc", "string")
+    pointer_types = ("out", "inref", "create", "alloc", "string", "global")
     if (param.direction in pointer_types or param.is_array) and not param.ctype.endswith("*"):
         sys.exit(f"{where}: '{param.name}' must be a pointer")
     if param.expr is not None:
-        if param.direction not in ("in", "out", "alloc", "dev"):
-            sys.exit(f"{where}: only in, out, dev and alloc parameters take [...]")
+        if param.direction not in ("in", "out", "alloc", "dev", "global"):
+            sys.exit(f"{where}: only in, out, dev, alloc and global parameters take [...]")
         check_expression(where, param.expr, names)
+    if param.direction == "global" and (param.expr is None
+                                        or param.pointee not in d.address_types):
+        sys.exit(f"{where}: global '{param.name}' must point to a device address type and name "
+                 "its bytes: global {param.name}[BYTES]")
     if param.direction == "alloc" and param.expr is None:
         sys.exit(f"{where}: alloc '{param.name}' needs its bytes: alloc {param.name}[BYTES]")
     if param.direction == "alloc" and not (param.pointee.endswith("*")
@@ -668,6 +675,38 @@ def freed_address(param, d):
     return f"device_address({param.name})" if param.ctype in d.address_types else param.name
 
 
+def dereferenced(expr):
+    """The names an expression dereferences ("*bytes"), not those it multiplies by."""
+    names = []
+    for m in re.finditer(r"\*\s*([A-Za-z_]\w*)", expr or ""):
+        before = expr[:m.start()].rstrip()
+        if not before or not (before[-1].isalnum() or before[-1] in "_)]"):
+            names.append(m[1])
+    return names
+
+
+def global_sizes(c):
+    """The outputs a "global" row's size expression reads."""
+    return {n for p in c.params if p.direction == "global" for n in dereferenced(p.expr)}
+
+
+def present(param):
+    """The condition under which a recorded output and its size expression can be read: the
+    output and every pointer the expression dereferences ("*bytes") were given."""
+    names = [param.name] + dereferenced(param.expr)
+    return " && ".join(f"{n} != nullptr" for n in dict.fromkeys(names))
+
+
+def global_owner(c, d):
+    """The handle a "global" row's range belongs to: its one input of a destroyable kind."""
+    owners = [p.name for p in c.params
+              if p.direction == "in" and p.ctype in d.handles and d.handles[p.ctype].destroyable]
+    if len(owners) != 1:
+        sys.exit(f"{c.name}: a global needs exactly one input handle of a destroyable kind to "
+                 f"belong to, the row has {owners}")
+    return owners[0]
+
+
 def handler_case(c, d):
     out = [f"    case Fn::{c.name}: {{"]
     args = []
@@ -687,6 +726,12 @@ def handler_case(c, d):
             pointee = p.pointee.replace("const ", "")
             out.append(f"      Output<{pointee}> {p.holder}(in);")
             out.append(f"      const {pointee}* const {p.name} = {p.holder}.ptr();")
+        elif p.name in global_sizes(c):
+            # A global's size, which the session must know even when the caller does not ask.
+            out.append(f"      Output<{p.pointee}> {p.holder}(in);")
+            out.append(f"      {p.pointee} {p.name}_unasked{{}};")
+            out.append(f"      {p.pointee}* const {p.name} = {p.holder}.ptr() != nullptr ? "
+                       f"{p.holder}.ptr() : &{p.name}_unasked;")
         else:  # out, create, alloc
             out.append(f"      Output<{p.pointee}> {p.holder}(in);")
             out.append(f"      {p.pointee}* const {p.name} = {p.holder}.ptr();")
@@ -719,8 +764,13 @@ def handler_case(c, d):
             effects.append(f"        if ({p.name} != nullptr) adopt(*{p.name});")
         elif p.direction == "destroy":
             effects.append(f"        {p.name}_release.destroyed();")
+            effects.append(f"        gvirtus::services::session_services().allocations.owner_gone({p.name});")
+        elif p.direction == "global":
+            owner = global_owner(c, d)
+            effects.append(f"        if ({present(p)}) gvirtus::services::session_services().allocations.owned("
+                           f"{owner}, device_address(*{p.name}), {p.expr});")
         elif p.direction == "alloc":
-            effects.append(f"        if ({p.name} != nullptr) gvirtus::services::session_services().allocations.allocated("
+            effects.append(f"        if ({present(p)}) gvirtus::services::session_services().allocations.allocated("
                            f"{allocation_address(p, d)}, {p.expr});")
         elif p.direction == "free":
             effects.append(f"        gvirtus::services::session_services().allocations.freed({freed_address(p, d)});")

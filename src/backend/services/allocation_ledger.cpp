@@ -6,6 +6,7 @@ void AllocationLedger::reset(std::atomic<uint64_t>* published) {
   std::lock_guard lock(mutex_);
   publish(-static_cast<int64_t>(bytes_));
   sizes_.clear();
+  owned_.clear();
   bytes_ = 0;
   published_ = published;
 }
@@ -30,15 +31,37 @@ void AllocationLedger::freed(const void* address) {
   sizes_.erase(it);
 }
 
+namespace {
+
+// Whether [first, first + span) lies inside the range of `ranges` starting at or before `first`.
+template <typename Map, typename SizeOf>
+bool inside(const Map& ranges, uintptr_t first, uint64_t span, SizeOf size_of) {
+  auto it = ranges.upper_bound(first);
+  if (it == ranges.begin()) return false;
+  --it;
+  const uint64_t offset = first - it->first;
+  const uint64_t size = size_of(it->second);
+  return offset < size && span <= size - offset;
+}
+
+}  // namespace
+
 bool AllocationLedger::contains(const void* address, uint64_t bytes) const {
   const auto first = reinterpret_cast<uintptr_t>(address);
-  std::lock_guard lock(mutex_);
-  auto it = sizes_.upper_bound(first);
-  if (it == sizes_.begin()) return false;
-  --it;  // the allocation starting at or before `first`
-  const uint64_t offset = first - it->first;
   const uint64_t span = bytes == 0 ? 1 : bytes;
-  return offset < it->second && span <= it->second - offset;
+  std::lock_guard lock(mutex_);
+  return inside(sizes_, first, span, [](uint64_t size) { return size; }) ||
+         inside(owned_, first, span, [](const Owned& o) { return o.bytes; });
+}
+
+void AllocationLedger::owned(const void* owner, const void* address, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  owned_[reinterpret_cast<uintptr_t>(address)] = Owned{bytes, owner};
+}
+
+void AllocationLedger::owner_gone(const void* owner) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(owned_, [&](const auto& entry) { return entry.second.owner == owner; });
 }
 
 uint64_t AllocationLedger::bytes() const {

@@ -25,6 +25,11 @@ class AllocationLedger {
   void reset(std::atomic<uint64_t>* published);
   void allocated(const void* address, uint64_t bytes);
   void freed(const void* address);
+  // Device memory the library placed itself, owned by one of its handles (a module's global
+  // variables): vetted like an allocation, not counted as the application's, and gone with its
+  // owner ("global" rows record it, a "destroy" of the owner drops it).
+  void owned(const void* owner, const void* address, uint64_t bytes);
+  void owner_gone(const void* owner);
   // Whether [address, address + bytes) lies inside one recorded allocation (bytes 0: the first
   // byte).
   bool contains(const void* address, uint64_t bytes) const;
@@ -34,6 +39,11 @@ class AllocationLedger {
   void publish(int64_t delta);
   mutable std::mutex mutex_;
   std::map<uintptr_t, uint64_t> sizes_;  // address -> bytes, ordered for contains()
+  struct Owned {
+    uint64_t bytes;
+    const void* owner;
+  };
+  std::map<uintptr_t, Owned> owned_;  // address -> range, ordered for contains()
   uint64_t bytes_ = 0;
   std::atomic<uint64_t>* published_ = nullptr;
 };

@@ -243,6 +243,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     s.allocations.clear();
     s.allocation_bytes.clear();
+    s.module_memory.clear();
     s.allocated = 0;
     s.functions.clear();
     s.modules.clear();

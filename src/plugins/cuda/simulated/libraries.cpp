@@ -120,3 +120,14 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc
   if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   return cuFuncSetCacheConfig(function, config);
 }
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* bytes,
+                                                     CUlibrary library, const char* name) {
+  return cuModuleGetGlobal_v2(dptr, bytes, reinterpret_cast<CUmodule>(library), name);
+}
+
+// Managed variables live in device memory here too (the simulated device has no other).
+GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes,
+                                                      CUlibrary library, const char* name) {
+  return cuLibraryGetGlobal(dptr, bytes, library, name);
+}

@@ -2,12 +2,15 @@
 // bounded parsers for its kernels and their parameter layouts - the facts a launch needs - and
 // nothing is compiled. A malformed image is CUDA_ERROR_INVALID_IMAGE.
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <cstring>
 #include <string>
 #include <string_view>
 
 #include "common/log.h"
 #include "elf_nv_info.h"
+#include "elf_symbols.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/module_image.h"
 #include "ptx_params.h"
@@ -35,6 +38,31 @@ std::vector<fatbin::KernelLayout> kernels_of(const void* image, size_t size) {
       std::string_view(static_cast<const char*>(image), size - 1));  // without the NUL
 }
 
+// The device variables of an image (PTX declares them too, but is not parsed for them here).
+std::map<std::string, uint64_t> variables_of(const void* image, size_t size) {
+  const auto* bytes = static_cast<const std::byte*>(image);
+  uint32_t magic = 0;
+  std::memcpy(&magic, bytes, std::min<size_t>(size, sizeof magic));
+  std::vector<fatbin::Variable> found;
+  if (magic == 0xBA55ED50) {
+    found = fatbin::fatbin_variables({bytes, size});
+  } else if (size >= 4 && std::memcmp(bytes, "\x7f" "ELF", 4) == 0) {
+    found = fatbin::elf_variables({bytes, size});
+  }
+  std::map<std::string, uint64_t> out;
+  for (auto& v : found) out.emplace(std::move(v.name), v.bytes);
+  return out;
+}
+
+void free_variables(sim::State& s, sim::Module& module) {
+  for (const auto& [name, address] : module.placed) {
+    s.allocations.erase(address);
+    s.allocation_bytes.erase(address);
+    s.module_memory.erase(address);
+  }
+  module.placed.clear();
+}
+
 const fatbin::KernelLayout* find_kernel(const sim::Module& module, const char* name) {
   for (const auto& kernel : module.kernels) {
     if (kernel.name == name) return &kernel;
@@ -52,6 +80,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void*
     if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
     auto loaded = std::make_unique<sim::Module>();
     loaded->kernels = kernels_of(image, size);
+    loaded->variables = variables_of(image, size);
     const auto handle = reinterpret_cast<CUmodule>(loaded.get());
     s.modules.emplace(handle, std::move(loaded));
     *module = handle;
@@ -61,7 +90,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void*
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuModuleUnload(CUmodule hmod) {
   return sim::guarded([&](sim::State& s) {
-    if (s.modules.erase(hmod) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    const auto module = s.modules.find(hmod);
+    if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+    free_variables(s, *module->second);
+    s.modules.erase(module);
     std::erase_if(s.functions, [&](const auto& f) { return f.second->module == hmod; });
     return CUDA_SUCCESS;
   });
@@ -95,15 +127,31 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodul
   });
 }
 
-// The layout parsers know kernels, not a module's variables: no global is found.
+// A module's variable, placed in (zeroed) memory the first time it is asked for; its initial
+// value is not copied from the image.
 GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes,
                                                        CUmodule hmod, const char* name) {
   return sim::guarded([&](sim::State& s) {
     if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (s.modules.count(hmod) == 0) return CUDA_ERROR_INVALID_HANDLE;
-    (void)dptr;
-    (void)bytes;
-    return CUDA_ERROR_NOT_FOUND;
+    const auto module = s.modules.find(hmod);
+    if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+    const auto variable = module->second->variables.find(name);
+    if (variable == module->second->variables.end()) return CUDA_ERROR_NOT_FOUND;
+    auto placed = module->second->placed.find(name);
+    if (placed == module->second->placed.end()) {
+      const size_t rounded = (variable->second + 255) / 256 * 256;
+      sim::HostBuffer memory(static_cast<std::byte*>(std::aligned_alloc(256, rounded)));
+      if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+      std::memset(memory.get(), 0, rounded);
+      const auto address = reinterpret_cast<uintptr_t>(memory.get());
+      s.allocations.emplace(address, std::move(memory));
+      s.allocation_bytes.emplace(address, variable->second);
+      s.module_memory.insert(address);
+      placed = module->second->placed.emplace(name, address).first;
+    }
+    if (dptr != nullptr) *dptr = placed->second;
+    if (bytes != nullptr) *bytes = variable->second;
+    return CUDA_SUCCESS;
   });
 }
 

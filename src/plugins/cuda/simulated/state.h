@@ -31,6 +31,8 @@ inline constexpr uint64_t kDeviceBytes = uint64_t{16} << 30;  // what the device
 
 struct Module {
   std::vector<fatbin::KernelLayout> kernels;
+  std::map<std::string, uint64_t> variables;  // name -> bytes, from the cubins' symbol tables
+  std::map<std::string, uintptr_t> placed;    // the variables asked for, placed in memory
 };
 
 struct Function {
@@ -61,7 +63,8 @@ struct State {
   bool primary_active = false;
   std::map<uintptr_t, HostBuffer> allocations;  // by address
   std::map<uintptr_t, uint64_t> allocation_bytes;
-  uint64_t allocated = 0;
+  uint64_t allocated = 0;                  // what cuMemAlloc* took (modules' variables not)
+  std::set<uintptr_t> module_memory;       // allocations that are modules' variables
   std::map<CUmodule, std::unique_ptr<Module>> modules;
   std::map<CUfunction, std::unique_ptr<Function>> functions;
   std::map<CUstream, uint32_t> streams;  // a stream's number, as launch records name it

@@ -1,0 +1,78 @@
+// Modules' and libraries' global variables in the client libcuda.so.1: device memory the driver
+// placed, which the stub must know as such (cuMemcpy tells device from host pointers by what it
+// knows: memory_ranges.h) until its module or library unloads. The size is asked for even when
+// the caller does not want it, to know the range.
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "cuda_remote_calls.h"
+#include "plugins/cuda/frontend/memory_ranges.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+std::mutex& mutex = *new std::mutex;  // never destroyed: unloads come from exit handlers too
+auto& placed = *new std::map<const void*, std::vector<CUdeviceptr>>;  // by module or library
+
+template <typename Owner, typename Ask>
+CUresult get_global(CUdeviceptr* dptr, size_t* bytes, Owner owner, Ask ask) {
+  CUdeviceptr address = 0;
+  size_t size = 0;
+  const CUresult result = ask(&address, &size);
+  if (result != CUDA_SUCCESS) return result;
+  device_ranges().add(as_pointer(address), size, 0);
+  {
+    std::lock_guard lock(mutex);
+    placed[owner].push_back(address);
+  }
+  if (dptr != nullptr) *dptr = address;
+  if (bytes != nullptr) *bytes = size;
+  return CUDA_SUCCESS;
+}
+
+void forget(const void* owner) {
+  std::lock_guard lock(mutex);
+  const auto it = placed.find(owner);
+  if (it == placed.end()) return;
+  for (CUdeviceptr address : it->second) device_ranges().remove(as_pointer(address));
+  placed.erase(it);
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+namespace cr = gvirtus::cuda;
+
+extern "C" __attribute__((visibility("default"))) CUresult cuModuleGetGlobal_v2(
+    CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+  return cr::get_global(dptr, bytes, hmod, [&](CUdeviceptr* a, size_t* b) {
+    return cr::remote::cuModuleGetGlobal_v2(a, b, hmod, name);
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetGlobal(
+    CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return cr::get_global(dptr, bytes, library, [&](CUdeviceptr* a, size_t* b) {
+    return cr::remote::cuLibraryGetGlobal(a, b, library, name);
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetManaged(
+    CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+  return cr::get_global(dptr, bytes, library, [&](CUdeviceptr* a, size_t* b) {
+    return cr::remote::cuLibraryGetManaged(a, b, library, name);
+  });
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule hmod) {
+  const CUresult result = cr::remote::cuModuleUnload(hmod);
+  if (result == CUDA_SUCCESS) cr::forget(hmod);
+  return result;
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryUnload(CUlibrary library) {
+  const CUresult result = cr::remote::cuLibraryUnload(library);
+  if (result == CUDA_SUCCESS) cr::forget(library);
+  return result;
+}
