@@ -106,21 +106,27 @@ void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
   marshal::put_value(out, result == CUDA_SUCCESS ? module : nullptr);
 }
 
-// The parameter buffer size of a function, from the driver (cuFuncGetParamInfo), kept per function.
-CUresult param_bytes(CUfunction function, bool kernel, size_t& bytes) {
+struct ParamLayout {
+  std::vector<std::pair<size_t, size_t>> params;  // offset, size, by ordinal
+  size_t bytes = 0;                               // the buffer's size
+};
+
+// A function's parameter layout, from the driver (cuFuncGetParamInfo, or cuKernelGetParamInfo for
+// a library's kernel), kept per function.
+CUresult param_layout(CUfunction function, bool kernel, ParamLayout& layout) {
   static std::mutex mutex;
-  static std::unordered_map<CUfunction, size_t> known;
+  static std::unordered_map<CUfunction, ParamLayout> known;
   {
     std::lock_guard lock(mutex);
     if (const auto it = known.find(function); it != known.end()) {
-      bytes = it->second;
+      layout = it->second;
       return CUDA_SUCCESS;
     }
   }
   if (real().cuFuncGetParamInfo == nullptr || real().cuKernelGetParamInfo == nullptr) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  size_t end = 0;
+  ParamLayout found;
   for (size_t index = 0;; ++index) {
     size_t offset = 0, size = 0;
     const CUresult r = kernel ? real().cuKernelGetParamInfo(reinterpret_cast<CUkernel>(function),
@@ -128,46 +134,59 @@ CUresult param_bytes(CUfunction function, bool kernel, size_t& bytes) {
                               : real().cuFuncGetParamInfo(function, index, &offset, &size);
     if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
     if (r != CUDA_SUCCESS) return r;
-    end = std::max(end, offset + size);
+    if (offset + size > kMaxParamBytes) return CUDA_ERROR_INVALID_IMAGE;
+    found.params.emplace_back(offset, size);
+    found.bytes = std::max(found.bytes, offset + size);
   }
   std::lock_guard lock(mutex);
-  bytes = known.emplace(function, end).first->second;
+  layout = known.emplace(function, std::move(found)).first->second;
   return CUDA_SUCCESS;
 }
 
-void launch_kernel(WireReader& in, WireWriter& out, CUresult& result) {
+// cuLaunchKernel, or cuLaunchCooperativeKernel (which takes the parameters one by one).
+void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, bool cooperative) {
   const auto request = get_record<LaunchRequest>(in);
   const auto params = in.get_blob(kMaxParamBytes);
   in.expect_end();
   // A library's kernel launches as a function (cuLaunchKernel takes either; vet() accepts both).
   const bool kernel = services::session_services().handles.holds(
       static_cast<uint16_t>(HandleKind::kKernel), request.function);
+  const void* entry = cooperative ? reinterpret_cast<const void*>(real().cuLaunchCooperativeKernel)
+                                  : reinterpret_cast<const void*>(real().cuLaunchKernel);
   result = first_failure(CUDA_SUCCESS, vet(request.function),
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
-                         vet(request.stream),
-                         lacks(reinterpret_cast<const void*>(real().cuLaunchKernel)));
-  size_t expected = 0;
-  if (result == CUDA_SUCCESS) result = param_bytes(request.function, kernel, expected);
-  if (result == CUDA_SUCCESS && params.size() != expected) {
+                         vet(request.stream), lacks(entry));
+  ParamLayout layout;
+  if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);
+  if (result == CUDA_SUCCESS && params.size() != layout.bytes) {
     result = static_cast<CUresult>(
         services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda", "parameter buffer", request.function,
                          ("of " + std::to_string(params.size()) +
-                          " bytes for a kernel that takes " + std::to_string(expected))
+                          " bytes for a kernel that takes " + std::to_string(layout.bytes))
                              .c_str()));
   }
   if (result == CUDA_SUCCESS) {
-    // The packed form (CU_LAUNCH_PARAM_BUFFER_*), from memory of our own: aligned as the
-    // driver's parameter space is.
+    // The parameters from memory of our own: aligned as the driver's parameter space is.
     std::vector<uint64_t> buffer((params.size() + 7) / 8);
     if (!params.empty()) std::memcpy(buffer.data(), params.data(), params.size());
-    size_t size = params.size();
-    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer.data(), CU_LAUNCH_PARAM_BUFFER_SIZE,
-                     &size, CU_LAUNCH_PARAM_END};
-    // A kernel without parameters gets neither form.
-    result = real().cuLaunchKernel(request.function, request.grid_x, request.grid_y, request.grid_z,
-                                   request.block_x, request.block_y, request.block_z,
-                                   request.shared_bytes, request.stream, nullptr,
-                                   params.empty() ? nullptr : extra);
+    auto* base = reinterpret_cast<std::byte*>(buffer.data());
+    if (cooperative) {
+      std::vector<void*> pointers;
+      for (const auto& [offset, size] : layout.params) pointers.push_back(base + offset);
+      result = real().cuLaunchCooperativeKernel(
+          request.function, request.grid_x, request.grid_y, request.grid_z, request.block_x,
+          request.block_y, request.block_z, request.shared_bytes, request.stream,
+          pointers.empty() ? nullptr : pointers.data());
+    } else {
+      size_t size = params.size();
+      void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                       CU_LAUNCH_PARAM_END};
+      // A kernel without parameters gets neither form.
+      result = real().cuLaunchKernel(request.function, request.grid_x, request.grid_y,
+                                     request.grid_z, request.block_x, request.block_y,
+                                     request.block_z, request.shared_bytes, request.stream, nullptr,
+                                     params.empty() ? nullptr : extra);
+    }
   }
   out.put<int32_t>(result);
 }
@@ -256,7 +275,10 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
           });
       return true;
     case Fn::cuLaunchKernel:
-      launch_kernel(in, out, result);
+      launch_kernel(in, out, result, false);
+      return true;
+    case Fn::cuLaunchCooperativeKernel:
+      launch_kernel(in, out, result, true);
       return true;
     case Fn::cuMemcpyHtoD_v2:
       host_to_device(in, out, result, false);

@@ -44,22 +44,28 @@ void forget(const void* owner) {
 
 namespace cr = gvirtus::cuda;
 
-extern "C" __attribute__((visibility("default"))) CUresult cuModuleGetGlobal_v2(
-    CUdeviceptr* dptr, size_t* bytes, CUmodule hmod, const char* name) {
+extern "C" __attribute__((visibility("default"))) CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr,
+                                                                                size_t* bytes,
+                                                                                CUmodule hmod,
+                                                                                const char* name) {
   return cr::get_global(dptr, bytes, hmod, [&](CUdeviceptr* a, size_t* b) {
     return cr::remote::cuModuleGetGlobal_v2(a, b, hmod, name);
   });
 }
 
-extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetGlobal(
-    CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetGlobal(CUdeviceptr* dptr,
+                                                                              size_t* bytes,
+                                                                              CUlibrary library,
+                                                                              const char* name) {
   return cr::get_global(dptr, bytes, library, [&](CUdeviceptr* a, size_t* b) {
     return cr::remote::cuLibraryGetGlobal(a, b, library, name);
   });
 }
 
-extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetManaged(
-    CUdeviceptr* dptr, size_t* bytes, CUlibrary library, const char* name) {
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetManaged(CUdeviceptr* dptr,
+                                                                               size_t* bytes,
+                                                                               CUlibrary library,
+                                                                               const char* name) {
   return cr::get_global(dptr, bytes, library, [&](CUdeviceptr* a, size_t* b) {
     return cr::remote::cuLibraryGetManaged(a, b, library, name);
   });

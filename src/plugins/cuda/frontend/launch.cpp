@@ -135,7 +135,8 @@ CUresult check_configuration(CUfunction f, const unsigned grid[3], const unsigne
 }
 
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                unsigned bz, unsigned shared, CUstream stream, void** params, void** extra) {
+                unsigned bz, unsigned shared, CUstream stream, void** params, void** extra,
+                Fn fn = Fn::cuLaunchKernel) {
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   const unsigned grid[3] = {gx, gy, gz};
   const unsigned block[3] = {bx, by, bz};
@@ -161,7 +162,7 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
     bytes = packed.size();
   }
   const LaunchRequest request{f, gx, gy, gz, bx, by, bz, shared, stream};
-  return remote_async(Fn::cuLaunchKernel, [&](WireWriter& w) {
+  return remote_async(fn, [&](WireWriter& w) {
     put_record(w, request);
     w.put_blob(buffer, bytes);
   });
@@ -197,4 +198,13 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel_ptsz(
   return gvirtus::cuda::launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                                sharedMemBytes, hStream != nullptr ? hStream : CU_STREAM_PER_THREAD,
                                kernelParams, extra);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLaunchCooperativeKernel(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+  return gvirtus::cuda::launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                               sharedMemBytes, hStream, kernelParams, nullptr,
+                               gvirtus::cuda::Fn::cuLaunchCooperativeKernel);
 }

@@ -402,3 +402,37 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peerContext) 
                                                  : CUDA_ERROR_INVALID_CONTEXT;
   });
 }
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
+  return sim::guarded([&](sim::State&) {
+    if (ctxId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (ctx != nullptr && ctx != sim::primary_context()) return CUDA_ERROR_INVALID_CONTEXT;
+    *ctxId = 1;
+    return CUDA_SUCCESS;
+  });
+}
+
+// Profiling brackets: nothing to profile on the simulated device.
+GVIRTUS_SIMULATED_EXPORT CUresult cuProfilerStart() {
+  return sim::guarded([&](sim::State&) { return CUDA_SUCCESS; });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuProfilerStop() {
+  return sim::guarded([&](sim::State&) { return CUDA_SUCCESS; });
+}
+
+// The device's memory pool: one per device, a handle of ours (stream-ordered allocation is not
+// simulated yet).
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    static int pool_object;
+    *pool_out = reinterpret_cast<CUmemoryPool>(&pool_object);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
+  return cuDeviceGetDefaultMemPool(pool, dev);
+}

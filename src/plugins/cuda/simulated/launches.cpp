@@ -71,12 +71,12 @@ CUresult refused(CUresult status, const char* why) {
 
 }  // namespace
 
-GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
-                                                 unsigned int gridDimY, unsigned int gridDimZ,
-                                                 unsigned int blockDimX, unsigned int blockDimY,
-                                                 unsigned int blockDimZ,
-                                                 unsigned int sharedMemBytes, CUstream hStream,
-                                                 void** kernelParams, void** extra) {
+namespace {
+
+CUresult launch(bool cooperative, CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                void** kernelParams, void** extra) {
   return sim::guarded([&](sim::State& s) {
     const sim::Function* function = sim::function_of(s, f);  // a function or a kernel
     if (function == nullptr) return refused(CUDA_ERROR_INVALID_HANDLE, "unknown function");
@@ -124,9 +124,30 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid
     char dims[160];
     std::snprintf(dims, sizeof dims, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared\":%u",
                   gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes);
-    record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims +
-           ",\"stream\":" + std::to_string(stream != s.streams.end() ? stream->second : 0) +
-           ",\"params\":\"" + hex(params) + "\"}");
+    record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims + ",\"stream\":" +
+           std::to_string(stream != s.streams.end() ? stream->second : 0) + ",\"params\":\"" +
+           hex(params) + "\"" + (cooperative ? ",\"cooperative\":true" : "") + "}");
     return CUDA_SUCCESS;
   });
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX,
+                                                 unsigned int gridDimY, unsigned int gridDimZ,
+                                                 unsigned int blockDimX, unsigned int blockDimY,
+                                                 unsigned int blockDimZ,
+                                                 unsigned int sharedMemBytes, CUstream hStream,
+                                                 void** kernelParams, void** extra) {
+  return launch(false, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                sharedMemBytes, hStream, kernelParams, extra);
+}
+
+// Recorded like any launch, marked cooperative.
+GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchCooperativeKernel(
+    CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+    unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+    unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
+  return launch(true, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                sharedMemBytes, hStream, kernelParams, nullptr);
 }

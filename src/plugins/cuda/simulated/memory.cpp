@@ -221,3 +221,22 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsign
                                                    CUstream hStream) {
   return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, ui, N); });
 }
+
+// One device, one context: a peer copy is a copy within it.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
+                                               CUdeviceptr srcDevice, CUcontext srcContext,
+                                               size_t ByteCount) {
+  if (dstContext != sim::primary_context() || srcContext != sim::primary_context()) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  return cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
+                                                    CUdeviceptr srcDevice, CUcontext srcContext,
+                                                    size_t ByteCount, CUstream hStream) {
+  if (dstContext != sim::primary_context() || srcContext != sim::primary_context()) {
+    return CUDA_ERROR_INVALID_CONTEXT;
+  }
+  return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
+}

@@ -3,8 +3,8 @@
 // nothing is compiled. A malformed image is CUDA_ERROR_INVALID_IMAGE.
 #include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <cstring>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -46,7 +46,10 @@ std::map<std::string, uint64_t> variables_of(const void* image, size_t size) {
   std::vector<fatbin::Variable> found;
   if (magic == 0xBA55ED50) {
     found = fatbin::fatbin_variables({bytes, size});
-  } else if (size >= 4 && std::memcmp(bytes, "\x7f" "ELF", 4) == 0) {
+  } else if (size >= 4 && std::memcmp(bytes,
+                                      "\x7f"
+                                      "ELF",
+                                      4) == 0) {
     found = fatbin::elf_variables({bytes, size});
   }
   std::map<std::string, uint64_t> out;

@@ -63,8 +63,8 @@ struct State {
   bool primary_active = false;
   std::map<uintptr_t, HostBuffer> allocations;  // by address
   std::map<uintptr_t, uint64_t> allocation_bytes;
-  uint64_t allocated = 0;                  // what cuMemAlloc* took (modules' variables not)
-  std::set<uintptr_t> module_memory;       // allocations that are modules' variables
+  uint64_t allocated = 0;             // what cuMemAlloc* took (modules' variables not)
+  std::set<uintptr_t> module_memory;  // allocations that are modules' variables
   std::map<CUmodule, std::unique_ptr<Module>> modules;
   std::map<CUfunction, std::unique_ptr<Function>> functions;
   std::map<CUstream, uint32_t> streams;  // a stream's number, as launch records name it

@@ -1,5 +1,7 @@
 // Streams and events of the simulated device: everything completes when it is issued, so every
 // stream is always idle and an event is complete once recorded.
+#include <utility>
+
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -140,4 +142,55 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstrea
                                                          unsigned int flags) {
   if ((flags & ~unsigned{CU_EVENT_RECORD_EXTERNAL}) != 0) return CUDA_ERROR_INVALID_VALUE;
   return cuEventRecord(hEvent, hStream);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetDevice(CUstream hStream, CUdevice* device) {
+  return sim::guarded([&](sim::State& s) {
+    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    *device = 0;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
+  return sim::guarded([&](sim::State& s) {
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    *pctx = sim::primary_context();
+    return CUDA_SUCCESS;
+  });
+}
+
+// Ids: the null and predefined streams' own small numbers, then the creation order.
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetId(CUstream hStream, unsigned long long* streamId) {
+  return sim::guarded([&](sim::State& s) {
+    if (streamId == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    const auto it = s.streams.find(hStream);
+    *streamId = it != s.streams.end() ? 100 + it->second
+                                      : reinterpret_cast<uintptr_t>(hStream);  // 0, 1 or 2
+    return CUDA_SUCCESS;
+  });
+}
+
+// No stream is ever capturing: the simulated device has no graphs yet.
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamIsCapturing(CUstream hStream,
+                                                      CUstreamCaptureStatus* captureStatus) {
+  return sim::guarded([&](sim::State& s) {
+    if (captureStatus == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode* mode) {
+  if (mode == nullptr || *mode < CU_STREAM_CAPTURE_MODE_GLOBAL ||
+      *mode > CU_STREAM_CAPTURE_MODE_RELAXED) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  thread_local CUstreamCaptureMode current = CU_STREAM_CAPTURE_MODE_GLOBAL;
+  std::swap(current, *mode);
+  return CUDA_SUCCESS;
 }

@@ -13,8 +13,8 @@
 namespace gvirtus::fatbin {
 namespace {
 
-constexpr uint32_t kSymtab = 2;       // SHT_SYMTAB
-constexpr uint8_t kObject = 1;        // STT_OBJECT
+constexpr uint32_t kSymtab = 2;        // SHT_SYMTAB
+constexpr uint8_t kObject = 1;         // STT_OBJECT
 constexpr uint64_t kSymbolBytes = 24;  // sizeof(Elf64_Sym)
 
 struct Section {
@@ -38,7 +38,11 @@ bool holds_device_memory(std::string_view section) {
 
 std::vector<Variable> elf_variables(std::span<const std::byte> elf) {
   const auto ident = slice(elf, 0, 16, "ELF identification");
-  if (std::memcmp(ident.data(), "\x7f" "ELF", 4) != 0) fail("cubin entry is not an ELF");
+  if (std::memcmp(ident.data(),
+                  "\x7f"
+                  "ELF",
+                  4) != 0)
+    fail("cubin entry is not an ELF");
   if (ident[4] != std::byte{2} || ident[5] != std::byte{1}) fail("cubin is not ELF64 LE");
   const auto table = read_le<uint64_t>(elf, 0x28, "ELF header");
   const auto header_bytes = read_le<uint16_t>(elf, 0x3a, "ELF header");
@@ -49,11 +53,10 @@ std::vector<Variable> elf_variables(std::span<const std::byte> elf) {
   std::vector<Section> sections;
   for (uint64_t i = 0; i < count; ++i) {
     const auto h = elf.subspan(table + i * header_bytes, header_bytes);
-    sections.push_back({read_le<uint32_t>(h, 0, "section header"),
-                        read_le<uint32_t>(h, 4, "section header"),
-                        read_le<uint32_t>(h, 0x28, "section header"),
-                        read_le<uint64_t>(h, 0x18, "section header"),
-                        read_le<uint64_t>(h, 0x20, "section header")});
+    sections.push_back(
+        {read_le<uint32_t>(h, 0, "section header"), read_le<uint32_t>(h, 4, "section header"),
+         read_le<uint32_t>(h, 0x28, "section header"), read_le<uint64_t>(h, 0x18, "section header"),
+         read_le<uint64_t>(h, 0x20, "section header")});
   }
   if (names_index >= sections.size()) fail("ELF section name table index out of range");
   const auto section_names = slice(elf, sections[names_index].offset, sections[names_index].size,
@@ -63,8 +66,8 @@ std::vector<Variable> elf_variables(std::span<const std::byte> elf) {
     if (symtab.type != kSymtab) continue;
     if (symtab.link >= sections.size()) fail("ELF symbol table's string table out of range");
     const auto symbols = slice(elf, symtab.offset, symtab.size, "ELF symbol table");
-    const auto names = slice(elf, sections[symtab.link].offset, sections[symtab.link].size,
-                             "ELF symbol names");
+    const auto names =
+        slice(elf, sections[symtab.link].offset, sections[symtab.link].size, "ELF symbol names");
     for (uint64_t at = 0; at + kSymbolBytes <= symbols.size(); at += kSymbolBytes) {
       const auto info = read_le<uint8_t>(symbols, at + 4, "symbol");
       const auto section = read_le<uint16_t>(symbols, at + 6, "symbol");
