@@ -3,14 +3,21 @@
 // backend configured with the cuda-simulated plugin, and reach their kernel launches, which the
 // simulated device records (GVIRTUS_SIMULATED_LAUNCHES) instead of executing. The tests assert what
 // reached the backend - kernel, grid, block, shared memory, parameter bytes - never a computed
-// result: nothing here is GPU evidence.
+// result: nothing here is GPU evidence. Every e2e parity program and sample is run
+// (data/simulated_launches.txt says what each must reach, and which driver functions it calls
+// that the stub does not implement yet: any other is a regression).
 #include <gtest/gtest.h>
+
+#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/backend_process.h"
@@ -92,6 +99,75 @@ TEST_F(SimulatedDriverMode, static_saxpy_reaches_its_launch_with_its_grid_and_ar
   EXPECT_EQ(result.output.find("cudaError"), std::string::npos) << result.output;
   EXPECT_TRUE(backend_->logged("simulated")) << backend_->log();
 }
+
+// data/simulated_launches.txt, for one program: its launches as "COUNT KERNEL GRID BLOCK SHARED"
+// lines, and the functions it may find unsupported.
+struct Expected {
+  std::multiset<std::string> launches;
+  std::set<std::string> unsupported;
+};
+
+Expected expected_for(const std::string& program) {
+  Expected e;
+  std::ifstream in(GVIRTUS_SIMULATED_EXPECTED);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string what, name;
+    words >> what >> name;
+    if (name != program) continue;
+    if (what == "launch") {
+      int count = 0;
+      std::string kernel, grid, block, shared;
+      words >> count >> kernel >> grid >> block >> shared;
+      for (int i = 0; i < count; ++i)
+        e.launches.insert(kernel + " " + grid + " " + block + " " + shared);
+    } else if (what == "unsupported") {
+      std::string function;
+      words >> function;
+      e.unsupported.insert(function);
+    }
+  }
+  return e;
+}
+
+// "[4,1,1]" -> "4,1,1", as the data file writes dimensions.
+std::string dims(const std::string& json) {
+  return json.substr(1, json.size() - 2);
+}
+
+std::vector<std::string> static_programs() {
+  std::vector<std::string> names;
+  std::istringstream list(GVIRTUS_STATIC_PROGRAMS);
+  for (std::string name; std::getline(list, name, ',');) names.push_back(name);
+  return names;
+}
+
+class SimulatedProgram : public SimulatedDriverMode,
+                         public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(SimulatedProgram, reaches_its_launches_and_only_known_gaps) {
+  const std::string program = GetParam();
+  const Expected expected = expected_for(program);
+  const RunResult result = run_program(std::string(GVIRTUS_STATIC_DIR) + "/" + program);
+  ASSERT_TRUE(WIFEXITED(result.status)) << program << " did not exit normally\n" << result.output;
+  std::multiset<std::string> reached;
+  for (const Launch& l : recorded(launches_)) {
+    reached.insert(l.kernel + " " + dims(l.grid) + " " + dims(l.block) + " " +
+                   std::to_string(l.shared));
+  }
+  EXPECT_EQ(reached, expected.launches) << result.output;
+  const std::regex unsupported("warning: (\\w+) is not supported");
+  std::set<std::string> found;
+  for (auto it = std::sregex_iterator(result.output.begin(), result.output.end(), unsupported);
+       it != std::sregex_iterator(); ++it) {
+    found.insert((*it)[1]);
+  }
+  EXPECT_EQ(found, expected.unsupported) << "a driver function the program needs changed status";
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, SimulatedProgram, ::testing::ValuesIn(static_programs()),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace gvirtus::testing
