@@ -1,0 +1,265 @@
+// A client that speaks the cuda (driver) table but sends what no stub would, against a backend on
+// the simulated device: module images that lie about their sizes, parameter buffers shorter than
+// the kernel's layout, handles and device pointers the session never got, malformed records. A
+// bad argument is answered with the driver's own error and the session goes on; a malformed
+// request ends only its own session. The daemon and other sessions always go on.
+#include <cuda.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/call_marshal.h"
+#include "common/wire.h"
+#include "common/wire_record.h"
+#include "cuda_calls.h"
+#include "frontend/client.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "support/backend_process.h"
+#include "support/core_calls.h"
+
+namespace gvirtus::testing {
+namespace {
+
+namespace cu = cuda;
+namespace mr = marshal;
+
+// The status of a reply (the first four bytes of every cuda reply), or the error the call ended
+// with.
+struct Reply {
+  int32_t status = -1;
+  ErrorKind error{};
+  std::vector<std::byte> rest;
+};
+
+class HostileDriver : public ::testing::Test {
+ protected:
+  HostileDriver() : backend_("", R"(["cuda-simulated"])") {}
+
+  std::unique_ptr<Client> client() {
+    auto c = std::make_unique<Client>(backend_.client_config(),
+                                      std::vector<PluginRef>{to_ref(cu::kIdentity)});
+    // The driver's first call, so that the simulated device serves the rest.
+    EXPECT_EQ(call(*c, cu::Fn::cuInit, [](WireWriter& w) { w.put<uint32_t>(0); }).status, 0);
+    return c;
+  }
+
+  template <typename Encode>
+  static Reply call(Client& c, cu::Fn fn, Encode encode) {
+    WireWriter w;
+    encode(w);
+    const ByteView piece = w.view();
+    Reply reply;
+    try {
+      c.call(cu::call_id(fn), std::span(&piece, 1), [&](WireReader& in) {
+        reply.status = in.get<int32_t>();
+        const auto rest = in.get_raw(in.remaining());
+        reply.rest.assign(rest.begin(), rest.end());
+      });
+    } catch (const Error& e) {
+      reply.error = e.kind();
+    }
+    return reply;
+  }
+
+  // A module from `image`, or null with the status.
+  static CUmodule load(Client& c, const std::vector<std::byte>& image, int32_t& status) {
+    const Reply r = call(c, cu::Fn::cuModuleLoadData,
+                         [&](WireWriter& w) { w.put_blob(image.data(), image.size()); });
+    status = r.status;
+    CUmodule module = nullptr;
+    if (r.rest.size() == sizeof(uint64_t)) std::memcpy(&module, r.rest.data(), sizeof module);
+    return module;
+  }
+
+  static std::vector<std::byte> file(const char* path) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+    std::vector<std::byte> out(bytes.size());
+    std::memcpy(out.data(), bytes.data(), bytes.size());
+    return out;
+  }
+
+  // A function of the saxpy fatbinary (saxpy(int, float, const float*, float*): 24 bytes of
+  // parameters), loaded in `c`'s session.
+  static CUfunction saxpy(Client& c) {
+    int32_t status = -1;
+    const CUmodule module = load(c, file(GVIRTUS_SAXPY_FATBIN), status);
+    EXPECT_EQ(status, CUDA_SUCCESS);
+    CUfunction out = nullptr;
+    const Reply r = call(c, cu::Fn::cuModuleGetFunction, [&](WireWriter& w) {
+      mr::put_output(w, &out);
+      mr::put_value(w, module);
+      mr::put_c_string(w, "_Z5saxpyifPKfPf");
+    });
+    EXPECT_EQ(r.status, CUDA_SUCCESS);
+    CUfunction f = nullptr;
+    if (r.rest.size() >= 1 + sizeof f) std::memcpy(&f, r.rest.data() + 1, sizeof f);
+    return f;
+  }
+
+  void expect_session_goes_on(Client& c) { EXPECT_TRUE(ping(c)); }
+
+  void expect_session_ended_alone(Client& c) {
+    EXPECT_NE(error_of([&] { ping(c); }), ErrorKind{0});
+    const auto fresh = client();
+    EXPECT_TRUE(ping(*fresh));
+  }
+
+  BackendProcess backend_;
+};
+
+TEST_F(HostileDriver, a_fatbinary_claiming_more_bytes_than_arrived_is_an_invalid_image) {
+  const auto owned = client();
+  Client& c = *owned;
+  std::vector<std::byte> image = file(GVIRTUS_SAXPY_FATBIN);
+  ASSERT_GT(image.size(), 64u);
+  uint64_t files_size;
+  std::memcpy(&files_size, image.data() + 8, sizeof files_size);
+  files_size += 4096;  // the header now claims 4 KiB more than follows
+  std::memcpy(image.data() + 8, &files_size, sizeof files_size);
+  int32_t status = 0;
+  EXPECT_EQ(load(c, image, status), nullptr);
+  EXPECT_EQ(status, CUDA_ERROR_INVALID_IMAGE);
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileDriver, a_fatbinary_whose_entries_lie_about_their_sizes_is_an_invalid_image) {
+  const auto owned = client();
+  Client& c = *owned;
+  std::vector<std::byte> image = file(GVIRTUS_SAXPY_FATBIN);
+  // The first entry's header (after the 16-byte fatbin header): its payload size at offset 8.
+  uint64_t payload;
+  std::memcpy(&payload, image.data() + 16 + 8, sizeof payload);
+  payload += 1u << 20;
+  std::memcpy(image.data() + 16 + 8, &payload, sizeof payload);
+  int32_t status = 0;
+  EXPECT_EQ(load(c, image, status), nullptr);
+  EXPECT_EQ(status, CUDA_ERROR_INVALID_IMAGE);
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileDriver, a_cubin_whose_sections_lie_past_its_end_is_an_invalid_image) {
+  const auto owned = client();
+  Client& c = *owned;
+  std::vector<std::byte> image = file(GVIRTUS_SAXPY_CUBIN);
+  image.resize(image.size() / 2);  // the section table now lies past the end
+  int32_t status = 0;
+  EXPECT_EQ(load(c, image, status), nullptr);
+  EXPECT_EQ(status, CUDA_ERROR_INVALID_IMAGE);
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileDriver, a_parameter_buffer_shorter_than_the_kernels_layout_is_refused) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUfunction f = saxpy(c);
+  ASSERT_NE(f, nullptr);
+  for (const size_t bytes : {size_t{0}, size_t{16}, size_t{23}, size_t{32}}) {
+    const std::vector<std::byte> params(bytes);
+    const Reply r = call(c, cu::Fn::cuLaunchKernel, [&](WireWriter& w) {
+      put_record(w, cu::LaunchRequest{f, 1, 1, 1, 32, 1, 1, 0, nullptr});
+      w.put_blob(params.data(), params.size());
+    });
+    EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE) << bytes << " bytes";
+  }
+  const std::vector<std::byte> exact(24);
+  const Reply r = call(c, cu::Fn::cuLaunchKernel, [&](WireWriter& w) {
+    put_record(w, cu::LaunchRequest{f, 1, 1, 1, 32, 1, 1, 0, nullptr});
+    w.put_blob(exact.data(), exact.size());
+  });
+  EXPECT_EQ(r.status, CUDA_SUCCESS) << "the kernel's own layout launches";
+  EXPECT_TRUE(backend_.logged("rejected parameter buffer")) << backend_.log();
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileDriver, handles_the_session_never_got_are_refused_as_invalid) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto bogus_function = reinterpret_cast<CUfunction>(uintptr_t{0x1000});
+  const std::vector<std::byte> params(24);
+  Reply r = call(c, cu::Fn::cuLaunchKernel, [&](WireWriter& w) {
+    put_record(w, cu::LaunchRequest{bogus_function, 1, 1, 1, 1, 1, 1, 0, nullptr});
+    w.put_blob(params.data(), params.size());
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  CUfunction out = nullptr;
+  r = call(c, cu::Fn::cuModuleGetFunction, [&](WireWriter& w) {
+    mr::put_output(w, &out);
+    mr::put_value(w, reinterpret_cast<CUmodule>(uintptr_t{0x2000}));
+    mr::put_c_string(w, "_Z5saxpyifPKfPf");
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  r = call(c, cu::Fn::cuStreamSynchronize,
+           [](WireWriter& w) { mr::put_value(w, reinterpret_cast<CUstream>(uintptr_t{0x3000})); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(backend_.logged("not a handle this session holds")) << backend_.log();
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileDriver, device_pointers_the_session_never_allocated_are_refused) {
+  const auto owned = client();
+  Client& c = *owned;
+  // A copy out of memory of the backend process that is no allocation of this session.
+  Reply r = call(c, cu::Fn::cuMemcpyDtoH_v2, [](WireWriter& w) {
+    put_record(w, cu::CopyRequest{CUdeviceptr{0x7fff0000}, 64, nullptr});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(r.rest.empty()) << "no bytes after a failure";
+  r = call(c, cu::Fn::cuMemFree_v2, [](WireWriter& w) { mr::put_value(w, CUdeviceptr{0x1234}); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  // A range that starts inside an allocation and runs past its end.
+  CUdeviceptr dptr = 0;
+  r = call(c, cu::Fn::cuMemAlloc_v2, [&](WireWriter& w) {
+    mr::put_output(w, &dptr);
+    mr::put_value(w, size_t{256});
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&dptr, r.rest.data() + 1, sizeof dptr);
+  r = call(c, cu::Fn::cuMemsetD8_v2, [&](WireWriter& w) {
+    mr::put_value(w, dptr + 128);
+    mr::put_value(w, static_cast<unsigned char>(1));
+    mr::put_value(w, size_t{256});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileDriver, a_truncated_launch_record_ends_only_its_session) {
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply r = call(c, cu::Fn::cuLaunchKernel, [](WireWriter& w) { w.put<uint64_t>(1); });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileDriver, a_copy_chunk_over_the_limit_ends_only_its_session) {
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply r = call(c, cu::Fn::cuMemcpyDtoH_v2, [](WireWriter& w) {
+    put_record(w, cu::CopyRequest{CUdeviceptr{0x1000}, cu::kCopyChunkBytes + 1, nullptr});
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileDriver, jit_options_naming_host_memory_end_only_their_session) {
+  const auto owned = client();
+  Client& c = *owned;
+  const std::vector<std::byte> image = file(GVIRTUS_SAXPY_FATBIN);
+  const Reply r = call(c, cu::Fn::cuModuleLoadDataEx, [&](WireWriter& w) {
+    w.put_blob(image.data(), image.size());
+    w.put<uint32_t>(1);
+    w.put<uint32_t>(CU_JIT_GLOBAL_SYMBOL_ADDRESSES);  // addresses in the client's memory
+    w.put<uint64_t>(0x1000);
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+}  // namespace
+}  // namespace gvirtus::testing
