@@ -51,16 +51,18 @@ std::string hex(const std::vector<std::byte>& bytes) {
   return text;
 }
 
-void record(const std::string& line) {
+// Records one launch; a record that cannot be written fails the launch
+// (CUDA_ERROR_OPERATING_SYSTEM) rather than being lost.
+CUresult record(const std::string& line) {
   GVIRTUS_LOG(kInfo) << "simulated launch " << line;
   const char* file = std::getenv("GVIRTUS_SIMULATED_LAUNCHES");
-  if (file == nullptr || *file == '\0') return;
-  if (FILE* out = std::fopen(file, "a")) {
-    std::fprintf(out, "%s\n", line.c_str());
-    std::fclose(out);
-  } else {
-    GVIRTUS_LOG(kError) << "simulated device: cannot append to " << file;
-  }
+  if (file == nullptr || *file == '\0') return CUDA_SUCCESS;
+  FILE* out = std::fopen(file, "a");
+  const bool written = out != nullptr && std::fprintf(out, "%s\n", line.c_str()) > 0;
+  const bool closed = out != nullptr && std::fclose(out) == 0;
+  if (written && closed) return CUDA_SUCCESS;
+  GVIRTUS_LOG(kError) << "simulated device: cannot append a launch record to " << file;
+  return CUDA_ERROR_OPERATING_SYSTEM;
 }
 
 // A refused launch, said why (info: a client's mistake is not the daemon's problem).
@@ -124,10 +126,9 @@ CUresult launch(bool cooperative, CUfunction f, unsigned int gridDimX, unsigned 
     char dims[160];
     std::snprintf(dims, sizeof dims, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared\":%u",
                   gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes);
-    record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims + ",\"stream\":" +
+    return record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims + ",\"stream\":" +
            std::to_string(stream != s.streams.end() ? stream->second : 0) + ",\"params\":\"" +
            hex(params) + "\"" + (cooperative ? ",\"cooperative\":true" : "") + "}");
-    return CUDA_SUCCESS;
   });
 }
 
