@@ -69,6 +69,28 @@ install_cuobjdump() {
     "$GVIRTUS_CUOBJDUMP_PIP" || echo "== cuobjdump not installed; the fatbin tests will skip"
 }
 
+# NVIDIA's CUDA 12 runtime (libcudart.so.12 and libcudart_static.a), which the driver-mode tests
+# link programs with to show CUDA 12 programs run on gvirtus's libcuda.so.1 (tests/driver). PyPI
+# has it; it has no CUDA 12 nvcc, so device code is compiled by the toolkit's nvcc.
+GVIRTUS_CUDA12_PIP="nvidia-cuda-runtime-cu12==12.9.79"
+GVIRTUS_CUDA12_DIR="$BUILD_DIR/tools/cuda12"
+
+# Installs the CUDA 12 runtime from PyPI where the CUDA toolkit is, and checks it; stops, saying
+# why, when it cannot (the driver-mode tests need it).
+install_cuda12_runtime() {
+  [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
+  local lib="$GVIRTUS_CUDA12_DIR/nvidia/cuda_runtime/lib"
+  [ -f "$lib/libcudart.so.12" ] && [ -f "$lib/libcudart_static.a" ] && return 0
+  echo "== installing the CUDA 12 runtime from PyPI ($GVIRTUS_CUDA12_PIP)"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GVIRTUS_CUDA12_DIR" \
+    "$GVIRTUS_CUDA12_PIP" || true
+  if [ ! -f "$lib/libcudart.so.12" ] || [ ! -f "$lib/libcudart_static.a" ]; then
+    echo "error: could not install $GVIRTUS_CUDA12_PIP into $GVIRTUS_CUDA12_DIR; the driver-mode" \
+      "tests run CUDA 12 programs on it" >&2
+    exit 1
+  fi
+}
+
 # Installs the build's Python packages (GVIRTUS_PYTHON_PACKAGES) where the CUDA toolkit is, and
 # checks that they import; stops naming the package otherwise.
 install_python_packages() {
@@ -108,6 +130,7 @@ install_missing() {
   local purpose=${1:-test} entry program package missing=()
   install_cuobjdump
   install_python_packages
+  install_cuda12_runtime
   for entry in $(listed_programs "$purpose"); do
     program=${entry%%:*} package=${entry#*:}
     [ -n "$(system_program "$program")" ] && package_installed "$package" && continue
