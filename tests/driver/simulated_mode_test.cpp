@@ -5,9 +5,12 @@
 // reached the backend - kernel, grid, block, shared memory, parameter bytes - never a computed
 // result: nothing here is GPU evidence. Every e2e parity program and sample is run
 // (data/simulated_launches.txt says what each must reach, and which driver functions it calls
-// that the stub does not implement yet: any other is a regression).
+// that the stub does not implement yet: any other is a regression). And against a backend without
+// a GPU or simulation, each reports the same CUDA errors, output and exit status as it does
+// natively without a driver.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -167,6 +170,28 @@ TEST_P(SimulatedProgram, reaches_its_launches_and_only_known_gaps) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, SimulatedProgram, ::testing::ValuesIn(static_programs()),
+                         [](const auto& info) { return info.param; });
+
+// Against a backend whose machine has no driver (the cuda plugin, refused there), every program
+// prints and exits exactly as it does natively without a driver.
+class WithoutADriver : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WithoutADriver, a_program_fails_as_it_does_natively) {
+  if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(driver);
+    GTEST_SKIP() << "this machine has NVIDIA's libcuda.so.1: the comparison needs one without";
+  }
+  const std::string program = std::string(GVIRTUS_STATIC_DIR) + "/" + GetParam();
+  BackendProcess backend("", R"(["cuda"])");
+  const RunResult native = run("env -u LD_LIBRARY_PATH " + program + " 2>/dev/null");
+  const RunResult remoted =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_CONFIG=" + backend.client_config_file() +
+          " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " + program + " 2>/dev/null");
+  EXPECT_EQ(remoted.output, native.output);
+  EXPECT_EQ(remoted.status, native.status);
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, WithoutADriver, ::testing::ValuesIn(static_programs()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace
