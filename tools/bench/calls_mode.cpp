@@ -1,5 +1,10 @@
 #include "calls_mode.h"
 
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <filesystem>
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
@@ -12,6 +17,7 @@
 #include "channel_bench.h"
 #include "comm_bench.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "concurrent_calls.h"
 #include "frontend/client.h"
 #include "json_out.h"
@@ -91,7 +97,10 @@ void print_help() {
          "Starts gvirtus-backend (beside this tool) on a free local address of the transport\n"
          "and measures through the real client: the synchronous null call (core Ping), the\n"
          "asynchronous call rate (core Sink, then one synchronous call to drain) and, in the\n"
-         "same run, the raw 64-byte round trip of the same communicator.\n\n"
+         "same run, the raw 64-byte round trip of the same communicator; and driver mode:\n"
+         "the asynchronous cuLaunchKernel rate and a synchronous query (cuStreamQuery)\n"
+         "through gvirtus's libcuda.so.1 (gvirtus-bench-driver), on the GPU where the machine\n"
+         "has NVIDIA's driver, else on the simulated device (said so: not GPU evidence).\n\n"
          "  --transport NAME  default tcp; can measure: "
       << bench_transport_list()
       << "\n"
@@ -165,6 +174,62 @@ void measure_calls(const BenchTransport& transport, const CallsOptions& o, Calls
   if (auto error = client.take_async_error()) throw *error;
 }
 
+// Where gvirtus-bench-driver and the driver stub are (beside this tool, and its build tree's or
+// install's stub directory), or why the driver row cannot be measured.
+struct DriverTools {
+  std::string probe, stub_dir, plugins, device, missing;
+};
+
+DriverTools find_driver_tools() {
+  DriverTools t;
+  const std::filesystem::path probe = executable_dir() / "gvirtus-bench-driver";
+  if (!std::filesystem::exists(probe)) {
+    t.missing = "gvirtus-bench-driver is not built (no CUDA toolkit)";
+    return t;
+  }
+  t.probe = probe.string();
+  for (const auto& dir : stub_dirs()) {
+    if (std::filesystem::exists(dir / "driver" / "libcuda.so.1")) {
+      t.stub_dir = (dir / "driver").lexically_normal().string();
+      break;
+    }
+  }
+  if (t.stub_dir.empty()) t.missing = "gvirtus's libcuda.so.1 is not installed";
+  // On a machine with NVIDIA's driver the row measures the GPU; without, the simulated device,
+  // and says so.
+  if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(driver);
+    t.plugins = R"(["cuda"])";
+    t.device = "gpu";
+  } else {
+    t.plugins = R"(["cuda-simulated"])";
+    t.device = "simulated";
+  }
+  return t;
+}
+
+// The driver-mode row: gvirtus-bench-driver through gvirtus's libcuda.so.1 against a backend of
+// its own on `transport`.
+void measure_driver(const BenchTransport& transport, const CallsOptions& o, const DriverTools& t,
+                    CallsRound& round) {
+  BackendChild backend(transport, t.plugins);
+  const std::string command = "env GVIRTUS_CONFIG=" + backend.client_config_file() +
+                              " LD_LIBRARY_PATH=" + t.stub_dir + " " + t.probe + " " +
+                              std::to_string(o.quick ? 2'000 : o.async_calls / 2) + " " +
+                              std::to_string(o.quick ? 200 : o.sync_calls / 2);
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) raise(ErrorKind::kFailed, "cannot run " + t.probe);
+  char text[256] = {};
+  const bool read = std::fgets(text, sizeof text, pipe) != nullptr;
+  const int status = ::pclose(pipe);
+  if (!read || status != 0 ||
+      std::sscanf(text, "launches_per_s=%lf query_median_us=%lf", &round.driver_launches_per_s,
+                  &round.driver_query_us) != 2) {
+    raise(ErrorKind::kFailed, "gvirtus-bench-driver failed (status " + std::to_string(status) +
+                                  "): " + text + "\n" + backend.log());
+  }
+}
+
 // N clients at once over `transport`, then (unless it is tcp) the same over tcp.
 void measure_concurrent(const BenchTransport& transport, const CallsOptions& o,
                         CallsResults& results, CallsRound& round) {
@@ -203,6 +268,12 @@ int run_calls_mode(std::span<char* const> args) {
   results.clients = o.clients;
   results.calls_per_client = o.calls_per_client;
   results.sync_us.reserve(o.rounds * o.sync_calls);
+  const DriverTools driver = find_driver_tools();
+  if (driver.missing.empty()) {
+    results.driver_device = driver.device;
+  } else {
+    results.driver_skipped = driver.missing;
+  }
   for (uint64_t r = 0; r < o.rounds; ++r) {
     std::cerr << "gvirtus-bench calls: round " << r + 1 << " of " << o.rounds << " over "
               << transport.name << "...\n";
@@ -211,6 +282,7 @@ int run_calls_mode(std::span<char* const> args) {
     // bench transport's server endpoint), and only one of them may hold it at a time.
     measure_transport(transport, o.quick, round);
     measure_calls(transport, o, results, round);
+    if (driver.missing.empty()) measure_driver(transport, o, driver, round);
     if (o.clients > 0) measure_concurrent(transport, o, results, round);
     results.rounds.push_back(round);
   }

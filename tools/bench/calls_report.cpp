@@ -32,6 +32,7 @@ struct Summary {
   uint64_t rtt_round_trips = 0;
   double concurrent_rate = 0, concurrent_baseline_rate = 0;
   double concurrent_median = 0, concurrent_p99 = 0;
+  double driver_launch_rate = 0, driver_query = 0;
 };
 
 Summary summarise(const CallsResults& r) {
@@ -44,7 +45,7 @@ Summary summarise(const CallsResults& r) {
   s.sync_mean = sorted.empty()
                     ? 0
                     : std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(sorted.size());
-  std::vector<double> rates, rtts, concurrent, baseline;
+  std::vector<double> rates, rtts, concurrent, baseline, launches, queries;
   s.rtt_min = r.rounds.empty() ? 0 : r.rounds.front().transport_rtt_min_us;
   for (const CallsRound& round : r.rounds) {
     rates.push_back(round.async_calls_per_s);
@@ -53,7 +54,11 @@ Summary summarise(const CallsResults& r) {
     s.rtt_round_trips += round.transport_round_trips;
     concurrent.push_back(round.concurrent_calls_per_s);
     baseline.push_back(round.concurrent_baseline_calls_per_s);
+    launches.push_back(round.driver_launches_per_s);
+    queries.push_back(round.driver_query_us);
   }
+  s.driver_launch_rate = median_of(launches);
+  s.driver_query = median_of(queries);
   s.concurrent_rate = median_of(concurrent);
   s.concurrent_baseline_rate = median_of(baseline);
   sorted = r.concurrent_us;
@@ -95,6 +100,15 @@ void print_calls_summary(std::ostream& out, const CallsResults& r) {
                 "(%llu calls per round, then one sync call)\n",
                 s.async_rate, s.async_best, static_cast<unsigned long long>(r.async_calls));
   out << line;
+  if (!r.driver_device.empty()) {
+    std::snprintf(line, sizeof line,
+                  "  driver mode (%s device)  cuLaunchKernel %10.0f launches/s (async), "
+                  "cuStreamQuery median %8.2f us (sync)\n",
+                  r.driver_device.c_str(), s.driver_launch_rate, s.driver_query);
+    out << line;
+  } else if (!r.driver_skipped.empty()) {
+    out << "  driver mode: not measured (" << r.driver_skipped << ")\n";
+  }
   if (r.clients == 0) return;
   std::snprintf(line, sizeof line,
                 "  %llu clients at once          %10.0f calls/s median round (%s: %.0f, ratio "
@@ -133,12 +147,28 @@ std::string calls_json(const CallsResults& r) {
   out.key("sync_call_over_transport_rtt")
       .value(s.rtt_median > 0 ? s.sync_median / s.rtt_median : 0.0);
   out.end_object();
+  if (!r.driver_device.empty()) {
+    out.key("driver").begin_object(JsonWriter::kInline);
+    out.key("device").value(r.driver_device);
+    out.key("simulated").value(r.driver_device == "simulated");
+    out.key("launches_per_s").value(s.driver_launch_rate);
+    out.key("sync_query_us").value(s.driver_query);
+    out.end_object();
+  } else if (!r.driver_skipped.empty()) {
+    out.key("driver").begin_object(JsonWriter::kInline);
+    out.key("skipped").value(r.driver_skipped);
+    out.end_object();
+  }
   out.key("per_round").begin_array();
   for (const CallsRound& round : r.rounds) {
     out.begin_object(JsonWriter::kInline);
     out.key("sync_median_us").value(round.sync_median_us);
     out.key("async_calls_per_s").value(round.async_calls_per_s);
     out.key("transport_rtt_us").value(round.transport_rtt_us);
+    if (!r.driver_device.empty()) {
+      out.key("driver_launches_per_s").value(round.driver_launches_per_s);
+      out.key("driver_query_us").value(round.driver_query_us);
+    }
     if (r.clients > 0) {
       out.key("concurrent_calls_per_s").value(round.concurrent_calls_per_s);
       out.key("concurrent_baseline_calls_per_s").value(round.concurrent_baseline_calls_per_s);

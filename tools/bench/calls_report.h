@@ -36,6 +36,10 @@ struct CallsRound {
   uint64_t transport_round_trips = 0;
   double concurrent_calls_per_s = 0;           // --clients: all clients together
   double concurrent_baseline_calls_per_s = 0;  // the same over kConcurrentBaseline
+  // Driver mode (gvirtus-bench-driver through gvirtus's libcuda.so.1): asynchronous
+  // cuLaunchKernel rate and a synchronous query's (cuStreamQuery) median latency.
+  double driver_launches_per_s = 0;
+  double driver_query_us = 0;
 };
 
 // What the concurrent measurement of another transport is compared with, in the same round.
@@ -43,6 +47,11 @@ inline constexpr const char* kConcurrentBaseline = "tcp";
 
 struct CallsResults {
   RunInfo run;
+  // The driver-mode row's device: "simulated" (the cuda-simulated plugin: the rate of the path,
+  // never GPU evidence), "gpu" (the machine's driver), or empty when the row was not measured
+  // (why: driver_skipped).
+  std::string driver_device;
+  std::string driver_skipped;
   std::string transport;
   bool quick = false;
   double seconds = 0;
