@@ -34,12 +34,15 @@ HAVE_CUDA=0
 [ -e "$BUILD/lib/gvirtus/libgvirtus-plugin-cudart.so" ] && HAVE_CUDA=1
 if [ "$HAVE_CUDA" = 1 ]; then
   for f in lib/gvirtus/stub/libcudart.so.13 lib/gvirtus/stub/libgvirtus-frontend.so.1 \
-           lib/gvirtus/libgvirtus-plugin-cudart.so \
+           lib/gvirtus/stub/driver/libcuda.so.1 bin/gvirtus-bench-driver \
+           lib/gvirtus/libgvirtus-plugin-cudart.so lib/gvirtus/libgvirtus-plugin-cuda.so \
+           lib/gvirtus/libgvirtus-plugin-cuda-simulated.so lib/gvirtus/libgvirtus-simulated-cuda.so \
            libexec/gvirtus/samples/saxpy; do
     [ -e "$P/$f" ] || fail "$f is not installed"
   done
   # The stub only where gvirtus-run (or an explicit LD_LIBRARY_PATH) picks it up.
   [ "$(find "$P" -name 'libcudart.so*' | wc -l)" = 1 ] || fail "the stub is installed twice"
+  [ "$(find "$P" -name 'libcuda.so*' | wc -l)" = 1 ] || fail "the driver stub is installed twice"
 fi
 grep -qx "ExecStart=$P/bin/gvirtus-backend --config $P/etc/gvirtus/properties.json" \
   "$P/lib/systemd/system/gvirtus-backend.service" || fail "the unit's ExecStart does not name $P"
