@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -64,7 +65,8 @@ std::string hex32(uint32_t value) {
 class SimulatedDriverMode : public ::testing::Test {
  protected:
   void SetUp() override {
-    launches_ = dir_ + "/launches.jsonl";
+    // One file per test process: ctest runs tests side by side.
+    launches_ = dir_ + "/gvirtus-launches-" + std::to_string(::getpid()) + ".jsonl";
     ::setenv("GVIRTUS_SIMULATED_LAUNCHES", launches_.c_str(), 1);  // the backend inherits it
     backend_ = std::make_unique<BackendProcess>("", R"(["cuda-simulated"])");
     ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "bounded.h"
+#include "elf_sections.h"
 
 namespace gvirtus::fatbin {
 namespace {
@@ -20,45 +21,6 @@ constexpr uint8_t kAttrKparamInfoV2 = 0x45;    // as KPARAM_INFO, size in the lo
 constexpr std::string_view kInfoPrefix = ".nv.info.";
 // Far above the 32 KiB parameter limit; bounds the ordinal table a hostile cubin can make us build.
 constexpr uint32_t kMaxParams = 1 << 16;
-
-struct Section {
-  uint32_t name;
-  uint64_t offset;
-  uint64_t size;
-};
-
-// The NUL-terminated string at `offset` of the string table, bounded by the table.
-std::string_view string_at(std::span<const std::byte> table, uint32_t offset) {
-  const auto rest = slice(table, offset, table.size() - std::min<uint64_t>(offset, table.size()),
-                          "ELF section name");
-  const auto* begin = reinterpret_cast<const char*>(rest.data());
-  const void* nul = std::memchr(begin, 0, rest.size());
-  if (nul == nullptr) fail("ELF section name without terminator");
-  return {begin, static_cast<size_t>(static_cast<const char*>(nul) - begin)};
-}
-
-std::vector<Section> sections(std::span<const std::byte> elf) {
-  const auto ident = slice(elf, 0, 16, "ELF identification");
-  if (std::memcmp(ident.data(),
-                  "\x7f"
-                  "ELF",
-                  4) != 0)
-    fail("cubin entry is not an ELF");
-  if (ident[4] != std::byte{2} || ident[5] != std::byte{1}) fail("cubin is not ELF64 LE");
-  const auto table = read_le<uint64_t>(elf, 0x28, "ELF header");
-  const auto entry_bytes = read_le<uint16_t>(elf, 0x3a, "ELF header");
-  const auto count = read_le<uint16_t>(elf, 0x3c, "ELF header");
-  if (entry_bytes < 0x28) fail("ELF section header size " + std::to_string(entry_bytes));
-  slice(elf, table, uint64_t{entry_bytes} * count, "ELF section headers");
-  std::vector<Section> out;
-  for (uint64_t i = 0; i < count; ++i) {
-    const auto header = elf.subspan(table + i * entry_bytes, entry_bytes);
-    out.push_back({read_le<uint32_t>(header, 0, "section header"),
-                   read_le<uint64_t>(header, 0x18, "section header"),
-                   read_le<uint64_t>(header, 0x20, "section header")});
-  }
-  return out;
-}
 
 KernelLayout parse_info(std::string name, std::span<const std::byte> info) {
   KernelLayout layout{std::move(name), {}, 0};
@@ -104,14 +66,10 @@ KernelLayout parse_info(std::string name, std::span<const std::byte> info) {
 }  // namespace
 
 std::vector<KernelLayout> elf_kernel_layouts(std::span<const std::byte> elf) {
-  const auto all = sections(elf);
-  const auto strings_index = read_le<uint16_t>(elf, 0x3e, "ELF header");
-  if (strings_index >= all.size()) fail("ELF section name table index out of range");
-  const auto& strings_section = all[strings_index];
-  const auto strings = slice(elf, strings_section.offset, strings_section.size, "ELF strings");
+  const ElfSections all = elf_sections(elf);
   std::vector<KernelLayout> layouts;
-  for (const auto& section : all) {
-    const auto name = string_at(strings, section.name);
+  for (const auto& section : all.sections) {
+    const auto name = elf_string(all.names, section.name, "ELF section name");
     if (!name.starts_with(kInfoPrefix) || name.size() == kInfoPrefix.size()) continue;
     try {
       layouts.push_back(parse_info(std::string(name.substr(kInfoPrefix.size())),

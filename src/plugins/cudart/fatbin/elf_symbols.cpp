@@ -8,6 +8,7 @@
 
 #include "bounded.h"
 #include "decompress.h"
+#include "elf_sections.h"
 #include "fatbin_container.h"
 
 namespace gvirtus::fatbin {
@@ -17,19 +18,6 @@ constexpr uint32_t kSymtab = 2;        // SHT_SYMTAB
 constexpr uint8_t kObject = 1;         // STT_OBJECT
 constexpr uint64_t kSymbolBytes = 24;  // sizeof(Elf64_Sym)
 
-struct Section {
-  uint32_t name, type, link;
-  uint64_t offset, size;
-};
-
-std::string_view string_at(std::span<const std::byte> table, uint64_t offset, const char* what) {
-  if (offset >= table.size()) fail(std::string(what) + " outside its string table");
-  const auto* begin = reinterpret_cast<const char*>(table.data()) + offset;
-  const void* nul = std::memchr(begin, 0, table.size() - offset);
-  if (nul == nullptr) fail(std::string(what) + " without terminator");
-  return {begin, static_cast<size_t>(static_cast<const char*>(nul) - begin)};
-}
-
 bool holds_device_memory(std::string_view section) {
   return section.starts_with(".nv.global") || section.starts_with(".nv.constant");
 }
@@ -37,32 +25,10 @@ bool holds_device_memory(std::string_view section) {
 }  // namespace
 
 std::vector<Variable> elf_variables(std::span<const std::byte> elf) {
-  const auto ident = slice(elf, 0, 16, "ELF identification");
-  if (std::memcmp(ident.data(),
-                  "\x7f"
-                  "ELF",
-                  4) != 0)
-    fail("cubin entry is not an ELF");
-  if (ident[4] != std::byte{2} || ident[5] != std::byte{1}) fail("cubin is not ELF64 LE");
-  const auto table = read_le<uint64_t>(elf, 0x28, "ELF header");
-  const auto header_bytes = read_le<uint16_t>(elf, 0x3a, "ELF header");
-  const auto count = read_le<uint16_t>(elf, 0x3c, "ELF header");
-  const auto names_index = read_le<uint16_t>(elf, 0x3e, "ELF header");
-  if (header_bytes < 0x40) fail("ELF section header size " + std::to_string(header_bytes));
-  slice(elf, table, uint64_t{header_bytes} * count, "ELF section headers");
-  std::vector<Section> sections;
-  for (uint64_t i = 0; i < count; ++i) {
-    const auto h = elf.subspan(table + i * header_bytes, header_bytes);
-    sections.push_back(
-        {read_le<uint32_t>(h, 0, "section header"), read_le<uint32_t>(h, 4, "section header"),
-         read_le<uint32_t>(h, 0x28, "section header"), read_le<uint64_t>(h, 0x18, "section header"),
-         read_le<uint64_t>(h, 0x20, "section header")});
-  }
-  if (names_index >= sections.size()) fail("ELF section name table index out of range");
-  const auto section_names = slice(elf, sections[names_index].offset, sections[names_index].size,
-                                   "ELF section name table");
+  const ElfSections all = elf_sections(elf);
+  const auto& sections = all.sections;
   std::vector<Variable> out;
-  for (const Section& symtab : sections) {
+  for (const ElfSection& symtab : sections) {
     if (symtab.type != kSymtab) continue;
     if (symtab.link >= sections.size()) fail("ELF symbol table's string table out of range");
     const auto symbols = slice(elf, symtab.offset, symtab.size, "ELF symbol table");
@@ -73,9 +39,9 @@ std::vector<Variable> elf_variables(std::span<const std::byte> elf) {
       const auto section = read_le<uint16_t>(symbols, at + 6, "symbol");
       const auto size = read_le<uint64_t>(symbols, at + 16, "symbol");
       if ((info & 0xf) != kObject || size == 0 || section >= sections.size()) continue;
-      const auto where = string_at(section_names, sections[section].name, "ELF section name");
+      const auto where = elf_string(all.names, sections[section].name, "ELF section name");
       if (!holds_device_memory(where)) continue;
-      const auto name = string_at(names, read_le<uint32_t>(symbols, at, "symbol"), "symbol name");
+      const auto name = elf_string(names, read_le<uint32_t>(symbols, at, "symbol"), "symbol name");
       out.push_back({std::string(name), size});
     }
   }
