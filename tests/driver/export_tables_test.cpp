@@ -43,7 +43,7 @@ class ExportTables : public ::testing::Test {
     get_ = reinterpret_cast<Get>(::dlsym(stub_, "cuGetExportTable"));
     ASSERT_NE(get_, nullptr);
   }
-  void TearDown() override { ::dlclose(stub_); }
+  // The stub stays loaded: its state outlives every call (exit handlers use it).
 
   const void* const* table(const char* id) {
     const void* t = nullptr;

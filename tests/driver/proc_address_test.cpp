@@ -68,7 +68,7 @@ std::set<std::string> resolve_all(const std::vector<Request>& requests) {
       unresolved.insert(r.name);
     }
   }
-  ::dlclose(stub);
+  // The stub stays loaded: its state outlives every call (exit handlers use it).
   return unresolved;
 }
 
@@ -171,7 +171,7 @@ TEST(ProcAddress, the_export_refuses_bad_arguments_and_versions_newer_than_itsel
   ASSERT_NE(old_get, nullptr);
   EXPECT_EQ(old_get("cuMemAlloc", &pfn, 13000, 0), CUDA_SUCCESS);
   EXPECT_EQ(pfn, ::dlsym(stub, "cuMemAlloc_v2"));
-  ::dlclose(stub);
+  // The stub stays loaded: its state outlives every call (exit handlers use it).
 }
 
 }  // namespace

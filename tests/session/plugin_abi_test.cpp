@@ -117,7 +117,8 @@ TEST(PluginVariants, a_variant_serves_its_plugins_calls_under_its_configured_nam
 
 TEST(PluginVariants, a_variant_beside_the_plugin_it_varies_is_refused_naming_both) {
   ::setenv("GVIRTUS_HOME", GVIRTUS_BUILD_DIR, 1);
-  PluginRegistry registry;
+  // Plugins live as long as the process (plugin_registry.h): so does this registry.
+  static PluginRegistry& registry = *new PluginRegistry;
   registry.load("probe-variant");
   ASSERT_NE(registry.find(probe::kIdentity.id), nullptr);
   EXPECT_EQ(registry.configured_name(probe::kIdentity.id), "probe-variant");

@@ -838,9 +838,25 @@ void resolve(Function& function, const char* name) {{
 #define GVIRTUS_REAL_LIBRARY "{d.real_library}"
 #endif
 
+// The library's path: as named, or, for a variant whose library lies beside the plugin
+// (GVIRTUS_REAL_LIBRARY_BESIDE_PLUGIN), in the plugin's own directory - named in full, since a
+// dlopen intercepted by a sanitizer runtime searches that runtime's run path, not the plugin's.
+std::string real_library_path() {{
+#ifdef GVIRTUS_REAL_LIBRARY_BESIDE_PLUGIN
+  Dl_info info{{}};
+  if (::dladdr(reinterpret_cast<const void*>(&real_library_path), &info) != 0 &&
+      info.dli_fname != nullptr) {{
+    std::string path = info.dli_fname;
+    const size_t slash = path.rfind('/');
+    if (slash != std::string::npos) return path.substr(0, slash + 1) + GVIRTUS_REAL_LIBRARY;
+  }}
+#endif
+  return GVIRTUS_REAL_LIBRARY;
+}}
+
 const RealLibrary& open_real_library() {{
   if (handle != nullptr) return library;
-  handle = ::dlopen(GVIRTUS_REAL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  handle = ::dlopen(real_library_path().c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {{
     const char* why = ::dlerror();
     gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
