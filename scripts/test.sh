@@ -17,7 +17,9 @@ if [ -f "$BUILD_DIR/tests/vm/work/summary.txt" ]; then cat "$BUILD_DIR/tests/vm/
 
 if [ "${GVIRTUS_SKIP_SANITIZED:-0}" != 1 ] && [[ "${GVIRTUS_CMAKE_ARGS:-}" != *SANITIZE* ]]; then
   echo "== ASan+UBSan: building and running the suites in $BUILD_DIR-asan"
-  BUILD_DIR="$BUILD_DIR-asan" GVIRTUS_CMAKE_ARGS="${GVIRTUS_CMAKE_ARGS:-} -DGVIRTUS_SANITIZE=ON" build
+  # The sanitized tree runs the CUDA 12 programs on the runtime installed for the first one.
+  BUILD_DIR="$BUILD_DIR-asan" GVIRTUS_CMAKE_ARGS="${GVIRTUS_CMAKE_ARGS:-} -DGVIRTUS_SANITIZE=ON \
+    -DGVIRTUS_CUDA12_RUNTIME=$GVIRTUS_CUDA12_DIR/nvidia/cuda_runtime" build
   # halt_on_error: a report fails its test; detect_leaks: the daemon's exit checks for leaks.
   # Left out: the fuzzer (sanitized already), the packaging tests, which install and package
   # the build as a user would and run uninstrumented programs with it (no ASan runtime there),
