@@ -126,9 +126,10 @@ CUresult launch(bool cooperative, CUfunction f, unsigned int gridDimX, unsigned 
     char dims[160];
     std::snprintf(dims, sizeof dims, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared\":%u",
                   gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes);
-    return record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims + ",\"stream\":" +
-           std::to_string(stream != s.streams.end() ? stream->second : 0) + ",\"params\":\"" +
-           hex(params) + "\"" + (cooperative ? ",\"cooperative\":true" : "") + "}");
+    return record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims +
+                  ",\"stream\":" + std::to_string(stream != s.streams.end() ? stream->second : 0) +
+                  ",\"params\":\"" + hex(params) + "\"" +
+                  (cooperative ? ",\"cooperative\":true" : "") + "}");
   });
 }
 
