@@ -36,17 +36,17 @@ CUresult lacks(const void* function) {
 // the driver, which trusts them, sees it.
 bool image_is_sound(std::span<const std::byte> image) {
   if (module_image_size(image.data(), image.size()) != image.size()) return false;
-  uint32_t magic = 0;
-  if (image.size() >= sizeof magic) std::memcpy(&magic, image.data(), sizeof magic);
   try {
-    if (magic == 0xBA55ED50) {
-      fatbin::kernel_layouts(image);
-    } else if (image.size() >= 4 && std::memcmp(image.data(),
-                                                "\x7f"
-                                                "ELF",
-                                                4) == 0) {
-      fatbin::elf_kernel_layouts(image);
-    }  // PTX: NUL-terminated at its end (module_image_size), the driver's compiler judges it
+    switch (module_image_kind(image.data(), image.size())) {
+      case ModuleImageKind::kFatbin:
+        fatbin::kernel_layouts(image);
+        break;
+      case ModuleImageKind::kCubin:
+        fatbin::elf_kernel_layouts(image);
+        break;
+      case ModuleImageKind::kPtx:  // NUL-terminated at its end: the driver's compiler judges it
+        break;
+    }
     return true;
   } catch (const Error& e) {
     GVIRTUS_LOG(kWarning) << "cuda: a module image was refused: " << e.what();
@@ -112,14 +112,15 @@ struct ParamLayout {
 };
 
 // A function's parameter layout, from the driver (cuFuncGetParamInfo, or cuKernelGetParamInfo for
-// a library's kernel), kept per function.
-CUresult param_layout(CUfunction function, bool kernel, ParamLayout& layout) {
+// a library's kernel), kept per function for good (an unordered_map's elements never move), so a
+// launch reads it in place.
+CUresult param_layout(CUfunction function, bool kernel, const ParamLayout*& layout) {
   static std::mutex mutex;
   static std::unordered_map<CUfunction, ParamLayout> known;
   {
     std::lock_guard lock(mutex);
     if (const auto it = known.find(function); it != known.end()) {
-      layout = it->second;
+      layout = &it->second;
       return CUDA_SUCCESS;
     }
   }
@@ -139,7 +140,7 @@ CUresult param_layout(CUfunction function, bool kernel, ParamLayout& layout) {
     found.bytes = std::max(found.bytes, offset + size);
   }
   std::lock_guard lock(mutex);
-  layout = known.emplace(function, std::move(found)).first->second;
+  layout = &known.emplace(function, std::move(found)).first->second;
   return CUDA_SUCCESS;
 }
 
@@ -156,23 +157,24 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, bool coope
   result = first_failure(CUDA_SUCCESS, vet(request.function),
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
                          vet(request.stream), lacks(entry));
-  ParamLayout layout;
+  const ParamLayout* layout = nullptr;
   if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);
-  if (result == CUDA_SUCCESS && params.size() != layout.bytes) {
+  if (result == CUDA_SUCCESS && params.size() != layout->bytes) {
     result = static_cast<CUresult>(
         services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda", "parameter buffer", request.function,
                          ("of " + std::to_string(params.size()) +
-                          " bytes for a kernel that takes " + std::to_string(layout.bytes))
+                          " bytes for a kernel that takes " + std::to_string(layout->bytes))
                              .c_str()));
   }
   if (result == CUDA_SUCCESS) {
     // The parameters from memory of our own: aligned as the driver's parameter space is.
-    std::vector<uint64_t> buffer((params.size() + 7) / 8);
+    thread_local std::vector<uint64_t> buffer;  // one per executor thread: no allocation per launch
+    buffer.resize((params.size() + 7) / 8);
     if (!params.empty()) std::memcpy(buffer.data(), params.data(), params.size());
     auto* base = reinterpret_cast<std::byte*>(buffer.data());
     if (cooperative) {
       std::vector<void*> pointers;
-      for (const auto& [offset, size] : layout.params) pointers.push_back(base + offset);
+      for (const auto& [offset, size] : layout->params) pointers.push_back(base + offset);
       result = real().cuLaunchCooperativeKernel(
           request.function, request.grid_x, request.grid_y, request.grid_z, request.block_x,
           request.block_y, request.block_z, request.shared_bytes, request.stream,

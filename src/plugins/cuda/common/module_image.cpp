@@ -57,19 +57,30 @@ size_t elf_size(const unsigned char* image, size_t readable) {
 
 }  // namespace
 
+ModuleImageKind module_image_kind(const void* image, size_t readable) {
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  uint32_t magic = 0;
+  if (read_at(bytes, readable, 0, magic) && magic == kFatbinMagic) return ModuleImageKind::kFatbin;
+  if (readable >= SELFMAG && std::memcmp(bytes, ELFMAG, SELFMAG) == 0) {
+    return ModuleImageKind::kCubin;
+  }
+  return ModuleImageKind::kPtx;  // shorter than a header, or text
+}
+
 size_t module_image_size(const void* image, size_t readable) {
   if (image == nullptr) return 0;
   const auto* bytes = static_cast<const unsigned char*>(image);
-  uint32_t magic = 0;
-  if (!read_at(bytes, readable, 0, magic)) magic = 0;  // shorter than a header: PTX, if anything
-  if (magic == kFatbinMagic) {
-    FatbinHeader header;
-    if (!read_at(bytes, readable, 0, header) || header.header_size < sizeof header) return 0;
-    if (header.files_size > kMaxModuleImageBytes) return 0;
-    return bounded(uint64_t{header.header_size} + header.files_size, readable);
-  }
-  if (readable >= SELFMAG && std::memcmp(bytes, ELFMAG, SELFMAG) == 0) {
-    return elf_size(bytes, readable);
+  switch (module_image_kind(image, readable)) {
+    case ModuleImageKind::kFatbin: {
+      FatbinHeader header;
+      if (!read_at(bytes, readable, 0, header) || header.header_size < sizeof header) return 0;
+      if (header.files_size > kMaxModuleImageBytes) return 0;
+      return bounded(uint64_t{header.header_size} + header.files_size, readable);
+    }
+    case ModuleImageKind::kCubin:
+      return elf_size(bytes, readable);
+    case ModuleImageKind::kPtx:
+      break;
   }
   const void* nul = std::memchr(bytes, 0, std::min<size_t>(readable, kMaxModuleImageBytes));
   return nul == nullptr ? 0 : static_cast<const unsigned char*>(nul) - bytes + 1;

@@ -16,6 +16,10 @@
 
 namespace gvirtus::cuda {
 
+// What an image is, by its first bytes (of `readable`): a fatbinary, a cubin, or else PTX.
+enum class ModuleImageKind { kFatbin, kCubin, kPtx };
+ModuleImageKind module_image_kind(const void* image, size_t readable);
+
 // The image's claimed size in bytes, or 0 when it is not a loadable image.
 size_t module_image_size(const void* image, size_t readable);
 

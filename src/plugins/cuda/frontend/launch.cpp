@@ -42,18 +42,16 @@ CUresult param_info(CUfunction function, bool kernel, size_t index, size_t* offs
 }
 
 // The function's parameter layout, asked for once: cuFuncGetParamInfo for each index until the
-// driver says there is none.
-CUresult layout_of(CUfunction function, Layout& layout) {
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = layouts.find(function); it != layouts.end()) {
-      layout = it->second;
-      return CUDA_SUCCESS;
-    }
-  }
+// driver says there is none. Kept for good (an unordered_map's elements never move), so a launch
+// reads it in place.
+CUresult layout_of(CUfunction function, const Layout*& layout) {
   bool kernel;
   {
     std::lock_guard lock(mutex);
+    if (const auto it = layouts.find(function); it != layouts.end()) {
+      layout = &it->second;
+      return CUDA_SUCCESS;
+    }
     kernel = kernels.count(function) != 0;
   }
   Layout found;
@@ -67,7 +65,7 @@ CUresult layout_of(CUfunction function, Layout& layout) {
     found.bytes = std::max(found.bytes, offset + size);
   }
   std::lock_guard lock(mutex);
-  layout = layouts.emplace(function, std::move(found)).first->second;
+  layout = &layouts.emplace(function, std::move(found)).first->second;
   return CUDA_SUCCESS;
 }
 
@@ -150,13 +148,13 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   if (extra != nullptr) {
     if (const CUresult r = buffer_from_extra(extra, buffer, bytes); r != CUDA_SUCCESS) return r;
   } else {
-    Layout layout;
+    const Layout* layout = nullptr;
     if (const CUresult r = layout_of(f, layout); r != CUDA_SUCCESS) return r;
-    if (!layout.params.empty() && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    packed.assign(layout.bytes, std::byte{0});
-    for (size_t i = 0; i < layout.params.size(); ++i) {
+    if (!layout->params.empty() && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    packed.assign(layout->bytes, std::byte{0});
+    for (size_t i = 0; i < layout->params.size(); ++i) {
       if (params[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
-      std::memcpy(packed.data() + layout.params[i].offset, params[i], layout.params[i].size);
+      std::memcpy(packed.data() + layout->params[i].offset, params[i], layout->params[i].size);
     }
     buffer = packed.data();
     bytes = packed.size();

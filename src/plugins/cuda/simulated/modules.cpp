@@ -24,15 +24,14 @@ namespace {
 // The kernels of an image the size of its own headers (the backend checked them against what
 // arrived).
 std::vector<fatbin::KernelLayout> kernels_of(const void* image, size_t size) {
-  const auto* bytes = static_cast<const std::byte*>(image);
-  uint32_t magic = 0;
-  std::memcpy(&magic, bytes, std::min<size_t>(size, sizeof magic));
-  if (magic == 0xBA55ED50) return fatbin::kernel_layouts({bytes, size});
-  if (size >= 4 && std::memcmp(bytes,
-                               "\x7f"
-                               "ELF",
-                               4) == 0) {
-    return fatbin::elf_kernel_layouts({bytes, size});
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(image), size);
+  switch (gvirtus::cuda::module_image_kind(image, size)) {
+    case gvirtus::cuda::ModuleImageKind::kFatbin:
+      return fatbin::kernel_layouts(bytes);
+    case gvirtus::cuda::ModuleImageKind::kCubin:
+      return fatbin::elf_kernel_layouts(bytes);
+    case gvirtus::cuda::ModuleImageKind::kPtx:
+      break;
   }
   return fatbin::ptx_kernel_layouts(
       std::string_view(static_cast<const char*>(image), size - 1));  // without the NUL
@@ -40,17 +39,17 @@ std::vector<fatbin::KernelLayout> kernels_of(const void* image, size_t size) {
 
 // The device variables of an image (PTX declares them too, but is not parsed for them here).
 std::map<std::string, uint64_t> variables_of(const void* image, size_t size) {
-  const auto* bytes = static_cast<const std::byte*>(image);
-  uint32_t magic = 0;
-  std::memcpy(&magic, bytes, std::min<size_t>(size, sizeof magic));
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(image), size);
   std::vector<fatbin::Variable> found;
-  if (magic == 0xBA55ED50) {
-    found = fatbin::fatbin_variables({bytes, size});
-  } else if (size >= 4 && std::memcmp(bytes,
-                                      "\x7f"
-                                      "ELF",
-                                      4) == 0) {
-    found = fatbin::elf_variables({bytes, size});
+  switch (gvirtus::cuda::module_image_kind(image, size)) {
+    case gvirtus::cuda::ModuleImageKind::kFatbin:
+      found = fatbin::fatbin_variables(bytes);
+      break;
+    case gvirtus::cuda::ModuleImageKind::kCubin:
+      found = fatbin::elf_variables(bytes);
+      break;
+    case gvirtus::cuda::ModuleImageKind::kPtx:
+      break;
   }
   std::map<std::string, uint64_t> out;
   for (auto& v : found) out.emplace(std::move(v.name), v.bytes);
