@@ -60,6 +60,8 @@ class ExportTables : public ::testing::Test {
 constexpr const char* kCudartInterface = "6bd5fb6c5bf4e74a8987d93912fd9df9";
 constexpr const char* kContextStorage = "c693336e1121df11a8c368f355d89593";
 constexpr const char* kIntegrity = "d4082055bde6704b8d34ba123c66e1f2";
+constexpr const char* kToolsTls = "42d85a8123f6cb478298f6e78a3aecdc";
+constexpr const char* kToolsContext = "21318c60971432488ca641ff7324c8f2";
 
 TEST_F(ExportTables, bad_arguments_and_unknown_tables_are_refused) {
   const void* t = reinterpret_cast<const void*>(1);
@@ -111,6 +113,42 @@ TEST_F(ExportTables, context_local_storage_refuses_bad_arguments) {
   EXPECT_EQ(put(context, &key, &value, nullptr), CUDA_SUCCESS);
   EXPECT_EQ(get(&value, context, &key), CUDA_SUCCESS);
   EXPECT_EQ(value, &value);
+}
+
+TEST_F(ExportTables, tools_tables_answer_as_observed_and_refuse_bad_arguments) {
+  const void* const* tls = table(kToolsTls);
+  ASSERT_NE(tls, nullptr);
+  using Notify = CUresult (*)(const void*, unsigned, const void*);
+  const uint64_t record[4] = {0, 0, 0, 0x14};
+  EXPECT_EQ(reinterpret_cast<Notify>(tls[2])(record, 0x14, nullptr), CUDA_SUCCESS)
+      << "no tool is attached: a notification is answered, not refused";
+  const void* const* t = table(kToolsContext);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t[0]), 95 * sizeof(void*));
+  using Number = CUresult (*)(CUcontext, unsigned long long*);
+  using Object = CUresult (*)(CUcontext, uint64_t, void**);
+  using Value = CUresult (*)(CUcontext, const void*, uint64_t*);
+  EXPECT_EQ(reinterpret_cast<Number>(t[4])(nullptr, nullptr), CUDA_ERROR_INVALID_VALUE);
+  auto object = reinterpret_cast<Object>(t[51]);
+  auto value = reinterpret_cast<Value>(t[39]);
+  const auto one = reinterpret_cast<CUcontext>(uintptr_t{0x1000});
+  const auto other = reinterpret_cast<CUcontext>(uintptr_t{0x2000});
+  void* first = nullptr;
+  void* again = nullptr;
+  void* second = nullptr;
+  EXPECT_EQ(object(one, 0, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(object(one, UINT64_MAX, &first), CUDA_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(object(one, 0, &first), CUDA_SUCCESS);
+  ASSERT_EQ(object(one, 0, &again), CUDA_SUCCESS);
+  ASSERT_EQ(object(other, 0, &second), CUDA_SUCCESS);
+  EXPECT_NE(first, nullptr);
+  EXPECT_EQ(first, again) << "one object per context";
+  EXPECT_NE(first, second);
+  uint64_t read = 1;
+  EXPECT_EQ(value(one, nullptr, &read), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(value(one, first, nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(value(one, first, &read), CUDA_SUCCESS);
+  EXPECT_EQ(read, 0u);
 }
 
 TEST_F(ExportTables, the_integrity_check_refuses_a_null_result_and_answers_fixed_versions) {

@@ -261,5 +261,57 @@ TEST_F(HostileDriver, jit_options_naming_host_memory_end_only_their_session) {
   expect_session_ended_alone(c);
 }
 
+// cuLaunchKernelEx's attributes: events the session never got and the graphs-only node (which
+// would have the driver write into the client's memory) are refused with the driver's errors; an
+// attribute blob that is not whole attributes ends only its session.
+TEST_F(HostileDriver, launch_attributes_are_vetted_before_the_driver_sees_them) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUfunction f = saxpy(c);
+  ASSERT_NE(f, nullptr);
+  const std::vector<std::byte> params(24);
+  const auto launch_with = [&](const CUlaunchAttribute& a) {
+    return call(c, cu::Fn::cuLaunchKernelEx, [&](WireWriter& w) {
+      put_record(w, cu::LaunchRequest{f, 1, 1, 1, 32, 1, 1, 0, nullptr});
+      w.put_blob(&a, sizeof a);
+      w.put_blob(params.data(), params.size());
+    });
+  };
+  CUlaunchAttribute event{};
+  event.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+  event.value.launchCompletionEvent.event = reinterpret_cast<CUevent>(uintptr_t{0x4000});
+  EXPECT_EQ(launch_with(event).status, CUDA_ERROR_INVALID_HANDLE);
+  CUlaunchAttribute node{};
+  node.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+  node.value.deviceUpdatableKernelNode.deviceUpdatable = 1;
+  EXPECT_EQ(launch_with(node).status, CUDA_ERROR_INVALID_VALUE);
+  CUlaunchAttribute cooperative{};
+  cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+  cooperative.value.cooperative = 1;
+  EXPECT_EQ(launch_with(cooperative).status, CUDA_SUCCESS) << backend_.log();
+  EXPECT_TRUE(backend_.logged("\"cooperative\":true")) << backend_.log();
+  expect_session_goes_on(c);
+  const Reply r = call(c, cu::Fn::cuLaunchKernelEx, [&](WireWriter& w) {
+    put_record(w, cu::LaunchRequest{f, 1, 1, 1, 32, 1, 1, 0, nullptr});
+    w.put_blob(params.data(), sizeof(CUlaunchAttribute) - 1);  // not a whole attribute
+    w.put_blob(params.data(), params.size());
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileDriver, max_active_clusters_of_a_function_the_session_never_got_is_refused) {
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply r = call(c, cu::Fn::cuOccupancyMaxActiveClusters, [](WireWriter& w) {
+    put_record(w, cu::LaunchRequest{reinterpret_cast<CUfunction>(uintptr_t{0x1000}), 2, 1, 1, 32, 1,
+                                    1, 0, nullptr});
+    w.put_blob(nullptr, 0);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(r.rest.size(), sizeof(int32_t)) << "the count follows, 0, as the stub reads it";
+  expect_session_goes_on(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

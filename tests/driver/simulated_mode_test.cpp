@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -110,6 +111,7 @@ TEST_F(SimulatedDriverMode, static_saxpy_reaches_its_launch_with_its_grid_and_ar
 struct Expected {
   std::multiset<std::string> launches;
   std::set<std::string> unsupported;
+  std::vector<std::pair<std::string, int>> library;  // a kernel name pattern, how many launches
 };
 
 Expected expected_for(const std::string& program) {
@@ -131,6 +133,11 @@ Expected expected_for(const std::string& program) {
       std::string function;
       words >> function;
       e.unsupported.insert(function);
+    } else if (what == "library") {
+      int count = 0;
+      std::string pattern;
+      words >> count >> pattern;
+      e.library.emplace_back(pattern, count);
     }
   }
   return e;
@@ -141,11 +148,30 @@ std::string dims(const std::string& json) {
   return json.substr(1, json.size() - 2);
 }
 
-std::vector<std::string> static_programs() {
+std::vector<std::string> program_list(const std::string& text) {
   std::vector<std::string> names;
-  std::istringstream list(GVIRTUS_STATIC_PROGRAMS);
+  std::istringstream list(text);
   for (std::string name; std::getline(list, name, ',');) names.push_back(name);
   return names;
+}
+
+std::vector<std::string> static_programs() {
+  return program_list(GVIRTUS_STATIC_PROGRAMS);
+}
+
+std::vector<std::string> library_programs() {
+  return program_list(GVIRTUS_LIBRARY_PROGRAMS);
+}
+
+// The driver functions the run's output says are not supported yet.
+std::set<std::string> unsupported_in(const std::string& output) {
+  const std::regex unsupported("warning: (\\w+) is not supported");
+  std::set<std::string> found;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), unsupported);
+       it != std::sregex_iterator(); ++it) {
+    found.insert((*it)[1]);
+  }
+  return found;
 }
 
 class SimulatedProgram : public SimulatedDriverMode,
@@ -162,16 +188,59 @@ TEST_P(SimulatedProgram, reaches_its_launches_and_only_known_gaps) {
                    std::to_string(l.shared));
   }
   EXPECT_EQ(reached, expected.launches) << result.output;
-  const std::regex unsupported("warning: (\\w+) is not supported");
-  std::set<std::string> found;
-  for (auto it = std::sregex_iterator(result.output.begin(), result.output.end(), unsupported);
-       it != std::sregex_iterator(); ++it) {
-    found.insert((*it)[1]);
-  }
-  EXPECT_EQ(found, expected.unsupported) << "a driver function the program needs changed status";
+  EXPECT_EQ(unsupported_in(result.output), expected.unsupported)
+      << "a driver function the program needs changed status";
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, SimulatedProgram, ::testing::ValuesIn(static_programs()),
+                         [](const auto& info) { return info.param; });
+
+// NVIDIA's libraries (libraries/*.cu) run their host code to completion on gvirtus's
+// libcuda.so.1: every library call succeeds ("calls: ok"; the result check that follows fails on
+// the simulated device, which computes nothing), and the library's own kernels reach the device,
+// as many as data/simulated_launches.txt's "library" lines say, by name pattern (the names are
+// NVIDIA's internal ones), besides the program's own exact "launch" lines.
+class SimulatedLibrary : public SimulatedDriverMode,
+                         public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(SimulatedLibrary, runs_its_host_code_to_completion_and_launches_its_kernels) {
+  const std::string program = GetParam();
+  Expected expected = expected_for(program);
+  const RunResult result = run_program(std::string(GVIRTUS_STATIC_DIR) + "/" + program);
+  ASSERT_TRUE(WIFEXITED(result.status)) << program << " did not exit normally\n" << result.output;
+  EXPECT_NE(result.output.find("calls: ok"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("result: "), std::string::npos) << result.output;
+  std::vector<std::string> unexpected;
+  for (const Launch& l : recorded(launches_)) {
+    const std::string exact =
+        l.kernel + " " + dims(l.grid) + " " + dims(l.block) + " " + std::to_string(l.shared);
+    if (const auto it = expected.launches.find(exact); it != expected.launches.end()) {
+      expected.launches.erase(it);
+      continue;
+    }
+    const auto pattern =
+        std::find_if(expected.library.begin(), expected.library.end(), [&](const auto& p) {
+          return p.second > 0 && std::regex_search(l.kernel, std::regex(p.first));
+        });
+    if (pattern == expected.library.end()) {
+      unexpected.push_back(exact);
+    } else {
+      --pattern->second;
+    }
+  }
+  EXPECT_TRUE(unexpected.empty()) << "launches no line expects: "
+                                  << ::testing::PrintToString(unexpected);
+  EXPECT_TRUE(expected.launches.empty())
+      << "expected launches not reached: " << ::testing::PrintToString(expected.launches);
+  for (const auto& [pattern, left] : expected.library) {
+    EXPECT_EQ(left, 0) << left << " launches matching " << pattern << " not reached\n"
+                       << result.output;
+  }
+  EXPECT_EQ(unsupported_in(result.output), expected.unsupported)
+      << "a driver function the library needs changed status";
+}
+
+INSTANTIATE_TEST_SUITE_P(Libraries, SimulatedLibrary, ::testing::ValuesIn(library_programs()),
                          [](const auto& info) { return info.param; });
 
 // Against a backend whose machine has no driver (the cuda plugin, refused there), every program
@@ -194,6 +263,18 @@ TEST_P(WithoutADriver, a_program_fails_as_it_does_natively) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, WithoutADriver, ::testing::ValuesIn(static_programs()),
+                         [](const auto& info) { return info.param; });
+
+// The library programs too, but for NVRTC's, which links libcuda.so.1 itself: natively, without a
+// driver, it does not start at all.
+std::vector<std::string> library_programs_on_the_runtime() {
+  std::vector<std::string> names = library_programs();
+  std::erase(names, "library_nvrtc_ptx");
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Libraries, WithoutADriver,
+                         ::testing::ValuesIn(library_programs_on_the_runtime()),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

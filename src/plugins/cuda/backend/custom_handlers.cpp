@@ -144,19 +144,72 @@ CUresult param_layout(CUfunction function, bool kernel, const ParamLayout*& layo
   return CUDA_SUCCESS;
 }
 
-// cuLaunchKernel, or cuLaunchCooperativeKernel (which takes the parameters one by one).
-void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, bool cooperative) {
+// A launch configuration's attributes from the wire, in aligned memory of ours. Each is a plain
+// value but for the events some carry (vetted as the session's) and the graphs-only device node
+// (refused: it writes a node handle back into the client's memory).
+CUresult launch_attributes(WireReader& in, std::vector<CUlaunchAttribute>& attributes) {
+  const auto blob = in.get_blob(kMaxLaunchAttributes * sizeof(CUlaunchAttribute));
+  if (blob.size() % sizeof(CUlaunchAttribute) != 0) {
+    raise(ErrorKind::kInvalidInput,
+          "launch attributes of " + std::to_string(blob.size()) + " bytes");
+  }
+  attributes.resize(blob.size() / sizeof(CUlaunchAttribute));
+  if (!blob.empty()) std::memcpy(attributes.data(), blob.data(), blob.size());
+  for (const CUlaunchAttribute& a : attributes) {
+    switch (a.id) {
+      case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+        if (const CUresult r = vet(a.value.programmaticEvent.event); r != CUDA_SUCCESS) return r;
+        break;
+      case CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT:
+        if (const CUresult r = vet(a.value.launchCompletionEvent.event); r != CUDA_SUCCESS) {
+          return r;
+        }
+        break;
+      case CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE:
+        return CUDA_ERROR_INVALID_VALUE;  // graphs only: not valid on a launch
+      default:
+        break;  // a value the driver validates itself
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+// The configuration of cuLaunchKernelEx and cuOccupancyMaxActiveClusters from its record.
+CUlaunchConfig launch_config(const LaunchRequest& r, std::vector<CUlaunchAttribute>& attributes) {
+  return CUlaunchConfig{r.grid_x,
+                        r.grid_y,
+                        r.grid_z,
+                        r.block_x,
+                        r.block_y,
+                        r.block_z,
+                        r.shared_bytes,
+                        r.stream,
+                        attributes.empty() ? nullptr : attributes.data(),
+                        static_cast<unsigned>(attributes.size())};
+}
+
+enum class LaunchForm { kPlain, kCooperative, kExtensible };
+
+// cuLaunchKernel, cuLaunchCooperativeKernel (which takes the parameters one by one) or
+// cuLaunchKernelEx (a configuration with attributes).
+void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, LaunchForm form) {
   const auto request = get_record<LaunchRequest>(in);
+  std::vector<CUlaunchAttribute> attributes;
+  const CUresult attributes_vetted =
+      form == LaunchForm::kExtensible ? launch_attributes(in, attributes) : CUDA_SUCCESS;
   const auto params = in.get_blob(kMaxParamBytes);
   in.expect_end();
   // A library's kernel launches as a function (cuLaunchKernel takes either; vet() accepts both).
   const bool kernel = services::session_services().handles.holds(
       static_cast<uint16_t>(HandleKind::kKernel), request.function);
-  const void* entry = cooperative ? reinterpret_cast<const void*>(real().cuLaunchCooperativeKernel)
-                                  : reinterpret_cast<const void*>(real().cuLaunchKernel);
+  const void* entry = form == LaunchForm::kCooperative
+                          ? reinterpret_cast<const void*>(real().cuLaunchCooperativeKernel)
+                      : form == LaunchForm::kExtensible
+                          ? reinterpret_cast<const void*>(real().cuLaunchKernelEx)
+                          : reinterpret_cast<const void*>(real().cuLaunchKernel);
   result = first_failure(CUDA_SUCCESS, vet(request.function),
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
-                         vet(request.stream), lacks(entry));
+                         vet(request.stream), attributes_vetted, lacks(entry));
   const ParamLayout* layout = nullptr;
   if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);
   if (result == CUDA_SUCCESS && params.size() != layout->bytes) {
@@ -172,25 +225,54 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, bool coope
     buffer.resize((params.size() + 7) / 8);
     if (!params.empty()) std::memcpy(buffer.data(), params.data(), params.size());
     auto* base = reinterpret_cast<std::byte*>(buffer.data());
-    if (cooperative) {
-      std::vector<void*> pointers;
-      for (const auto& [offset, size] : layout->params) pointers.push_back(base + offset);
-      result = real().cuLaunchCooperativeKernel(
-          request.function, request.grid_x, request.grid_y, request.grid_z, request.block_x,
-          request.block_y, request.block_z, request.shared_bytes, request.stream,
-          pointers.empty() ? nullptr : pointers.data());
-    } else {
-      size_t size = params.size();
-      void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-                       CU_LAUNCH_PARAM_END};
-      // A kernel without parameters gets neither form.
-      result = real().cuLaunchKernel(request.function, request.grid_x, request.grid_y,
-                                     request.grid_z, request.block_x, request.block_y,
-                                     request.block_z, request.shared_bytes, request.stream, nullptr,
-                                     params.empty() ? nullptr : extra);
+    size_t size = params.size();
+    void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, base, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    // A kernel without parameters gets neither form.
+    void** extra_or_none = params.empty() ? nullptr : extra;
+    switch (form) {
+      case LaunchForm::kCooperative: {
+        std::vector<void*> pointers;
+        for (const auto& [offset, size] : layout->params) pointers.push_back(base + offset);
+        result = real().cuLaunchCooperativeKernel(
+            request.function, request.grid_x, request.grid_y, request.grid_z, request.block_x,
+            request.block_y, request.block_z, request.shared_bytes, request.stream,
+            pointers.empty() ? nullptr : pointers.data());
+        break;
+      }
+      case LaunchForm::kExtensible: {
+        const CUlaunchConfig config = launch_config(request, attributes);
+        result = real().cuLaunchKernelEx(&config, request.function, nullptr, extra_or_none);
+        break;
+      }
+      case LaunchForm::kPlain:
+        result =
+            real().cuLaunchKernel(request.function, request.grid_x, request.grid_y, request.grid_z,
+                                  request.block_x, request.block_y, request.block_z,
+                                  request.shared_bytes, request.stream, nullptr, extra_or_none);
+        break;
     }
   }
   out.put<int32_t>(result);
+}
+
+// cuOccupancyMaxActiveClusters: the configuration's attributes vetted as a launch's.
+void max_active_clusters(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto request = get_record<LaunchRequest>(in);
+  std::vector<CUlaunchAttribute> attributes;
+  const CUresult attributes_vetted = launch_attributes(in, attributes);
+  in.expect_end();
+  result = first_failure(CUDA_SUCCESS, vet(request.function),
+                         request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
+                         vet(request.stream), attributes_vetted,
+                         lacks(reinterpret_cast<const void*>(real().cuOccupancyMaxActiveClusters)));
+  int clusters = 0;
+  if (result == CUDA_SUCCESS) {
+    const CUlaunchConfig config = launch_config(request, attributes);
+    result = real().cuOccupancyMaxActiveClusters(&clusters, request.function, &config);
+  }
+  out.put<int32_t>(result);
+  out.put<int32_t>(result == CUDA_SUCCESS ? clusters : 0);  // the stub reads it either way
 }
 
 // cuMemcpyHtoD(Async): the data follows the record; pageable memory of ours, which the driver
@@ -277,10 +359,16 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
           });
       return true;
     case Fn::cuLaunchKernel:
-      launch_kernel(in, out, result, false);
+      launch_kernel(in, out, result, LaunchForm::kPlain);
       return true;
     case Fn::cuLaunchCooperativeKernel:
-      launch_kernel(in, out, result, true);
+      launch_kernel(in, out, result, LaunchForm::kCooperative);
+      return true;
+    case Fn::cuLaunchKernelEx:
+      launch_kernel(in, out, result, LaunchForm::kExtensible);
+      return true;
+    case Fn::cuOccupancyMaxActiveClusters:
+      max_active_clusters(in, out, result);
       return true;
     case Fn::cuMemcpyHtoD_v2:
       host_to_device(in, out, result, false);

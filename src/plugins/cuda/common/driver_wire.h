@@ -5,6 +5,11 @@
 //                         size found by the stub (module_image.h). Reply: i32 result, u64 module.
 //   cuLaunchKernel        LaunchRequest, then a blob: the parameter buffer, packed by the
 //                         kernel's layout. Reply (when waited for): i32 result.
+//   cuLaunchKernelEx      LaunchRequest (the configuration's dimensions, memory and stream), then a
+//                         blob of the configuration's attributes (CUlaunchAttribute, at most
+//                         kMaxLaunchAttributes), then the parameter blob as above.
+//   cuOccupancyMaxActiveClusters  LaunchRequest (function and configuration), then the blob of
+//                         attributes. Reply: i32 result, i32 clusters (0 after a failure).
 //   cuMemcpyHtoD(Async)   CopyRequest (device = destination), then `bytes` bytes of data.
 //                         Reply: i32 result.
 //   cuMemcpyDtoH(Async)   CopyRequest (device = source). Reply: i32 result, then a blob with the
@@ -27,6 +32,9 @@ inline constexpr size_t kCopyChunkBytes = size_t{16} << 20;
 inline constexpr uint64_t kMaxModuleImageBytes = uint64_t{1} << 30;
 // The largest parameter buffer a launch takes (CUDA 12.1 raised the limit to 32764 bytes).
 inline constexpr uint64_t kMaxParamBytes = 32764;
+// The most attributes a launch configuration carries (the driver knows 16 kinds; a repeated one
+// is legal, so some slack).
+inline constexpr uint32_t kMaxLaunchAttributes = 32;
 
 struct LaunchRequest {
   CUfunction function;

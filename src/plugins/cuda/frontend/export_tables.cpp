@@ -40,13 +40,21 @@ std::string uuid_text(const CUuuid& id) {
   return text;
 }
 
-// A slot whose meaning is unknown: says once which one was called.
+// A slot whose meaning is unknown: says once which one was called, with the first arguments it
+// got (as integers: what they are is unknown too), and the library that called it.
 template <int kTable, int kSlot>
-CUresult unknown_slot() {
+CUresult unknown_slot(uintptr_t a, uintptr_t b, uintptr_t c) {
   static std::atomic<bool> logged{false};
   if (!logged.exchange(true)) {
+    Dl_info info{};
+    const void* caller = __builtin_return_address(0);
     GVIRTUS_LOG(kWarning) << "libcuda.so.1: slot " << kSlot << " of private export table " << kTable
-                          << " was called, which the gvirtus stub does not implement";
+                          << " was called by "
+                          << (::dladdr(caller, &info) != 0 && info.dli_fname != nullptr
+                                  ? info.dli_fname
+                                  : "an unknown library")
+                          << " (arguments 0x" << std::hex << a << ", 0x" << b << ", 0x" << c
+                          << std::dec << "), which the gvirtus stub does not implement";
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
@@ -242,7 +250,20 @@ const std::array<Slot, 13> cudart_interface = [] {
   return t;
 }();
 
-const auto tools_tls = table<2, 4>(true);
+// TOOLS_TLS slot 2: called by the runtimes inside NVIDIA's libraries around their API calls, with
+// a record and what reads as the call's callback id (its second argument, repeated in the record),
+// the way a runtime tells an attached profiling tool about its calls. No tool is attached to the
+// stub, so there is nothing to tell: it succeeds (cuBLAS's and cuSOLVER's calls fail otherwise).
+CUresult tools_notification(const void* record, unsigned callback_id, const void* data) {
+  (void)record, (void)callback_id, (void)data;
+  return CUDA_SUCCESS;
+}
+
+const auto tools_tls = [] {
+  auto t = table<2, 4>(true);
+  t[2] = reinterpret_cast<Slot>(&tools_notification);
+  return t;
+}();
 
 const auto tools_runtime_callback_hooks = [] {
   auto t = table<3, 7>(true);
@@ -266,6 +287,44 @@ const auto context_checks = [] {
   return t;
 }();
 
+// TOOLS_CONTEXT slot 51 (cuBLAS 13.0 calls it before its first launch, with a null context and a
+// null key): an object of the context's that the library keeps and passes back to slot 39. What
+// the driver keeps in it is not public; a zeroed block per context is what the library reads
+// successfully (the public SCUDA project's observation, confirmed here by cuBLAS's and cuSOLVER's
+// runs). An all-ones key is refused, as the driver refuses it.
+CUresult context_object(CUcontext context, uint64_t key, void** object) {
+  if (object == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (key == UINT64_MAX) return CUDA_ERROR_INVALID_HANDLE;
+  static std::mutex mutex;
+  static auto& objects = *new std::map<CUcontext, std::array<uint64_t, 64>>;  // outlives exit
+  std::lock_guard lock(mutex);
+  *object = objects[context].data();  // a map's elements never move
+  return CUDA_SUCCESS;
+}
+
+// TOOLS_CONTEXT slot 39: a value read from slot 51's object; 0 for the zeroed object.
+CUresult context_object_value(CUcontext context, const void* object, uint64_t* value) {
+  (void)context;
+  if (object == nullptr || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *value = 0;
+  return CUDA_SUCCESS;
+}
+
+// TOOLS_CONTEXT slot 4: a context's unique number (null: the current context's), as cuCtxGetId
+// gives it.
+CUresult context_number(CUcontext context, unsigned long long* number) {
+  if (number == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return cuCtxGetId(context, number);
+}
+
+const auto tools_context = [] {
+  auto t = table<7, 95>(true);
+  t[4] = reinterpret_cast<Slot>(&context_number);
+  t[39] = reinterpret_cast<Slot>(&context_object_value);
+  t[51] = reinterpret_cast<Slot>(&context_object);
+  return t;
+}();
+
 const std::array<Slot, 3> integrity_table = [] {
   auto t = table<6, 3>(true);
   t[1] = reinterpret_cast<Slot>(&integrity_check);
@@ -281,6 +340,7 @@ const Known kKnown[] = {
     {"c693336e-1121-df11-a8c3-68f355d89593", "CONTEXT_LOCAL_STORAGE_INTERFACE_V0301",
      context_local_storage.data()},
     {"263e8860-7cd2-6143-92f6-bbd5006dfa7e", "CONTEXT_CHECKS", context_checks.data()},
+    {"21318c60-9714-3248-8ca6-41ff7324c8f2", "TOOLS_CONTEXT", tools_context.data()},
 };
 
 // Logs an unknown table once per UUID, with the library that asked.

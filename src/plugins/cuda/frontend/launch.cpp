@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -132,9 +133,22 @@ CUresult check_configuration(CUfunction f, const unsigned grid[3], const unsigne
   return CUDA_SUCCESS;
 }
 
+// A launch configuration's attributes, checked as far as the stub can: present when counted, and
+// few enough for the wire. Their values are the backend's to vet.
+CUresult attributes_of(const CUlaunchConfig* config,
+                       std::span<const CUlaunchAttribute>& attributes) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (config->numAttrs != 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (config->numAttrs > kMaxLaunchAttributes) return CUDA_ERROR_INVALID_VALUE;
+  attributes = {config->attrs, config->numAttrs};
+  return CUDA_SUCCESS;
+}
+
+// cuLaunchKernel, cuLaunchCooperativeKernel and cuLaunchKernelEx (fn says which; only the last
+// sends attributes).
 CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                 unsigned bz, unsigned shared, CUstream stream, void** params, void** extra,
-                Fn fn = Fn::cuLaunchKernel) {
+                Fn fn = Fn::cuLaunchKernel, std::span<const CUlaunchAttribute> attributes = {}) {
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   const unsigned grid[3] = {gx, gy, gz};
   const unsigned block[3] = {bx, by, bz};
@@ -162,6 +176,7 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   const LaunchRequest request{f, gx, gy, gz, bx, by, bz, shared, stream};
   return remote_async(fn, [&](WireWriter& w) {
     put_record(w, request);
+    if (fn == Fn::cuLaunchKernelEx) w.put_blob(attributes.data(), attributes.size_bytes());
     w.put_blob(buffer, bytes);
   });
 }
@@ -205,4 +220,52 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLaunchCooperativeKe
   return gvirtus::cuda::launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                                sharedMemBytes, hStream, kernelParams, nullptr,
                                gvirtus::cuda::Fn::cuLaunchCooperativeKernel);
+}
+
+// The extensible launch: the configuration's attributes travel with it.
+extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernelEx(
+    const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
+  std::span<const CUlaunchAttribute> attributes;
+  if (const CUresult r = gvirtus::cuda::attributes_of(config, attributes); r != CUDA_SUCCESS) {
+    return r;
+  }
+  return gvirtus::cuda::launch(f, config->gridDimX, config->gridDimY, config->gridDimZ,
+                               config->blockDimX, config->blockDimY, config->blockDimZ,
+                               config->sharedMemBytes, config->hStream, kernelParams, extra,
+                               gvirtus::cuda::Fn::cuLaunchKernelEx, attributes);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernelEx_ptsz(
+    const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra) {
+  if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUlaunchConfig own = *config;
+  if (own.hStream == nullptr) own.hStream = CU_STREAM_PER_THREAD;
+  return cuLaunchKernelEx(&own, f, kernelParams, extra);
+}
+
+// How many clusters of the configuration's shape fit at once: asked of the backend's driver with
+// the configuration's attributes (the cluster dimension is one).
+extern "C" __attribute__((visibility("default"))) CUresult cuOccupancyMaxActiveClusters(
+    int* numClusters, CUfunction func, const CUlaunchConfig* config) {
+  if (numClusters == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::span<const CUlaunchAttribute> attributes;
+  if (const CUresult r = gvirtus::cuda::attributes_of(config, attributes); r != CUDA_SUCCESS) {
+    return r;
+  }
+  const gvirtus::cuda::LaunchRequest request{func,
+                                             config->gridDimX,
+                                             config->gridDimY,
+                                             config->gridDimZ,
+                                             config->blockDimX,
+                                             config->blockDimY,
+                                             config->blockDimZ,
+                                             config->sharedMemBytes,
+                                             config->hStream};
+  return gvirtus::cuda::remote_sync(
+      gvirtus::cuda::Fn::cuOccupancyMaxActiveClusters,
+      [&](gvirtus::WireWriter& w) {
+        gvirtus::put_record(w, request);
+        w.put_blob(attributes.data(), attributes.size_bytes());
+      },
+      [&](gvirtus::WireReader& r) { *numClusters = r.get<int32_t>(); });
 }

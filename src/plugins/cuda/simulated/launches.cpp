@@ -75,10 +75,11 @@ CUresult refused(CUresult status, const char* why) {
 
 namespace {
 
-CUresult launch(bool cooperative, CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                void** kernelParams, void** extra) {
+// extra_fields: what a configuration's attributes add to the record (",\"cooperative\":true", ...).
+CUresult launch(const std::string& extra_fields, CUfunction f, unsigned int gridDimX,
+                unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+                unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
+                CUstream hStream, void** kernelParams, void** extra) {
   return sim::guarded([&](sim::State& s) {
     const sim::Function* function = sim::function_of(s, f);  // a function or a kernel
     if (function == nullptr) return refused(CUDA_ERROR_INVALID_HANDLE, "unknown function");
@@ -128,8 +129,7 @@ CUresult launch(bool cooperative, CUfunction f, unsigned int gridDimX, unsigned 
                   gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes);
     return record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims +
                   ",\"stream\":" + std::to_string(stream != s.streams.end() ? stream->second : 0) +
-                  ",\"params\":\"" + hex(params) + "\"" +
-                  (cooperative ? ",\"cooperative\":true" : "") + "}");
+                  ",\"params\":\"" + hex(params) + "\"" + extra_fields + "}");
   });
 }
 
@@ -141,7 +141,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int grid
                                                  unsigned int blockDimZ,
                                                  unsigned int sharedMemBytes, CUstream hStream,
                                                  void** kernelParams, void** extra) {
-  return launch(false, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+  return launch("", f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
                 sharedMemBytes, hStream, kernelParams, extra);
 }
 
@@ -150,6 +150,59 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchCooperativeKernel(
     CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
     unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
     unsigned int sharedMemBytes, CUstream hStream, void** kernelParams) {
-  return launch(true, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                sharedMemBytes, hStream, kernelParams, nullptr);
+  return launch(",\"cooperative\":true", f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                blockDimZ, sharedMemBytes, hStream, kernelParams, nullptr);
+}
+
+// Recorded like any launch, with what its attributes say that the record shows: cooperative, and
+// the cluster shape. Attributes the simulated device does not know are refused, as a driver that
+// predates them does.
+GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f,
+                                                   void** kernelParams, void** extra) {
+  if (config == nullptr || (config->numAttrs != 0 && config->attrs == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::string fields;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const CUlaunchAttribute& a = config->attrs[i];
+    if (a.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && a.value.cooperative != 0) {
+      fields += ",\"cooperative\":true";
+    } else if (a.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+      const auto& c = a.value.clusterDim;
+      if (c.x == 0 || c.y == 0 || c.z == 0 || config->gridDimX % c.x != 0 ||
+          config->gridDimY % c.y != 0 || config->gridDimZ % c.z != 0) {
+        return refused(CUDA_ERROR_INVALID_CLUSTER_SIZE, "a grid not a multiple of its cluster");
+      }
+      fields += ",\"cluster\":[" + std::to_string(c.x) + "," + std::to_string(c.y) + "," +
+                std::to_string(c.z) + "]";
+    } else if (a.id > CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING) {
+      return refused(CUDA_ERROR_INVALID_VALUE, "an unknown launch attribute");
+    }
+  }
+  return launch(fields, f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream,
+                kernelParams, extra);
+}
+
+// The model's answer: 132 multiprocessors, at most 8 blocks of a cluster on one, clusters of at
+// most 8 blocks (16 would need the non-portable attribute).
+GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,
+                                                               const CUlaunchConfig* config) {
+  if (numClusters == nullptr || config == nullptr ||
+      (config->numAttrs != 0 && config->attrs == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return sim::guarded([&](sim::State& s) {
+    if (sim::function_of(s, func) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    unsigned cluster = 1;
+    for (unsigned i = 0; i < config->numAttrs; ++i) {
+      if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+        const auto& c = config->attrs[i].value.clusterDim;
+        cluster = c.x * c.y * c.z;
+      }
+    }
+    if (cluster == 0 || cluster > 8) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    *numClusters = static_cast<int>(132 / cluster);
+    return CUDA_SUCCESS;
+  });
 }

@@ -246,3 +246,23 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWit
   }
   return cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize, dynamicSMemSize);
 }
+
+// The shared memory a block may still ask for when numBlocks blocks share a multiprocessor: the
+// model's 228 KiB per multiprocessor (227 KiB at most per block), less the kernel's static part.
+GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize,
+                                                                          CUfunction func,
+                                                                          int numBlocks,
+                                                                          int blockSize) {
+  return sim::guarded([&](sim::State& s) {
+    if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0 || blockSize > 1024) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (sim::function_of(s, func) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (numBlocks * blockSize > 2048 || numBlocks > 32) {
+      *dynamicSmemSize = 0;
+      return CUDA_SUCCESS;
+    }
+    *dynamicSmemSize = std::min<size_t>(233472 / numBlocks, 232448);
+    return CUDA_SUCCESS;
+  });
+}
