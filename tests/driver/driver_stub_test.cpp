@@ -64,6 +64,32 @@ TEST(DriverStub, committed_coverage_doc_is_current) {
       << "  cmake --build <build dir> --target gvirtus-cuda-coverage-update\nand commit it.";
 }
 
+// Error names and texts come from the stub itself, with no backend: cuda.h's names, the
+// runtime's texts for the same codes, and the driver's answer to a code it does not know.
+TEST(DriverStub, error_names_and_strings_are_answered_locally) {
+  void* stub = ::dlopen(GVIRTUS_CUDA_STUB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(stub, nullptr) << ::dlerror();
+  using Lookup = CUresult (*)(CUresult, const char**);
+  const auto name = reinterpret_cast<Lookup>(::dlsym(stub, "cuGetErrorName"));
+  const auto text = reinterpret_cast<Lookup>(::dlsym(stub, "cuGetErrorString"));
+  ASSERT_NE(name, nullptr);
+  ASSERT_NE(text, nullptr);
+  const char* out = nullptr;
+  EXPECT_EQ(name(CUDA_ERROR_INVALID_VALUE, &out), CUDA_SUCCESS);
+  EXPECT_STREQ(out, "CUDA_ERROR_INVALID_VALUE");
+  EXPECT_EQ(text(CUDA_ERROR_INVALID_VALUE, &out), CUDA_SUCCESS);
+  EXPECT_STREQ(out, "invalid argument");
+  EXPECT_EQ(name(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, &out), CUDA_SUCCESS)
+      << "a code the runtime has no twin for";
+  EXPECT_STREQ(out, "CUDA_ERROR_CONTEXT_ALREADY_CURRENT");
+  EXPECT_EQ(text(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, &out), CUDA_SUCCESS);
+  EXPECT_NE(std::string(out).find("already the active context"), std::string::npos) << out;
+  EXPECT_EQ(name(static_cast<CUresult>(123456), &out), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_EQ(text(CUDA_SUCCESS, nullptr), CUDA_ERROR_INVALID_VALUE);
+  // The stub stays loaded: its state outlives every call (exit handlers use it).
+}
+
 TEST(DriverPlugin, a_backend_without_the_driver_refuses_the_plugin_naming_libcuda) {
   if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ::dlclose(driver);

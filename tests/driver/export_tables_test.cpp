@@ -118,10 +118,11 @@ TEST_F(ExportTables, context_local_storage_refuses_bad_arguments) {
 TEST_F(ExportTables, tools_tables_answer_as_observed_and_refuse_bad_arguments) {
   const void* const* tls = table(kToolsTls);
   ASSERT_NE(tls, nullptr);
-  using Notify = CUresult (*)(const void*, unsigned, const void*);
-  const uint64_t record[4] = {0, 0, 0, 0x14};
-  EXPECT_EQ(reinterpret_cast<Notify>(tls[2])(record, 0x14, nullptr), CUDA_SUCCESS)
-      << "no tool is attached: a notification is answered, not refused";
+  using Current = CUresult (*)(CUcontext*);
+  CUcontext current = reinterpret_cast<CUcontext>(uintptr_t{1});
+  EXPECT_EQ(reinterpret_cast<Current>(tls[2])(nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(reinterpret_cast<Current>(tls[2])(&current), CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr) << "no context is current on this thread: as cuCtxGetCurrent";
   const void* const* t = table(kToolsContext);
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(t[0]), 95 * sizeof(void*));

@@ -250,18 +250,16 @@ const std::array<Slot, 13> cudart_interface = [] {
   return t;
 }();
 
-// TOOLS_TLS slot 2: called by the runtimes inside NVIDIA's libraries around their API calls, with
-// a record and what reads as the call's callback id (its second argument, repeated in the record),
-// the way a runtime tells an attached profiling tool about its calls. No tool is attached to the
-// stub, so there is nothing to tell: it succeeds (cuBLAS's and cuSOLVER's calls fail otherwise).
-CUresult tools_notification(const void* record, unsigned callback_id, const void* data) {
-  (void)record, (void)callback_id, (void)data;
-  return CUDA_SUCCESS;
+// TOOLS_TLS slot 2: the calling thread's current context, as cuCtxGetCurrent gives it (public
+// profiling of the driver established the equivalence; cuBLASLt and cuSOLVER ask it before their
+// launches).
+CUresult thread_context(CUcontext* context) {
+  return cuCtxGetCurrent(context);
 }
 
 const auto tools_tls = [] {
   auto t = table<2, 4>(true);
-  t[2] = reinterpret_cast<Slot>(&tools_notification);
+  t[2] = reinterpret_cast<Slot>(&thread_context);
   return t;
 }();
 
@@ -311,7 +309,7 @@ CUresult context_object_value(CUcontext context, const void* object, uint64_t* v
 }
 
 // TOOLS_CONTEXT slot 4: a context's unique number (null: the current context's), as cuCtxGetId
-// gives it.
+// gives it (the same public profiling).
 CUresult context_number(CUcontext context, unsigned long long* number) {
   if (number == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return cuCtxGetId(context, number);
@@ -324,6 +322,8 @@ const auto tools_context = [] {
   t[51] = reinterpret_cast<Slot>(&context_object);
   return t;
 }();
+
+const auto tools_module = table<8, 64>(true);
 
 const std::array<Slot, 3> integrity_table = [] {
   auto t = table<6, 3>(true);
@@ -341,6 +341,7 @@ const Known kKnown[] = {
      context_local_storage.data()},
     {"263e8860-7cd2-6143-92f6-bbd5006dfa7e", "CONTEXT_CHECKS", context_checks.data()},
     {"21318c60-9714-3248-8ca6-41ff7324c8f2", "TOOLS_CONTEXT", tools_context.data()},
+    {"6e163fbe-b958-444d-835c-e182aff1991e", "TOOLS_MODULE", tools_module.data()},
 };
 
 // Logs an unknown table once per UUID, with the library that asked.

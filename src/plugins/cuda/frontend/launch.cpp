@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -152,7 +153,12 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   const unsigned grid[3] = {gx, gy, gz};
   const unsigned block[3] = {bx, by, bz};
-  if (const CUresult r = check_configuration(f, grid, block, shared); r != CUDA_SUCCESS) return r;
+  if (const CUresult r = check_configuration(f, grid, block, shared); r != CUDA_SUCCESS) {
+    GVIRTUS_LOG(kDebug) << "libcuda.so.1: a launch of grid " << gx << "x" << gy << "x" << gz
+                        << ", block " << bx << "x" << by << "x" << bz << ", " << shared
+                        << " bytes of shared memory is beyond the device's limits";
+    return r;
+  }
   if ((params != nullptr) == (extra != nullptr) && params != nullptr) {
     return CUDA_ERROR_INVALID_VALUE;  // both forms at once
   }

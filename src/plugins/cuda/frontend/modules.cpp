@@ -64,9 +64,8 @@ CUresult load_with_options(Fn fn, Handle* handle, const void* image, CUjit_optio
                            void** library_values, unsigned library_count) {
   if (handle == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (const CUresult r = check_jit_options(options, values, count); r != CUDA_SUCCESS) return r;
-  if (library_count != 0 && (library_options == nullptr || library_values == nullptr)) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
+  // Values may be null: CU_LIBRARY_BINARY_IS_PRESERVED takes none (cuBLAS passes it so).
+  if (library_count != 0 && library_options == nullptr) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < library_count; ++i) {
     // The host table of unified functions lives in this process: it means nothing to the
     // backend. Whether the image is preserved is the stub's business: the bytes are sent.
@@ -87,7 +86,8 @@ CUresult load_with_options(Fn fn, Handle* handle, const void* image, CUjit_optio
           w.put<uint32_t>(library_count);
           for (unsigned i = 0; i < library_count; ++i) {
             w.put<uint32_t>(static_cast<uint32_t>(library_options[i]));
-            w.put<uint64_t>(reinterpret_cast<uintptr_t>(library_values[i]));
+            w.put<uint64_t>(
+                library_values != nullptr ? reinterpret_cast<uintptr_t>(library_values[i]) : 0);
           }
         }
       },
