@@ -313,5 +313,52 @@ TEST_F(HostileDriver, max_active_clusters_of_a_function_the_session_never_got_is
   expect_session_goes_on(c);
 }
 
+// 2D copies: every device row range must be the session's; a direction that is none of the
+// three, or host rows over a chunk, is malformed and ends only its session.
+TEST_F(HostileDriver, two_dimensional_copies_are_vetted_row_range_and_direction) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUdeviceptr dptr = 0;
+  Reply r = call(c, cu::Fn::cuMemAlloc_v2, [&](WireWriter& w) {
+    mr::put_output(w, &dptr);
+    mr::put_value(w, size_t{4096});
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&dptr, r.rest.data() + 1, sizeof dptr);
+  const auto device_to_host = [&](uint64_t pitch, uint64_t width, uint64_t height) {
+    return call(c, cu::Fn::cuMemcpy2D_v2, [&](WireWriter& w) {
+      put_record(w, cu::Copy2DRequest{static_cast<uint32_t>(cu::Copy2DDirection::kDeviceToHost), 0,
+                                      0, dptr, pitch, width, height, nullptr});
+    });
+  };
+  r = device_to_host(512, 256, 8);
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_EQ(r.rest.size(), sizeof(uint64_t) + 256 * 8) << "the rows, packed";
+  EXPECT_EQ(device_to_host(512, 256, 9).status, CUDA_ERROR_INVALID_VALUE)
+      << "the ninth row lies past the allocation";
+  EXPECT_EQ(device_to_host(128, 256, 2).status, CUDA_ERROR_INVALID_VALUE) << "pitch under width";
+  r = call(c, cu::Fn::cuMemcpy2D_v2, [&](WireWriter& w) {
+    put_record(w, cu::Copy2DRequest{3, dptr, 64, CUdeviceptr{0x7fff0000}, 64, 64, 4, nullptr});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE) << "a source the session never allocated";
+  expect_session_goes_on(c);
+  r = call(c, cu::Fn::cuMemcpy2D_v2, [&](WireWriter& w) {
+    put_record(w, cu::Copy2DRequest{7, dptr, 64, dptr, 64, 64, 4, nullptr});
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileDriver, two_dimensional_rows_over_a_chunk_end_only_their_session) {
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply r = call(c, cu::Fn::cuMemcpy2D_v2, [](WireWriter& w) {
+    put_record(w, cu::Copy2DRequest{static_cast<uint32_t>(cu::Copy2DDirection::kDeviceToHost), 0, 0,
+                                    CUdeviceptr{0x1000}, 1 << 20, 1 << 20, 64, nullptr});
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

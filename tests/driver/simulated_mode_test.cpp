@@ -106,6 +106,25 @@ TEST_F(SimulatedDriverMode, static_saxpy_reaches_its_launch_with_its_grid_and_ar
   EXPECT_TRUE(backend_->logged("simulated")) << backend_->log();
 }
 
+// The 2D copies move data, not kernels, so the simulated device shows them whole: host_memory's
+// 2D section (pitched rows up, across, back down, sync and async, offsets, host to host) checks
+// every row it gets back, through the stub's packing, the backend's handler and device memory.
+TEST_F(SimulatedDriverMode, two_dimensional_copies_round_trip_their_rows) {
+  const RunResult result = run_program(std::string(GVIRTUS_STATIC_DIR) + "/host_memory");
+  const size_t begin = result.output.find("== 2D copies");
+  ASSERT_NE(begin, std::string::npos) << result.output;
+  const size_t end = result.output.find("\n==", begin + 1);
+  const std::string section = result.output.substr(begin, end - begin);
+  EXPECT_EQ(section.find("FAILED"), std::string::npos) << section;
+  size_t checks = 0;
+  for (size_t at = section.find("rows_match"); at != std::string::npos;
+       at = section.find("rows_match", at + 1)) {
+    ++checks;
+  }
+  EXPECT_GE(checks, 4u) << section;
+  EXPECT_EQ(section.find("not supported"), std::string::npos) << section;
+}
+
 // data/simulated_launches.txt, for one program: its launches as "COUNT KERNEL GRID BLOCK SHARED"
 // lines, and the functions it may find unsupported.
 struct Expected {

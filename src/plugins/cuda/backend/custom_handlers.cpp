@@ -19,6 +19,7 @@
 #include "cuda_vetting.h"
 #include "elf_nv_info.h"
 #include "fatbin.h"
+#include "plugins/cuda/backend/copies_2d.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
@@ -383,7 +384,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       device_to_host(in, out, result, true);
       return true;
     default:
-      return false;
+      return run_copy_2d(fn, in, out, result);
   }
 }
 

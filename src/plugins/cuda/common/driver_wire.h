@@ -14,6 +14,9 @@
 //                         Reply: i32 result.
 //   cuMemcpyDtoH(Async)   CopyRequest (device = source). Reply: i32 result, then a blob with the
 //                         bytes (nothing after a failure).
+//   cuMemcpy2D(Unaligned|Async)  Copy2DRequest; host to device, then the rows' bytes packed
+//                         (width x height, no gaps). Reply: i32 result; device to host, then
+//                         a blob with the rows packed (nothing after a failure).
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -54,6 +57,26 @@ struct CopyRequest {
   CUstream stream;
   static constexpr auto kFields =
       std::tuple{&CopyRequest::device, &CopyRequest::bytes, &CopyRequest::stream};
+};
+
+// A 2D copy between a device range and the client's memory, or between two device ranges (the
+// host side's pitch stays in the stub: its rows travel packed). At most kCopyChunkBytes of rows
+// per request when a host side is involved; the stub sends taller copies as several.
+enum class Copy2DDirection : uint32_t { kHostToDevice = 1, kDeviceToHost = 2, kDeviceToDevice = 3 };
+
+struct Copy2DRequest {
+  uint32_t direction;  // a Copy2DDirection, checked by the backend
+  CUdeviceptr dst;
+  uint64_t dst_pitch;  // device destinations only
+  CUdeviceptr src;
+  uint64_t src_pitch;  // device sources only
+  uint64_t width;      // bytes per row
+  uint64_t height;     // rows
+  CUstream stream;
+  static constexpr auto kFields =
+      std::tuple{&Copy2DRequest::direction, &Copy2DRequest::dst,       &Copy2DRequest::dst_pitch,
+                 &Copy2DRequest::src,       &Copy2DRequest::src_pitch, &Copy2DRequest::width,
+                 &Copy2DRequest::height,    &Copy2DRequest::stream};
 };
 
 }  // namespace gvirtus::cuda

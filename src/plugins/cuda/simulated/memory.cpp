@@ -240,3 +240,66 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcon
   }
   return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
 }
+
+namespace {
+
+// One side of a 2D copy on the simulated device: device memory must lie in one allocation
+// (pitch x (height - 1) + width bytes of it); host memory is the caller's.
+CUresult side_2d(sim::State& s, CUmemorytype type, const void* host, CUdeviceptr device,
+                 uint64_t offset, size_t pitch, size_t width, size_t height, std::byte*& at) {
+  if (height > 1 && pitch < width) return CUDA_ERROR_INVALID_VALUE;
+  const uint64_t span = uint64_t{pitch} * (height - 1) + width;
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      if (host == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      at = static_cast<std::byte*>(const_cast<void*>(host)) + offset;
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+      at = range(s, device + offset, span);
+      return at != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    default:
+      return CUDA_ERROR_NOT_SUPPORTED;  // the simulated device has no arrays
+  }
+}
+
+CUresult copy_2d(const CUDA_MEMCPY2D* copy, CUstream stream) {
+  if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return sim::guarded([&](sim::State& s) {
+    if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+    const size_t width = copy->WidthInBytes, height = copy->Height;
+    if (width == 0 || height == 0) return CUDA_SUCCESS;
+    std::byte* from = nullptr;
+    std::byte* to = nullptr;
+    const uint64_t src_offset = uint64_t{copy->srcY} * copy->srcPitch + copy->srcXInBytes;
+    const uint64_t dst_offset = uint64_t{copy->dstY} * copy->dstPitch + copy->dstXInBytes;
+    if (const CUresult r = side_2d(s, copy->srcMemoryType, copy->srcHost, copy->srcDevice,
+                                   src_offset, copy->srcPitch, width, height, from);
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+    if (const CUresult r = side_2d(s, copy->dstMemoryType, copy->dstHost, copy->dstDevice,
+                                   dst_offset, copy->dstPitch, width, height, to);
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+    for (size_t row = 0; row < height; ++row) {
+      std::memmove(to + row * copy->dstPitch, from + row * copy->srcPitch, width);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, nullptr);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pCopy) {
+  return copy_2d(pCopy, nullptr);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return copy_2d(pCopy, hStream);
+}

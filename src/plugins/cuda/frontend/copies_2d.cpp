@@ -1,0 +1,208 @@
+// The 2D copies of the client libcuda.so.1 (cuMemcpy2D, cuMemcpy2DUnaligned, cuMemcpy2DAsync):
+// the host side is the application's memory, so its rows travel, packed, and its pitch never
+// leaves the stub (common/driver_wire.h). Each side's memory type is the caller's, or, for
+// CU_MEMORYTYPE_UNIFIED, what the stub knows of the address; arrays are not remoted yet
+// (CUDA_ERROR_NOT_SUPPORTED). Host to device is sent ahead when asynchronous, as the 1D copy is;
+// device to host waits for its rows; host to host is the caller's own memcpy, in stream order.
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/wire_record.h"
+#include "cuda_remote_calls.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/memory_ranges.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+struct Side {
+  bool device;
+  CUdeviceptr device_address;
+  std::byte* host;  // const for a source
+  size_t pitch;
+};
+
+// One side of the copy, or an error for what the stub cannot copy.
+CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, CUarray array,
+                 size_t pitch, Side& side) {
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      side = {false, 0, static_cast<std::byte*>(const_cast<void*>(host)), pitch};
+      return host != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEMORYTYPE_DEVICE:
+      side = {true, device, nullptr, pitch};
+      return device != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_MEMORYTYPE_UNIFIED: {
+      const bool on_device = device_ranges().find(as_pointer(device)).has_value();
+      side = {on_device, device,
+              on_device ? nullptr : reinterpret_cast<std::byte*>(static_cast<uintptr_t>(device)),
+              pitch};
+      return device != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    }
+    case CU_MEMORYTYPE_ARRAY:
+      (void)array;
+      return CUDA_ERROR_NOT_SUPPORTED;  // CUDA arrays are not remoted yet
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+// Rows per request when a host side is involved: as many as fit in a chunk (at least one; a row
+// wider than a chunk is sent as 1D copies, row by row).
+size_t rows_per_request(size_t width) {
+  return std::max<size_t>(1, kCopyChunkBytes / std::max<size_t>(width, 1));
+}
+
+CUresult host_to_device(Fn fn, const Side& dst, const Side& src, size_t width, size_t height,
+                        CUstream stream, bool ahead) {
+  if (width > kCopyChunkBytes) {  // rows wider than a chunk: each as a 1D copy
+    for (size_t row = 0; row < height; ++row) {
+      const CUresult r = ahead ? cuMemcpyHtoDAsync_v2(dst.device_address + row * dst.pitch,
+                                                      src.host + row * src.pitch, width, stream)
+                               : cuMemcpyHtoD_v2(dst.device_address + row * dst.pitch,
+                                                 src.host + row * src.pitch, width);
+      if (r != CUDA_SUCCESS) return r;
+    }
+    return CUDA_SUCCESS;
+  }
+  const size_t step = rows_per_request(width);
+  std::vector<std::byte> packed;
+  for (size_t first = 0; first < height; first += step) {
+    const size_t rows = std::min(step, height - first);
+    packed.resize(rows * width);
+    for (size_t row = 0; row < rows; ++row) {
+      std::memcpy(packed.data() + row * width, src.host + (first + row) * src.pitch, width);
+    }
+    const Copy2DRequest request{static_cast<uint32_t>(Copy2DDirection::kHostToDevice),
+                                dst.device_address + first * dst.pitch,
+                                dst.pitch,
+                                0,
+                                0,
+                                width,
+                                rows,
+                                stream};
+    auto encode = [&](WireWriter& w) {
+      put_record(w, request);
+      w.put_raw(packed.data(), packed.size());
+    };
+    const CUresult r =
+        ahead ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult device_to_host(Fn fn, const Side& dst, const Side& src, size_t width, size_t height,
+                        CUstream stream) {
+  if (width > kCopyChunkBytes) {
+    for (size_t row = 0; row < height; ++row) {
+      const CUresult r =
+          fn == Fn::cuMemcpy2DAsync_v2
+              ? cuMemcpyDtoHAsync_v2(dst.host + row * dst.pitch,
+                                     src.device_address + row * src.pitch, width, stream)
+              : cuMemcpyDtoH_v2(dst.host + row * dst.pitch, src.device_address + row * src.pitch,
+                                width);
+      if (r != CUDA_SUCCESS) return r;
+    }
+    return CUDA_SUCCESS;
+  }
+  const size_t step = rows_per_request(width);
+  for (size_t first = 0; first < height; first += step) {
+    const size_t rows = std::min(step, height - first);
+    const Copy2DRequest request{static_cast<uint32_t>(Copy2DDirection::kDeviceToHost),
+                                0,
+                                0,
+                                src.device_address + first * src.pitch,
+                                src.pitch,
+                                width,
+                                rows,
+                                stream};
+    const CUresult r = remote_sync(
+        fn, [&](WireWriter& w) { put_record(w, request); },
+        [&](WireReader& in) {
+          if (in.remaining() == 0) return;  // a failure brings no rows
+          const auto data = in.get_blob(rows * width);
+          if (data.size() != rows * width) return;
+          for (size_t row = 0; row < rows; ++row) {
+            std::memcpy(dst.host + (first + row) * dst.pitch, data.data() + row * width, width);
+          }
+        });
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult copy_2d(Fn fn, const CUDA_MEMCPY2D* copy, CUstream stream) {
+  if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const size_t width = copy->WidthInBytes;
+  const size_t height = copy->Height;
+  Side src{}, dst{};
+  if (const CUresult r = side_of(copy->srcMemoryType, copy->srcHost, copy->srcDevice,
+                                 copy->srcArray, copy->srcPitch, src);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
+  if (const CUresult r = side_of(copy->dstMemoryType, copy->dstHost, copy->dstDevice,
+                                 copy->dstArray, copy->dstPitch, dst);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
+  if (copy->srcXInBytes != 0 || copy->srcY != 0 || copy->dstXInBytes != 0 || copy->dstY != 0) {
+    // Offsets: fold them into the addresses, as the driver applies them.
+    if (src.device)
+      src.device_address += copy->srcY * src.pitch + copy->srcXInBytes;
+    else
+      src.host += copy->srcY * src.pitch + copy->srcXInBytes;
+    if (dst.device)
+      dst.device_address += copy->dstY * dst.pitch + copy->dstXInBytes;
+    else
+      dst.host += copy->dstY * dst.pitch + copy->dstXInBytes;
+  }
+  if (width == 0 || height == 0) return CUDA_SUCCESS;
+  if ((height > 1 && (src.pitch < width || dst.pitch < width))) return CUDA_ERROR_INVALID_VALUE;
+  const bool ahead = fn == Fn::cuMemcpy2DAsync_v2;
+  if (src.device && dst.device) {
+    const Copy2DRequest request{static_cast<uint32_t>(Copy2DDirection::kDeviceToDevice),
+                                dst.device_address,
+                                dst.pitch,
+                                src.device_address,
+                                src.pitch,
+                                width,
+                                height,
+                                stream};
+    auto encode = [&](WireWriter& w) { put_record(w, request); };
+    return ahead ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
+  }
+  if (dst.device) return host_to_device(fn, dst, src, width, height, stream, ahead);
+  if (src.device) return device_to_host(fn, dst, src, width, height, stream);
+  // Host to host: in the caller, after the stream's earlier work.
+  if (ahead) {
+    if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
+  }
+  for (size_t row = 0; row < height; ++row) {
+    std::memmove(dst.host + row * dst.pitch, src.host + row * src.pitch, width);
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+namespace cr = gvirtus::cuda;
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2D_v2(
+    const CUDA_MEMCPY2D* pCopy) {
+  return cr::copy_2d(cr::Fn::cuMemcpy2D_v2, pCopy, nullptr);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2DUnaligned_v2(
+    const CUDA_MEMCPY2D* pCopy) {
+  return cr::copy_2d(cr::Fn::cuMemcpy2DUnaligned_v2, pCopy, nullptr);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2DAsync_v2(
+    const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
+  return cr::copy_2d(cr::Fn::cuMemcpy2DAsync_v2, pCopy, hStream);
+}
