@@ -125,6 +125,26 @@ TEST_F(SimulatedDriverMode, two_dimensional_copies_round_trip_their_rows) {
   EXPECT_EQ(section.find("not supported"), std::string::npos) << section;
 }
 
+// Pointer attributes come from what the stub knows of addresses: host_memory asks them of device
+// memory (and inside it), pinned and mapped host memory, and memory CUDA never saw.
+TEST_F(SimulatedDriverMode, pointer_attributes_tell_device_host_and_unknown_memory_apart) {
+  const RunResult result = run_program(std::string(GVIRTUS_STATIC_DIR) + "/host_memory");
+  const size_t begin = result.output.find("== pointer attributes");
+  ASSERT_NE(begin, std::string::npos) << result.output;
+  const std::string section =
+      result.output.substr(begin, result.output.find("\n==", begin + 1) - begin);
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = section.find(what); at != std::string::npos; at = section.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  EXPECT_EQ(count("type 2 device 0 devicePointer input hostPointer null"), 2u) << section;
+  EXPECT_EQ(count("type 1 device 0 devicePointer - hostPointer input"), 2u) << section;
+  EXPECT_EQ(count("type 0 device -2 devicePointer - hostPointer null"), 3u) << section;
+  EXPECT_EQ(section.find("cudaError"), std::string::npos) << section;
+}
+
 // data/simulated_launches.txt, for one program: its launches as "COUNT KERNEL GRID BLOCK SHARED"
 // lines, and the functions it may find unsupported.
 struct Expected {
