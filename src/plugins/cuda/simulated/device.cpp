@@ -421,18 +421,32 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuProfilerStop() {
   return sim::guarded([&](sim::State&) { return CUDA_SUCCESS; });
 }
 
-// The device's memory pool: one per device, a handle of ours (stream-ordered allocation is not
-// simulated yet).
+// The device's memory pool: one per device, a handle of ours. Stream-ordered allocations are
+// served from it at once (streams complete in order), as plain allocations.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
   return sim::guarded([&](sim::State&) {
     if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    static int pool_object;
-    *pool_out = reinterpret_cast<CUmemoryPool>(&pool_object);
+    *pool_out = sim::device_pool();
     return CUDA_SUCCESS;
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
   return cuDeviceGetDefaultMemPool(pool, dev);
+}
+
+// The device's current pool can only be its one pool here (the simulated device creates none).
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+  return sim::guarded([&](sim::State&) {
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    return pool == sim::device_pool() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
+  (void)minBytesToKeep;  // freed memory goes back at once: nothing is kept to trim
+  return sim::guarded([&](sim::State&) {
+    return pool == sim::device_pool() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
 }

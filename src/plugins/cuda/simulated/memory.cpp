@@ -134,6 +134,35 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   });
 }
 
+// Stream-ordered allocation: the stream's earlier work is done (streams complete at once), so the
+// memory is allocated and freed at once, from the device's pool.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize,
+                                                  CUstream hStream) {
+  {
+    const CUresult known = sim::guarded([&](sim::State& s) {
+      return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    });
+    if (known != CUDA_SUCCESS) return known;
+  }
+  return cuMemAlloc_v2(dptr, bytesize);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize,
+                                                          CUmemoryPool pool, CUstream hStream) {
+  if (pool != sim::device_pool()) return CUDA_ERROR_INVALID_VALUE;
+  return cuMemAllocAsync(dptr, bytesize, hStream);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+  {
+    const CUresult known = sim::guarded([&](sim::State& s) {
+      return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    });
+    if (known != CUDA_SUCCESS) return known;
+  }
+  return cuMemFree_v2(dptr);
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   return sim::guarded([&](sim::State& s) {
     if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;

@@ -41,4 +41,9 @@ bool known_stream(const State& s, CUstream stream) {
          s.streams.count(stream) != 0;
 }
 
+CUmemoryPool device_pool() {
+  static int pool_object;
+  return reinterpret_cast<CUmemoryPool>(&pool_object);
+}
+
 }  // namespace gvirtus::simulated

@@ -74,6 +74,9 @@ struct State {
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
 };
 
+// The device's memory pool: a fixed address of ours.
+CUmemoryPool device_pool();
+
 // The state, locked by the caller (guarded() does).
 State& state();
 
