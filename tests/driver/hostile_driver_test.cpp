@@ -360,5 +360,82 @@ TEST_F(HostileDriver, two_dimensional_rows_over_a_chunk_end_only_their_session) 
   expect_session_ended_alone(c);
 }
 
+// Virtual memory: a map must fall in a reservation of the session and name a physical allocation
+// of the session; access goes to mapped memory only; reserved but unmapped memory is no device
+// memory; shareable handles are refused; a malformed allocation property ends the session.
+TEST_F(HostileDriver, virtual_memory_is_vetted_against_the_sessions_own_ranges) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto vm = [&](cu::Fn fn, cu::VirtualMemoryRequest request, const void* blob = nullptr,
+                      size_t bytes = 0) {
+    return call(c, fn, [&](WireWriter& w) {
+      put_record(w, request);
+      if (blob != nullptr || fn == cu::Fn::cuMemCreate || fn == cu::Fn::cuMemSetAccess) {
+        w.put_blob(blob, bytes);
+      }
+    });
+  };
+  const auto answer = [](const Reply& r) {
+    uint64_t value = 0;
+    if (r.rest.size() == sizeof value) std::memcpy(&value, r.rest.data(), sizeof value);
+    return value;
+  };
+  constexpr uint64_t kPage = 2 << 20;
+  Reply r = vm(cu::Fn::cuMemAddressReserve, {0, 4 * kPage, 0, 0, 0});
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  const uint64_t base = answer(r);
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  r = vm(cu::Fn::cuMemCreate, {0, kPage, 0, 0, 0}, &prop, sizeof prop);
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  const uint64_t handle = answer(r);
+  EXPECT_EQ(vm(cu::Fn::cuMemMap, {base + 4 * kPage, kPage, 0, handle, 0}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "outside the reservation";
+  EXPECT_EQ(vm(cu::Fn::cuMemMap, {0x7fff00000000, kPage, 0, handle, 0}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "no reservation of the session";
+  EXPECT_EQ(vm(cu::Fn::cuMemMap, {base, kPage, 0, handle + 1000, 0}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "a handle the session never got";
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  EXPECT_EQ(vm(cu::Fn::cuMemSetAccess, {base, kPage, 0, 0, 0}, &access, sizeof access).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "nothing mapped yet";
+  ASSERT_EQ(vm(cu::Fn::cuMemMap, {base, kPage, 0, handle, 0}).status, CUDA_SUCCESS);
+  ASSERT_EQ(vm(cu::Fn::cuMemSetAccess, {base, kPage, 0, 0, 0}, &access, sizeof access).status,
+            CUDA_SUCCESS);
+  const auto memset = [&](uint64_t address, size_t bytes) {
+    return call(c, cu::Fn::cuMemsetD8_v2,
+                [&](WireWriter& w) {
+                  mr::put_value(w, CUdeviceptr{address});
+                  mr::put_value(w, static_cast<unsigned char>(7));
+                  mr::put_value(w, bytes);
+                })
+        .status;
+  };
+  EXPECT_EQ(memset(base, kPage), CUDA_SUCCESS) << "mapped memory is the session's";
+  EXPECT_EQ(memset(base + kPage, 64), CUDA_ERROR_INVALID_VALUE) << "reserved, not mapped";
+  EXPECT_EQ(vm(cu::Fn::cuMemAddressFree, {base, 4 * kPage, 0, 0, 0}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "still mapped";
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  EXPECT_EQ(vm(cu::Fn::cuMemCreate, {0, kPage, 0, 0, 0}, &prop, sizeof prop).status,
+            CUDA_ERROR_NOT_SUPPORTED)
+      << "a file descriptor of the backend's machine";
+  ASSERT_EQ(vm(cu::Fn::cuMemUnmap, {base, kPage, 0, 0, 0}).status, CUDA_SUCCESS);
+  EXPECT_EQ(memset(base, 64), CUDA_ERROR_INVALID_VALUE) << "unmapped again";
+  EXPECT_EQ(vm(cu::Fn::cuMemRelease, {0, 0, 0, handle, 0}).status, CUDA_SUCCESS);
+  EXPECT_EQ(vm(cu::Fn::cuMemRelease, {0, 0, 0, handle, 0}).status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(vm(cu::Fn::cuMemAddressFree, {base, 4 * kPage, 0, 0, 0}).status, CUDA_SUCCESS);
+  expect_session_goes_on(c);
+  r = vm(cu::Fn::cuMemCreate, {0, kPage, 0, 0, 0}, &prop, sizeof prop - 1);
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -145,6 +145,14 @@ TEST_F(SimulatedDriverMode, pointer_attributes_tell_device_host_and_unknown_memo
   EXPECT_EQ(section.find("cudaError"), std::string::npos) << section;
 }
 
+// Virtual memory management moves data through the simulated device whole: the driver_vmm
+// program's copy across the seam of two mapped allocations comes back as it went.
+TEST_F(SimulatedDriverMode, virtual_memory_copies_cross_the_seam_of_two_mappings) {
+  const RunResult result = run_program(std::string(GVIRTUS_STATIC_DIR) + "/library_driver_vmm");
+  EXPECT_NE(result.output.find("calls: ok"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("seam: ok"), std::string::npos) << result.output;
+}
+
 // data/simulated_launches.txt, for one program: its launches as "COUNT KERNEL GRID BLOCK SHARED"
 // lines, and the functions it may find unsupported.
 struct Expected {
@@ -313,11 +321,12 @@ TEST_P(WithoutADriver, a_program_fails_as_it_does_natively) {
 INSTANTIATE_TEST_SUITE_P(Programs, WithoutADriver, ::testing::ValuesIn(static_programs()),
                          [](const auto& info) { return info.param; });
 
-// The library programs too, but for NVRTC's, which links libcuda.so.1 itself: natively, without a
-// driver, it does not start at all.
+// The library programs too, but for those linking libcuda.so.1 themselves (NVRTC's and the
+// driver's own): natively, without a driver, they do not start at all.
 std::vector<std::string> library_programs_on_the_runtime() {
   std::vector<std::string> names = library_programs();
   std::erase(names, "library_nvrtc_ptx");
+  std::erase(names, "library_driver_vmm");
   return names;
 }
 

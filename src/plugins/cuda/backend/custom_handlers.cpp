@@ -20,6 +20,7 @@
 #include "elf_nv_info.h"
 #include "fatbin.h"
 #include "plugins/cuda/backend/copies_2d.h"
+#include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
@@ -384,7 +385,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       device_to_host(in, out, result, true);
       return true;
     default:
-      return run_copy_2d(fn, in, out, result);
+      return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result);
   }
 }
 

@@ -17,6 +17,10 @@
 //   cuMemcpy2D(Unaligned|Async)  Copy2DRequest; host to device, then the rows' bytes packed
 //                         (width x height, no gaps). Reply: i32 result; device to host, then
 //                         a blob with the rows packed (nothing after a failure).
+//   virtual memory        VirtualMemoryRequest (which fields each call uses: below). Reply: i32
+//                         result, then for cuMemAddressReserve the address, for cuMemCreate the
+//                         handle, for cuMemGetAllocationGranularity the granularity (u64 each,
+//                         0 after a failure).
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -78,5 +82,30 @@ struct Copy2DRequest {
                  &Copy2DRequest::src,       &Copy2DRequest::src_pitch, &Copy2DRequest::width,
                  &Copy2DRequest::height,    &Copy2DRequest::stream};
 };
+
+// The virtual memory management calls (common/virtual_ranges.h says what both sides keep):
+//   cuMemAddressReserve   bytes, alignment, address (the hint), flags
+//   cuMemAddressFree      address, bytes
+//   cuMemCreate           bytes, flags, then the CUmemAllocationProp's bytes (its Windows
+//                         pointer is the backend's to clear)
+//   cuMemRelease          handle
+//   cuMemMap              address, bytes, offset (in alignment), handle, flags
+//   cuMemUnmap            address, bytes
+//   cuMemSetAccess        address, bytes, then a blob of CUmemAccessDesc
+//   cuMemGetAllocationGranularity  flags (the option), then the CUmemAllocationProp's bytes
+struct VirtualMemoryRequest {
+  CUdeviceptr address;
+  uint64_t bytes;
+  uint64_t alignment;  // cuMemAddressReserve's alignment, or cuMemMap's offset
+  uint64_t handle;     // a CUmemGenericAllocationHandle
+  uint64_t flags;
+  static constexpr auto kFields =
+      std::tuple{&VirtualMemoryRequest::address, &VirtualMemoryRequest::bytes,
+                 &VirtualMemoryRequest::alignment, &VirtualMemoryRequest::handle,
+                 &VirtualMemoryRequest::flags};
+};
+
+// The most access descriptors one cuMemSetAccess takes (one per device and the host, with room).
+inline constexpr uint64_t kMaxAccessDescriptors = 64;
 
 }  // namespace gvirtus::cuda

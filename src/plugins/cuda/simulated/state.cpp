@@ -13,12 +13,32 @@ CUcontext primary_context() {
   return reinterpret_cast<CUcontext>(&context_object);
 }
 
+namespace {
+
+// [address, address + bytes) in accessible mappings that follow one another, or null.
+std::byte* mapped_range(State& s, CUdeviceptr address, uint64_t bytes) {
+  auto it = s.mappings.upper_bound(address);
+  if (it == s.mappings.begin()) return nullptr;
+  --it;
+  if (address - it->first >= it->second.bytes) return nullptr;
+  const uint64_t end = address + bytes;
+  for (uint64_t at = it->first;;) {
+    if (it == s.mappings.end() || it->first != at || !it->second.accessible) return nullptr;
+    at += it->second.bytes;
+    if (at >= end) return reinterpret_cast<std::byte*>(address);
+    ++it;
+  }
+}
+
+}  // namespace
+
 std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes) {
+  if (address > UINT64_MAX - bytes) return nullptr;
   auto it = s.allocation_bytes.upper_bound(address);
-  if (it == s.allocation_bytes.begin()) return nullptr;
+  if (it == s.allocation_bytes.begin()) return mapped_range(s, address, bytes);
   --it;
   const uint64_t offset = address - it->first;
-  if (offset > it->second || it->second - offset < bytes) return nullptr;
+  if (offset > it->second || it->second - offset < bytes) return mapped_range(s, address, bytes);
   return s.allocations.at(it->first).get() + offset;
 }
 

@@ -54,6 +54,24 @@ struct Event {
   bool recorded = false;
 };
 
+// Virtual memory management (virtual_memory.cpp): a physical allocation is a memory file; a
+// reservation an inaccessible mapping of the process's own address space, into which physical
+// allocations are mapped shared, so that every mapping of one allocation shows the same bytes.
+struct Physical {
+  int fd = -1;
+  uint64_t bytes = 0;
+  Physical() = default;
+  Physical(int f, uint64_t b) : fd(f), bytes(b) {}
+  Physical(const Physical&) = delete;
+  Physical& operator=(const Physical&) = delete;
+  ~Physical();
+};
+
+struct Mapping {
+  uint64_t bytes;
+  bool accessible;  // cuMemSetAccess gave the device access
+};
+
 struct State {
   std::mutex mutex;
   bool initialized = false;
@@ -71,6 +89,10 @@ struct State {
   uint32_t next_stream = 1;
   std::map<CUevent, std::unique_ptr<Event>> events;
   std::map<int, size_t> limits;
+  std::map<uintptr_t, uint64_t> reservations;              // start -> bytes
+  std::map<uintptr_t, Mapping> mappings;                   // start -> mapping
+  std::map<uint64_t, std::unique_ptr<Physical>> physical;  // CUmemGenericAllocationHandle ->
+  uint64_t next_physical = 1;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
 };
 

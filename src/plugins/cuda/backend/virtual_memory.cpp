@@ -1,0 +1,215 @@
+// The backend's handlers of virtual memory management (wire: common/driver_wire.h's
+// VirtualMemoryRequest). The session's reservations, mappings and physical allocations are kept
+// here (one session per worker process), and every request is vetted against them before the
+// driver sees it: a map must fall inside a reservation of the session and name a physical
+// allocation of the session; an access setting must cover mapped memory only; a free must name a
+// whole reservation with nothing mapped. What is mapped is device memory of the session's for
+// every other call: each reservation's mapped runs are recorded in the allocation ledger, owned by
+// the reservation, so copies and memsets may span adjacent mappings, as on the driver.
+//
+// Refused, because they would reach past the session: shareable handles (a file descriptor or
+// fabric handle of the backend's machine) and a Windows security attribute pointer.
+#include <cuda.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/services/session_services.h"
+#include "common/error.h"
+#include "common/wire_record.h"
+#include "cuda_calls.h"
+#include "cuda_real.h"
+#include "plugins/cuda/backend/virtual_memory.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/virtual_ranges.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+struct Session {
+  std::mutex mutex;
+  VirtualRanges ranges;
+  std::map<uint64_t, uint64_t> physical;  // CUmemGenericAllocationHandle -> bytes
+};
+
+Session& session() {
+  static Session s;  // one session per worker process
+  return s;
+}
+
+// Re-records a reservation's mapped runs in the ledger, owned by the reservation.
+void publish_runs(Session& s, uint64_t reservation) {
+  auto& ledger = services::session_services().allocations;
+  const auto* owner = reinterpret_cast<const void*>(static_cast<uintptr_t>(reservation));
+  ledger.owner_gone(owner);
+  for (const auto& [start, bytes] : s.ranges.runs(reservation)) {
+    ledger.owned(owner, reinterpret_cast<const void*>(static_cast<uintptr_t>(start)), bytes);
+  }
+}
+
+CUresult lacks(const void* function) {
+  return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+// A CUmemAllocationProp from the wire, made safe for the driver: its Windows pointer cleared,
+// and no shareable handle type (one would be the backend machine's).
+CUresult allocation_prop(WireReader& in, CUmemAllocationProp& prop) {
+  const auto bytes = in.get_blob(sizeof prop);
+  if (bytes.size() != sizeof prop) {
+    raise(ErrorKind::kInvalidInput,
+          "a CUmemAllocationProp of " + std::to_string(bytes.size()) + " bytes");
+  }
+  std::memcpy(&prop, bytes.data(), sizeof prop);
+  prop.win32HandleMetaData = nullptr;
+  return prop.requestedHandleTypes == CU_MEM_HANDLE_TYPE_NONE ? CUDA_SUCCESS
+                                                              : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+}  // namespace
+
+bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  switch (fn) {
+    case Fn::cuMemAddressReserve:
+    case Fn::cuMemAddressFree:
+    case Fn::cuMemCreate:
+    case Fn::cuMemRelease:
+    case Fn::cuMemMap:
+    case Fn::cuMemUnmap:
+    case Fn::cuMemSetAccess:
+    case Fn::cuMemGetAllocationGranularity:
+      break;
+    default:
+      return false;
+  }
+  const auto r = get_record<VirtualMemoryRequest>(in);
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  uint64_t answer = 0;  // the address, handle or granularity some calls reply with
+  switch (fn) {
+    case Fn::cuMemAddressReserve: {
+      in.expect_end();
+      result = lacks(reinterpret_cast<const void*>(real().cuMemAddressReserve));
+      CUdeviceptr address = 0;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMemAddressReserve(&address, r.bytes, r.alignment, r.address, r.flags);
+      }
+      if (result == CUDA_SUCCESS && !s.ranges.reserve(address, r.bytes)) {
+        real().cuMemAddressFree(address, r.bytes);  // the driver's answer overlaps our records
+        result = CUDA_ERROR_INVALID_VALUE;
+      }
+      if (result == CUDA_SUCCESS) answer = address;
+      break;
+    }
+    case Fn::cuMemAddressFree:
+      in.expect_end();
+      result = s.ranges.reservation_of(r.address, r.bytes) == r.address
+                   ? lacks(reinterpret_cast<const void*>(real().cuMemAddressFree))
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) result = real().cuMemAddressFree(r.address, r.bytes);
+      if (result == CUDA_SUCCESS && !s.ranges.release(r.address, r.bytes)) {
+        result = CUDA_ERROR_INVALID_VALUE;  // not as reserved, or still mapped
+      }
+      break;
+    case Fn::cuMemCreate: {
+      CUmemAllocationProp prop{};
+      result = allocation_prop(in, prop);
+      in.expect_end();
+      if (result == CUDA_SUCCESS) result = lacks(reinterpret_cast<const void*>(real().cuMemCreate));
+      CUmemGenericAllocationHandle handle = 0;
+      if (result == CUDA_SUCCESS) result = real().cuMemCreate(&handle, r.bytes, &prop, r.flags);
+      if (result == CUDA_SUCCESS) {
+        s.physical[handle] = r.bytes;
+        answer = handle;
+      }
+      break;
+    }
+    case Fn::cuMemRelease:
+      in.expect_end();
+      result = s.physical.count(r.handle) != 0
+                   ? lacks(reinterpret_cast<const void*>(real().cuMemRelease))
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) result = real().cuMemRelease(r.handle);
+      if (result == CUDA_SUCCESS) s.physical.erase(r.handle);
+      break;
+    case Fn::cuMemMap: {
+      in.expect_end();
+      const auto reservation = s.ranges.reservation_of(r.address, r.bytes);
+      const auto physical = s.physical.find(r.handle);
+      result = reservation && physical != s.physical.end() && r.alignment <= physical->second &&
+                       r.bytes <= physical->second - r.alignment && !s.ranges.mapped(r.address, 1)
+                   ? lacks(reinterpret_cast<const void*>(real().cuMemMap))
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMemMap(r.address, r.bytes, r.alignment, r.handle, r.flags);
+      }
+      if (result == CUDA_SUCCESS) {
+        if (!s.ranges.map(r.address, r.bytes)) {
+          real().cuMemUnmap(r.address, r.bytes);  // it overlaps a mapping of ours
+          result = CUDA_ERROR_INVALID_VALUE;
+        } else {
+          publish_runs(s, *reservation);
+        }
+      }
+      break;
+    }
+    case Fn::cuMemUnmap: {
+      in.expect_end();
+      const auto reservation = s.ranges.reservation_of(r.address, r.bytes);
+      result = reservation && s.ranges.mapped(r.address, 1)
+                   ? lacks(reinterpret_cast<const void*>(real().cuMemUnmap))
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) result = real().cuMemUnmap(r.address, r.bytes);
+      if (result == CUDA_SUCCESS) {
+        s.ranges.unmap(r.address, r.bytes);
+        publish_runs(s, *reservation);
+      }
+      break;
+    }
+    case Fn::cuMemSetAccess: {
+      const auto blob = in.get_blob(kMaxAccessDescriptors * sizeof(CUmemAccessDesc));
+      in.expect_end();
+      if (blob.size() % sizeof(CUmemAccessDesc) != 0) {
+        raise(ErrorKind::kInvalidInput,
+              "access descriptors of " + std::to_string(blob.size()) + " bytes");
+      }
+      std::vector<CUmemAccessDesc> descriptors(blob.size() / sizeof(CUmemAccessDesc));
+      if (!blob.empty()) std::memcpy(descriptors.data(), blob.data(), blob.size());
+      result = s.ranges.mapped(r.address, r.bytes)
+                   ? lacks(reinterpret_cast<const void*>(real().cuMemSetAccess))
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMemSetAccess(r.address, r.bytes,
+                                       descriptors.empty() ? nullptr : descriptors.data(),
+                                       descriptors.size());
+      }
+      break;
+    }
+    case Fn::cuMemGetAllocationGranularity: {
+      CUmemAllocationProp prop{};
+      allocation_prop(in, prop);  // a shareable handle type is a fair question here
+      in.expect_end();
+      result = lacks(reinterpret_cast<const void*>(real().cuMemGetAllocationGranularity));
+      size_t granularity = 0;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMemGetAllocationGranularity(
+            &granularity, &prop, static_cast<CUmemAllocationGranularity_flags>(r.flags & 1));
+      }
+      if (result == CUDA_SUCCESS) answer = granularity;
+      break;
+    }
+    default:
+      break;
+  }
+  out.put<int32_t>(result);
+  if (fn == Fn::cuMemAddressReserve || fn == Fn::cuMemCreate ||
+      fn == Fn::cuMemGetAllocationGranularity) {
+    out.put<uint64_t>(result == CUDA_SUCCESS ? answer : 0);
+  }
+  return true;
+}
+
+}  // namespace gvirtus::cuda
