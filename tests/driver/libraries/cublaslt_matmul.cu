@@ -8,13 +8,10 @@
 #define CHECK_CUBLASLT(call) CHECK_STATUS("cuBLASLt", call, CUBLAS_STATUS_SUCCESS)
 
 int main() {
-  const int m = 64, k = 48, n = 32;
-  std::vector<float> a(m * k), b(k * n), c(m * n, 0.f), want(m * n, 0.f);
-  for (int i = 0; i < m * k; ++i) a[i] = static_cast<float>(i % 7) - 3.f;
-  for (int i = 0; i < k * n; ++i) b[i] = static_cast<float>(i % 5) * 0.5f;
-  for (int j = 0; j < n; ++j)
-    for (int p = 0; p < k; ++p)
-      for (int i = 0; i < m; ++i) want[i + j * m] += a[i + p * m] * b[p + j * k];
+  const GemmCase g;
+  const int m = g.m, k = g.k, n = g.n;
+  const std::vector<float>&a = g.a, &b = g.b, &want = g.want;
+  std::vector<float> c(m * n, 0.f);
   const size_t workspace_size = 4 << 20;
   float *da, *db, *dc;
   void* workspace;

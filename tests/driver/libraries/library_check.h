@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #define CHECK_STATUS(library, call, ok)                                              \
   do {                                                                               \
@@ -28,6 +29,20 @@
       std::exit(1);                                                                      \
     }                                                                                    \
   } while (0)
+
+// The column-major m x k and k x n inputs both GEMM programs multiply, and their product on the
+// CPU: small integers and halves, so that any summation order gives the same floats.
+struct GemmCase {
+  int m = 64, k = 48, n = 32;
+  std::vector<float> a, b, want;
+  GemmCase() : a(m * k), b(k * n), want(m * n, 0.f) {
+    for (int i = 0; i < m * k; ++i) a[i] = static_cast<float>(i % 7) - 3.f;
+    for (int i = 0; i < k * n; ++i) b[i] = static_cast<float>(i % 5) * 0.5f;
+    for (int j = 0; j < n; ++j)
+      for (int p = 0; p < k; ++p)
+        for (int i = 0; i < m; ++i) want[i + j * m] += a[i + p * m] * b[p + j * k];
+  }
+};
 
 // Prints the verdict on a result: max relative error against the reference within tolerance.
 template <typename T>

@@ -4,13 +4,11 @@
 // CUDA_ERROR_INVALID_VALUE and a null string, as from the driver.
 #include <cuda.h>
 
+#include "common/error_texts.h"
+
 namespace {
 
-struct ErrorText {
-  int code;
-  const char* name;
-  const char* text;
-};
+using gvirtus::ErrorText;
 
 constexpr ErrorText kErrors[] = {
 #define GVIRTUS_DRIVER_ERROR(code, name, text) {code, name, text},
@@ -18,17 +16,10 @@ constexpr ErrorText kErrors[] = {
 #undef GVIRTUS_DRIVER_ERROR
 };
 
-const ErrorText* find(CUresult error) {
-  for (const ErrorText& e : kErrors) {
-    if (e.code == static_cast<int>(error)) return &e;
-  }
-  return nullptr;
-}
-
 template <const char* ErrorText::*kField>
 CUresult lookup(CUresult error, const char** out) {
   if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const ErrorText* e = find(error);
+  const ErrorText* e = gvirtus::find_error(kErrors, static_cast<int>(error));
   *out = e != nullptr ? e->*kField : nullptr;
   return e != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

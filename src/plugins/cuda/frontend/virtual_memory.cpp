@@ -40,6 +40,16 @@ void publish_runs(Client& c, uint64_t reservation) {
   }
 }
 
+// Records a mapping the backend made (or undid) and republishes its reservation's runs.
+void remember(uint64_t start, uint64_t bytes, bool mapped) {
+  Client& c = client();
+  std::lock_guard lock(c.mutex);
+  const auto reservation = c.ranges.reservation_of(start, bytes);
+  if (reservation && (mapped ? c.ranges.map(start, bytes) : c.ranges.unmap(start, bytes))) {
+    publish_runs(c, *reservation);
+  }
+}
+
 // One call: the request, then (for three calls) the u64 the reply brings.
 CUresult call(Fn fn, const VirtualMemoryRequest& request, const void* blob, size_t blob_bytes,
               uint64_t* answer) {
@@ -103,27 +113,13 @@ GVIRTUS_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                  CUmemGenericAllocationHandle handle, unsigned long long flags) {
   const CUresult result =
       cr::call(cr::Fn::cuMemMap, {ptr, size, offset, handle, flags}, nullptr, 0, nullptr);
-  if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(cr::client().mutex);
-    cr::Client& c = cr::client();
-    if (const auto reservation = c.ranges.reservation_of(ptr, size);
-        reservation && c.ranges.map(ptr, size)) {
-      cr::publish_runs(c, *reservation);
-    }
-  }
+  if (result == CUDA_SUCCESS) cr::remember(ptr, size, true);
   return result;
 }
 
 GVIRTUS_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   const CUresult result = cr::call(cr::Fn::cuMemUnmap, {ptr, size, 0, 0, 0}, nullptr, 0, nullptr);
-  if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(cr::client().mutex);
-    cr::Client& c = cr::client();
-    if (const auto reservation = c.ranges.reservation_of(ptr, size);
-        reservation && c.ranges.unmap(ptr, size)) {
-      cr::publish_runs(c, *reservation);
-    }
-  }
+  if (result == CUDA_SUCCESS) cr::remember(ptr, size, false);
   return result;
 }
 

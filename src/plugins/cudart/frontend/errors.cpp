@@ -1,14 +1,11 @@
 // cudaGetErrorName / cudaGetErrorString, answered locally with NVIDIA's own text (a table made at
 // build time from the real runtime by tools/gen/dump_cuda_errors).
+#include "common/error_texts.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace {
 
-struct ErrorText {
-  int code;
-  const char* name;
-  const char* text;
-};
+using gvirtus::ErrorText;
 
 constexpr ErrorText kErrors[] = {
 #define GVIRTUS_CUDA_ERROR(code, name, text) {code, name, text},
@@ -17,10 +14,7 @@ constexpr ErrorText kErrors[] = {
 };
 
 const ErrorText* find(cudaError_t error) {
-  for (const ErrorText& e : kErrors) {
-    if (e.code == static_cast<int>(error)) return &e;
-  }
-  return nullptr;
+  return gvirtus::find_error(kErrors, static_cast<int>(error));
 }
 
 }  // namespace
