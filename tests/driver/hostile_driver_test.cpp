@@ -437,5 +437,59 @@ TEST_F(HostileDriver, virtual_memory_is_vetted_against_the_sessions_own_ranges) 
   expect_session_ended_alone(c);
 }
 
+// Graphs: handles the session never got are refused; a stream in the middle of a capture takes no
+// copy from the client's memory (the graph would read the backend's transient copy of it later).
+TEST_F(HostileDriver, graphs_and_captures_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUgraphExec executable = nullptr;
+  Reply r = call(c, cu::Fn::cuGraphInstantiateWithFlags, [&](WireWriter& w) {
+    mr::put_output(w, &executable);
+    mr::put_value(w, reinterpret_cast<CUgraph>(uintptr_t{0x5000}));
+    mr::put_value(w, 0ull);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  r = call(c, cu::Fn::cuGraphDestroy,
+           [](WireWriter& w) { mr::put_value(w, reinterpret_cast<CUgraph>(uintptr_t{0x5000})); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  CUstream stream = nullptr;
+  r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
+    mr::put_output(w, &stream);
+    mr::put_value(w, 1u);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
+  r = call(c, cu::Fn::cuStreamBeginCapture_v2, [&](WireWriter& w) {
+    mr::put_value(w, stream);
+    mr::put_value(w, CU_STREAM_CAPTURE_MODE_RELAXED);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  CUdeviceptr dptr = 0;
+  r = call(c, cu::Fn::cuMemAlloc_v2, [&](WireWriter& w) {
+    mr::put_output(w, &dptr);
+    mr::put_value(w, size_t{256});
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&dptr, r.rest.data() + 1, sizeof dptr);
+  const std::vector<std::byte> data(64);
+  r = call(c, cu::Fn::cuMemcpyHtoDAsync_v2, [&](WireWriter& w) {
+    put_record(w, cu::CopyRequest{dptr, data.size(), stream});
+    w.put_raw(data.data(), data.size());
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  r = call(c, cu::Fn::cuMemcpyDtoHAsync_v2, [&](WireWriter& w) {
+    put_record(w, cu::CopyRequest{dptr, 64, stream});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+  EXPECT_TRUE(r.rest.empty()) << "no bytes after a failure";
+  CUgraph graph = nullptr;
+  r = call(c, cu::Fn::cuStreamEndCapture, [&](WireWriter& w) {
+    mr::put_value(w, stream);
+    mr::put_output(w, &graph);
+  });
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  expect_session_goes_on(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -50,6 +50,14 @@ CUresult run(Fn fn, const CUDA_MEMCPY2D& copy, CUstream stream) {
   }
 }
 
+// Whether a stream the session holds is in the middle of a capture.
+bool vetted_stream_capturing(CUstream stream) {
+  if (vet(stream) != CUDA_SUCCESS || real().cuStreamIsCapturing == nullptr) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return real().cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 }  // namespace
 
 bool run_copy_2d(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
@@ -76,6 +84,10 @@ bool run_copy_2d(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   if (direction == Copy2DDirection::kHostToDevice) rows = in.get_raw(packed);
   in.expect_end();
 
+  if (with_stream && host_side && vetted_stream_capturing(request.stream)) {
+    out.put<int32_t>(result = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);  // see custom_handlers.cpp
+    return true;
+  }
   CUDA_MEMCPY2D copy{};
   copy.WidthInBytes = request.width;
   copy.Height = request.height;

@@ -277,6 +277,17 @@ void max_active_clusters(WireReader& in, WireWriter& out, CUresult& result) {
   out.put<int32_t>(result == CUDA_SUCCESS ? clusters : 0);  // the stub reads it either way
 }
 
+// A stream in the middle of a capture cannot take a copy from or to memory of ours: the graph
+// would read or write it when it runs, long after the reply has gone.
+CUresult not_capturing(CUstream stream) {
+  if (real().cuStreamIsCapturing == nullptr) return CUDA_SUCCESS;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult r = real().cuStreamIsCapturing(stream, &status);
+  if (r != CUDA_SUCCESS) return r;
+  return status == CU_STREAM_CAPTURE_STATUS_NONE ? CUDA_SUCCESS
+                                                 : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
 // cuMemcpyHtoD(Async): the data follows the record; pageable memory of ours, which the driver
 // has finished reading when it returns.
 void host_to_device(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
@@ -291,6 +302,7 @@ void host_to_device(WireReader& in, WireWriter& out, CUresult& result, bool with
   in.expect_end();
   result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
                          with_stream ? vet(request.stream) : CUDA_SUCCESS);
+  if (result == CUDA_SUCCESS && with_stream) result = not_capturing(request.stream);
   if (result == CUDA_SUCCESS) {
     result = with_stream ? (real().cuMemcpyHtoDAsync_v2 != nullptr
                                 ? real().cuMemcpyHtoDAsync_v2(request.device, data.data(),
@@ -319,6 +331,7 @@ void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with
                          lacks(reinterpret_cast<const void*>(real().cuMemcpyDtoH_v2)),
                          lacks(reinterpret_cast<const void*>(real().cuMemcpyDtoHAsync_v2)),
                          lacks(reinterpret_cast<const void*>(real().cuStreamSynchronize)));
+  if (result == CUDA_SUCCESS && with_stream) result = not_capturing(request.stream);
   const size_t at = out.size();
   out.put<int32_t>(result);
   if (result != CUDA_SUCCESS) return;

@@ -11,12 +11,15 @@
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
+#include "plugins/cuda/frontend/stream_capture.h"
 
 namespace gvirtus::cuda {
 namespace {
 
 CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream,
                         bool ahead) {
+  // Captured, the copy would read the backend's transient copy of the bytes when the graph runs.
+  if (stream != nullptr && capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (bytes == 0) return CUDA_SUCCESS;
   if (src == nullptr || dst == 0) return CUDA_ERROR_INVALID_VALUE;
   const auto* from = static_cast<const std::byte*>(src);
@@ -37,6 +40,11 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
 }
 
 CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream, Fn fn) {
+  // The bytes land in the client's memory when the copy is done: waited for, which a capture
+  // cannot hold.
+  if (fn == Fn::cuMemcpyDtoHAsync_v2 && capturing(stream)) {
+    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  }
   if (bytes == 0) return CUDA_SUCCESS;
   if (dst == nullptr || src == 0) return CUDA_ERROR_INVALID_VALUE;
   auto* to = static_cast<std::byte*>(dst);
@@ -107,6 +115,7 @@ CUresult unified_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s
   if (bytes == 0) return CUDA_SUCCESS;
   if (host_dst == nullptr || host_src == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (with_stream) {
+    if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
   }
   std::memmove(host_dst, host_src, bytes);

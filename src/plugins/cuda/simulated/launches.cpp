@@ -5,6 +5,8 @@
 //    "stream":0,"params":"00040000..."}
 // where stream is 0 for the null (or a predefined) stream, else the stream's number in creation
 // order, and params is the parameter buffer in lowercase hex, laid out as the kernel's layout.
+// A launch on a capturing stream is kept by the capture instead, and recorded each time a graph
+// made of it is launched, on that launch's stream, marked "graph":true (graphs.cpp).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,9 +53,8 @@ std::string hex(const std::vector<std::byte>& bytes) {
   return text;
 }
 
-// Records one launch; a record that cannot be written fails the launch
-// (CUDA_ERROR_OPERATING_SYSTEM) rather than being lost.
-CUresult record(const std::string& line) {
+// Appends one line to the launch records; one that cannot be written fails the launch.
+CUresult append(const std::string& line) {
   GVIRTUS_LOG(kInfo) << "simulated launch " << line;
   const char* file = std::getenv("GVIRTUS_SIMULATED_LAUNCHES");
   if (file == nullptr || *file == '\0') return CUDA_SUCCESS;
@@ -72,6 +73,24 @@ CUresult refused(CUresult status, const char* why) {
 }
 
 }  // namespace
+
+namespace gvirtus::simulated {
+
+CUresult record_launch(State& s, CUstream stream, const CapturedLaunch& launch) {
+  if (const auto capture = s.capturing.find(stream); capture != s.capturing.end()) {
+    capture->second.push_back(launch);
+    return CUDA_SUCCESS;
+  }
+  const auto number = s.streams.find(stream);
+  return append(launch.head + ",\"stream\":" +
+                std::to_string(number != s.streams.end() ? number->second : 0) + launch.tail + "}");
+}
+
+CUresult not_captured(const State& s, CUstream stream) {
+  return s.capturing.count(stream) != 0 ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+}  // namespace gvirtus::simulated
 
 namespace {
 
@@ -123,13 +142,12 @@ CUresult launch(const std::string& extra_fields, CUfunction f, unsigned int grid
                     layout.params[i].size);
       }
     }
-    const auto stream = s.streams.find(hStream);
     char dims[160];
     std::snprintf(dims, sizeof dims, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared\":%u",
                   gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes);
-    return record("{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims +
-                  ",\"stream\":" + std::to_string(stream != s.streams.end() ? stream->second : 0) +
-                  ",\"params\":\"" + hex(params) + "\"" + extra_fields + "}");
+    return sim::record_launch(s, hStream,
+                              {"{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims,
+                               ",\"params\":\"" + hex(params) + "\"" + extra_fields});
   });
 }
 

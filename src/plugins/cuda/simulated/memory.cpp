@@ -19,6 +19,7 @@ std::byte* range(sim::State& s, CUdeviceptr address, uint64_t bytes) {
 
 CUresult copy(sim::State& s, CUstream stream, std::byte* to, const std::byte* from, size_t bytes) {
   if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;
   if (to == nullptr || from == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::memmove(to, from, bytes);
   return CUDA_SUCCESS;
@@ -32,6 +33,7 @@ CUresult fill_2d(sim::State& s, CUstream stream, CUdeviceptr dst, size_t pitch, 
 template <typename T>
 CUresult fill(sim::State& s, CUstream stream, CUdeviceptr dst, T value, size_t count) {
   if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;
   if (count > UINT64_MAX / sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
   std::byte* to = range(s, dst, count * sizeof(T));
   if (to == nullptr || (sizeof(T) > 1 && dst % sizeof(T) != 0)) return CUDA_ERROR_INVALID_VALUE;
@@ -296,6 +298,7 @@ CUresult copy_2d(const CUDA_MEMCPY2D* copy, CUstream stream) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return sim::guarded([&](sim::State& s) {
     if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;
     const size_t width = copy->WidthInBytes, height = copy->Height;
     if (width == 0 || height == 0) return CUDA_SUCCESS;
     std::byte* from = nullptr;

@@ -67,6 +67,13 @@ struct Physical {
   ~Physical();
 };
 
+// A launch as the simulated device records it, but for its stream: what a capture keeps, and a
+// graph replays on the stream it is launched on.
+struct CapturedLaunch {
+  std::string head;  // {"simulated":true,"kernel":...,"shared":N
+  std::string tail;  // ,"params":"..."...}  (without the closing brace)
+};
+
 struct Mapping {
   uint64_t bytes;
   bool accessible;  // cuMemSetAccess gave the device access
@@ -93,8 +100,22 @@ struct State {
   std::map<uintptr_t, Mapping> mappings;                   // start -> mapping
   std::map<uint64_t, std::unique_ptr<Physical>> physical;  // CUmemGenericAllocationHandle ->
   uint64_t next_physical = 1;
+  // Stream capture (graphs.cpp): the launches each capturing stream has taken so far, and every
+  // graph and executable graph with the launches it holds.
+  std::map<CUstream, std::vector<CapturedLaunch>> capturing;
+  std::map<CUgraph, std::unique_ptr<std::vector<CapturedLaunch>>> graphs;
+  std::map<CUgraphExec, std::unique_ptr<std::vector<CapturedLaunch>>> executables;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
 };
+
+// Records one launch on `stream` (a capturing stream keeps it instead): appended, as one JSON
+// line, to GVIRTUS_SIMULATED_LAUNCHES when that names a file. A record that cannot be written
+// fails the launch (CUDA_ERROR_OPERATING_SYSTEM) rather than being lost.
+CUresult record_launch(State& s, CUstream stream, const CapturedLaunch& launch);
+
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for work the simulated device cannot capture (it
+// captures kernel launches only) on a capturing stream, else CUDA_SUCCESS.
+CUresult not_captured(const State& s, CUstream stream);
 
 // The device's memory pool: a fixed address of ours.
 CUmemoryPool device_pool();

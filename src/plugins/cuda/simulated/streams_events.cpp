@@ -42,13 +42,16 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream,
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
+    s.capturing.erase(hStream);  // a capture in progress ends with its stream
     return s.streams.erase(hStream) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
 }
 
+// Waiting for a capturing stream is illegal: the driver refuses it (and ends the capture).
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
-    return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    return sim::not_captured(s, hStream);
   });
 }
 
@@ -174,13 +177,14 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetId(CUstream hStream, unsigned long 
   });
 }
 
-// No stream is ever capturing: the simulated device has no graphs yet.
+// Capturing from cuStreamBeginCapture to cuStreamEndCapture (graphs.cpp).
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamIsCapturing(CUstream hStream,
                                                       CUstreamCaptureStatus* captureStatus) {
   return sim::guarded([&](sim::State& s) {
     if (captureStatus == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+    *captureStatus = s.capturing.count(hStream) != 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                                     : CU_STREAM_CAPTURE_STATUS_NONE;
     return CUDA_SUCCESS;
   });
 }

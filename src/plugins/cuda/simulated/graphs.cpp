@@ -1,0 +1,109 @@
+// Stream capture and graphs on the simulated device: a capturing stream keeps the kernel launches
+// it takes (state.h's CapturedLaunch) instead of recording them; the capture becomes a graph, an
+// executable graph holds a copy, and each launch of it records its launches on the stream it is
+// launched on, marked "graph":true. Only kernel launches are captured: copies, memsets and waits
+// on a capturing stream are refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver
+// would have captured - the simulated device says so rather than running them at capture time.
+#include <memory>
+#include <vector>
+
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+bool capturable(const sim::State& s, CUstream stream) {
+  // The legacy default stream synchronises with every other: it can never be captured.
+  return stream != nullptr && stream != CU_STREAM_LEGACY && sim::known_stream(s, stream);
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream,
+                                                          CUstreamCaptureMode mode) {
+  return sim::guarded([&](sim::State& s) {
+    if (mode < CU_STREAM_CAPTURE_MODE_GLOBAL || mode > CU_STREAM_CAPTURE_MODE_RELAXED) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (!capturable(s, hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (s.capturing.count(hStream) != 0) return CUDA_ERROR_ILLEGAL_STATE;
+    s.capturing[hStream];
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
+  return sim::guarded([&](sim::State& s) {
+    if (phGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    const auto capture = s.capturing.find(hStream);
+    if (capture == s.capturing.end()) return CUDA_ERROR_ILLEGAL_STATE;
+    auto graph = std::make_unique<std::vector<sim::CapturedLaunch>>(std::move(capture->second));
+    s.capturing.erase(capture);
+    *phGraph = reinterpret_cast<CUgraph>(graph.get());
+    s.graphs.emplace(*phGraph, std::move(graph));
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (phGraph == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    auto graph = std::make_unique<std::vector<sim::CapturedLaunch>>();
+    *phGraph = reinterpret_cast<CUgraph>(graph.get());
+    s.graphs.emplace(*phGraph, std::move(graph));
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec,
+                                                              CUgraph hGraph,
+                                                              unsigned long long flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (phGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto graph = s.graphs.find(hGraph);
+    if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_HANDLE;
+    (void)flags;  // auto-free, upload, device launch, priority: nothing the record shows
+    auto executable = std::make_unique<std::vector<sim::CapturedLaunch>>(*graph->second);
+    *phGraphExec = reinterpret_cast<CUgraphExec>(executable.get());
+    s.executables.emplace(*phGraphExec, std::move(executable));
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    const auto executable = s.executables.find(hGraphExec);
+    if (executable == s.executables.end()) return CUDA_ERROR_INVALID_HANDLE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    for (const sim::CapturedLaunch& launch : *executable->second) {
+      const CUresult r =
+          sim::record_launch(s, hStream, {launch.head, launch.tail + ",\"graph\":true"});
+      if (r != CUDA_SUCCESS) return r;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    if (s.executables.count(hGraphExec) == 0 || !sim::known_stream(s, hStream)) {
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
+  return sim::guarded([&](sim::State& s) {
+    return s.executables.erase(hGraphExec) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
+  return sim::guarded([&](sim::State& s) {
+    return s.graphs.erase(hGraph) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
