@@ -93,44 +93,66 @@ CUresult buffer_from_extra(void** extra, const void*& buffer, size_t& bytes) {
   return CUDA_SUCCESS;
 }
 
-// The launch configuration checked as the driver checks it before it enqueues anything, so that
-// a launch sent ahead fails where the driver fails, not at a later call: dimensions against the
-// device's limits (attributes, asked once), threads against the function's own limit.
-CUresult check_configuration(CUfunction f, const unsigned grid[3], const unsigned block[3],
-                             unsigned shared) {
-  CUdevice device = 0;
-  if (cuCtxGetDevice(&device) != CUDA_SUCCESS) return CUDA_SUCCESS;  // the backend judges
+// A device's launch limits, from its attributes (asked once, cached by devices.cpp).
+struct Limits {
+  unsigned grid[3];
+  unsigned block[3];
+  unsigned threads;
+  unsigned shared;
+  bool known = false;
+};
+
+Limits limits_of(CUdevice device) {
   const CUdevice_attribute kGrid[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
                                        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
                                        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
   const CUdevice_attribute kBlock[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
                                         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
                                         CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+  Limits limits{};
+  int value = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (cuDeviceGetAttribute(&value, kGrid[i], device) != CUDA_SUCCESS) return {};
+    limits.grid[i] = static_cast<unsigned>(value);
+    if (cuDeviceGetAttribute(&value, kBlock[i], device) != CUDA_SUCCESS) return {};
+    limits.block[i] = static_cast<unsigned>(value);
+  }
+  if (cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device) !=
+      CUDA_SUCCESS) {
+    return {};
+  }
+  limits.threads = static_cast<unsigned>(value);
+  if (cuDeviceGetAttribute(&value, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device) !=
+      CUDA_SUCCESS) {
+    return {};
+  }
+  limits.shared = static_cast<unsigned>(value);
+  limits.known = true;
+  return limits;
+}
+
+// The launch configuration checked as the driver checks it before it enqueues anything, so that
+// a launch sent ahead fails where the driver fails, not at a later call: dimensions against the
+// device's limits, threads and shared memory against the block's. The limits are read once per
+// thread and device (a launch is the hottest call there is: no lock on its path).
+CUresult check_configuration(const unsigned grid[3], const unsigned block[3], unsigned shared) {
+  CUdevice device = 0;
+  if (cuCtxGetDevice(&device) != CUDA_SUCCESS) return CUDA_SUCCESS;  // the backend judges
+  thread_local CUdevice cached_device = -1;
+  thread_local Limits limits;
+  if (device != cached_device || !limits.known) {
+    limits = limits_of(device);
+    cached_device = device;
+  }
+  if (!limits.known) return CUDA_SUCCESS;  // the backend judges
   uint64_t threads = 1;
   for (int i = 0; i < 3; ++i) {
-    int max_grid = 0, max_block = 0;
-    if (cuDeviceGetAttribute(&max_grid, kGrid[i], device) != CUDA_SUCCESS ||
-        cuDeviceGetAttribute(&max_block, kBlock[i], device) != CUDA_SUCCESS) {
-      return CUDA_SUCCESS;
-    }
-    if (grid[i] == 0 || block[i] == 0 || grid[i] > static_cast<unsigned>(max_grid) ||
-        block[i] > static_cast<unsigned>(max_block)) {
+    if (grid[i] == 0 || block[i] == 0 || grid[i] > limits.grid[i] || block[i] > limits.block[i]) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     threads *= block[i];
   }
-  int max_threads = 0, max_shared = 0;
-  if (cuDeviceGetAttribute(&max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, device) ==
-          CUDA_SUCCESS &&
-      threads > static_cast<uint64_t>(max_threads)) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  if (cuDeviceGetAttribute(&max_shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                           device) == CUDA_SUCCESS &&
-      shared > static_cast<unsigned>(max_shared)) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  (void)f;
+  if (threads > limits.threads || shared > limits.shared) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
@@ -153,7 +175,7 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   const unsigned grid[3] = {gx, gy, gz};
   const unsigned block[3] = {bx, by, bz};
-  if (const CUresult r = check_configuration(f, grid, block, shared); r != CUDA_SUCCESS) {
+  if (const CUresult r = check_configuration(grid, block, shared); r != CUDA_SUCCESS) {
     GVIRTUS_LOG(kDebug) << "libcuda.so.1: a launch of grid " << gx << "x" << gy << "x" << gz
                         << ", block " << bx << "x" << by << "x" << bz << ", " << shared
                         << " bytes of shared memory is beyond the device's limits";
