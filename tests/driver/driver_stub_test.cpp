@@ -4,6 +4,7 @@
 // naming the library, while the session goes on.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cstdio>
 #include <fstream>
@@ -88,6 +89,32 @@ TEST(DriverStub, error_names_and_strings_are_answered_locally) {
   EXPECT_EQ(out, nullptr);
   EXPECT_EQ(text(CUDA_SUCCESS, nullptr), CUDA_ERROR_INVALID_VALUE);
   // The stub stays loaded: its state outlives every call (exit handlers use it).
+}
+
+// cuMemcpy with unified addresses takes an address the stub does not know for the client's
+// memory; one that is not mapped here (a device address from a path the stub never saw) is
+// refused, never read or written. No backend is involved: the stub answers before any call.
+TEST(DriverStub, unified_copies_refuse_unknown_addresses_not_mapped_here) {
+  void* stub = ::dlopen(GVIRTUS_CUDA_STUB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(stub, nullptr) << ::dlerror();
+  using Memcpy = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t);
+  const auto memcpy_unified = reinterpret_cast<Memcpy>(::dlsym(stub, "cuMemcpy"));
+  ASSERT_NE(memcpy_unified, nullptr);
+  void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  ASSERT_EQ(::munmap(page, 4096), 0);  // an address certainly not mapped
+  const auto gone = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(page));
+  char here[64] = {1, 2, 3};
+  char there[64] = {};
+  const auto mine = [](void* p) {
+    return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
+  };
+  EXPECT_EQ(memcpy_unified(mine(there), gone, sizeof there), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(memcpy_unified(gone, mine(here), sizeof here), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(memcpy_unified(mine(there), mine(here), sizeof here), CUDA_SUCCESS)
+      << "host to host, in the caller";
+  EXPECT_EQ(there[2], 3);
+  EXPECT_EQ(memcpy_unified(mine(there), gone, 0), CUDA_SUCCESS) << "nothing to copy";
 }
 
 TEST(DriverPlugin, a_backend_without_the_driver_refuses_the_plugin_naming_libcuda) {

@@ -106,6 +106,12 @@ CUresult unified_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s
     return with_stream ? cuMemcpyDtoDAsync_v2(dst, src, bytes, stream)
                        : cuMemcpyDtoD_v2(dst, src, bytes);
   }
+  // The sides the stub does not know are taken for the client's memory: refused, not touched,
+  // when they are not mapped here (a device address the stub never saw).
+  if (bytes != 0 && ((!dst_device && !host_mapped(host_dst, bytes)) ||
+                     (!src_device && !host_mapped(host_src, bytes)))) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   if (dst_device) return host_to_device(dst, host_src, bytes, stream, with_stream);
   if (src_device) {
     return device_to_host(host_dst, src, bytes, stream,

@@ -4,7 +4,9 @@
 // CUDA_ERROR_NOT_SUPPORTED (kernels cannot read the client's memory over a network; shared
 // memory with the backend, as the runtime stub has over shm, is not built for the driver yet).
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -12,6 +14,23 @@
 #include "plugins/cuda/frontend/memory_ranges.h"
 
 namespace gvirtus::cuda {
+
+bool host_mapped(const void* address, size_t bytes) {
+  if (address == nullptr) return false;
+  if (bytes == 0) return true;
+  static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<uintptr_t>(address) / page * page;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(address) + (bytes - 1);
+  if (last < start) return false;  // wraps around
+  unsigned char residency[4096];   // one byte per page, 16 MiB of 4 KiB pages a call
+  for (uintptr_t at = start; at <= last;) {
+    const uintptr_t pages = std::min<uintptr_t>((last - at) / page + 1, sizeof residency);
+    if (::mincore(reinterpret_cast<void*>(at), pages * page, residency) != 0) return false;
+    at += pages * page;
+    if (at == 0) break;  // reached the top of the address space
+  }
+  return true;
+}
 
 AddressRanges& device_ranges() {
   static auto* ranges = new AddressRanges;  // never destroyed: used until the process ends

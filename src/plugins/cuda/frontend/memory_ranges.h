@@ -21,6 +21,11 @@ AddressRanges& host_registrations();  // cuMemHostRegister, flags as given
 void note_allocated(Fn fn, CUdeviceptr address, uint64_t bytes);
 void note_freed(Fn fn, CUdeviceptr address);
 
+// Whether every page of [address, address + bytes) is mapped in this process: an address the stub
+// does not know is taken for the client's memory, and one that is not (a device address the stub
+// never saw, from another path) must be refused, not read (mincore(2) says ENOMEM).
+bool host_mapped(const void* address, size_t bytes);
+
 inline const void* as_pointer(CUdeviceptr address) {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));
 }
