@@ -153,6 +153,29 @@ TEST_F(SimulatedDriverMode, virtual_memory_copies_cross_the_seam_of_two_mappings
   EXPECT_NE(result.output.find("seam: ok"), std::string::npos) << result.output;
 }
 
+// A module file lies on the client's machine: the stub reads it and sends it (cuModuleLoad,
+// cuLibraryLoadFromFile); a missing one is the driver's CUDA_ERROR_FILE_NOT_FOUND, and a file
+// cannot be "preserved" (CUDA_ERROR_INVALID_VALUE, as cuda.h says).
+TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
+  const RunResult result =
+      run_program(std::string(GVIRTUS_STATIC_DIR) + "/module_file " + GVIRTUS_SAXPY_FATBIN);
+  EXPECT_NE(result.output.find("cuModuleLoad(&module, \"/nonexistent/saxpy.fatbin\") -> 301"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("cuModuleLoad(&module, argv[1]) -> 0"), std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("cuModuleGetFunction(&function, module, \"_Z5saxpyifPKfPf\") -> 0"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("&preserve, nullptr, 1) -> 1"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("nullptr, nullptr, 0) -> 0"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("cuLibraryGetKernel(&kernel, library, \"_Z5saxpyifPKfPf\") -> 0"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("cuLibraryUnload(library) -> 0"), std::string::npos)
+      << result.output;
+}
+
 // data/simulated_launches.txt, for one program: its launches as "COUNT KERNEL GRID BLOCK SHARED"
 // lines, and the functions it may find unsupported.
 struct Expected {

@@ -2,6 +2,8 @@
 #include "plugins/cuda/frontend/modules.h"
 
 #include <cstring>
+#include <fstream>
+#include <vector>
 
 #include "common/call_marshal.h"
 #include "common/error.h"
@@ -134,5 +136,59 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryLoadData(
     unsigned int numLibraryOptions) {
   return gvirtus::cuda::load_with_options(gvirtus::cuda::Fn::cuLibraryLoadData, library, code,
                                           jitOptions, jitOptionsValues, numJitOptions,
+                                          libraryOptions, libraryOptionValues, numLibraryOptions);
+}
+
+namespace gvirtus::cuda {
+namespace {
+
+// A module file's bytes, NUL-terminated (a PTX file's text has no NUL of its own; a fatbinary's or
+// cubin's size comes from its headers), or the driver's error for a file it cannot load.
+CUresult read_module_file(const char* path, std::vector<char>& bytes) {
+  if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return CUDA_ERROR_FILE_NOT_FOUND;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return CUDA_ERROR_FILE_NOT_FOUND;
+  if (static_cast<uint64_t>(size) >= kMaxModuleImageBytes) return CUDA_ERROR_INVALID_IMAGE;
+  bytes.assign(static_cast<size_t>(size) + 1, '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) return CUDA_ERROR_FILE_NOT_FOUND;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+// A module from a file on the client's machine: read here, sent as cuModuleLoadData sends an
+// image (the backend's machine has no such file).
+extern "C" __attribute__((visibility("default"))) CUresult cuModuleLoad(CUmodule* module,
+                                                                        const char* fname) {
+  if (module == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<char> bytes;
+  if (const CUresult r = gvirtus::cuda::read_module_file(fname, bytes); r != CUDA_SUCCESS) {
+    return r;
+  }
+  return gvirtus::cuda::load_image(module, bytes.data());
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuLibraryLoadFromFile(
+    CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues,
+    unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues,
+    unsigned int numLibraryOptions) {
+  if (library == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < numLibraryOptions; ++i) {
+    // cuda.h: preserving the binary makes no sense for a file the driver reads itself.
+    if (libraryOptions == nullptr || libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  std::vector<char> bytes;
+  if (const CUresult r = gvirtus::cuda::read_module_file(fileName, bytes); r != CUDA_SUCCESS) {
+    return r;
+  }
+  return gvirtus::cuda::load_with_options(gvirtus::cuda::Fn::cuLibraryLoadData, library,
+                                          bytes.data(), jitOptions, jitOptionsValues, numJitOptions,
                                           libraryOptions, libraryOptionValues, numLibraryOptions);
 }
