@@ -93,6 +93,20 @@ void load_with_options(WireReader& in, WireWriter& out, CUresult& result, bool l
   jit.put_outputs(out);
 }
 
+// cuCtxCreate: a context of the session's, current on the calling thread's executor (the
+// driver makes it so), with no creation parameters (common/driver_wire.h).
+void context_create(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto flags = in.get<uint32_t>();
+  const auto device = in.get<int32_t>();
+  in.expect_end();
+  CUcontext context = nullptr;
+  result = lacks(reinterpret_cast<const void*>(real().cuCtxCreate_v4));
+  if (result == CUDA_SUCCESS) result = real().cuCtxCreate_v4(&context, nullptr, flags, device);
+  if (result == CUDA_SUCCESS) adopt(context);
+  out.put<int32_t>(result);
+  marshal::put_value(out, result == CUDA_SUCCESS ? context : nullptr);
+}
+
 void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
   const auto blob = in.get_blob(kMaxModuleImageBytes);
   in.expect_end();
@@ -353,6 +367,9 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   switch (fn) {
     case Fn::cuModuleLoadData:
       module_load_data(in, out, result);
+      return true;
+    case Fn::cuCtxCreate_v4:
+      context_create(in, out, result);
       return true;
     case Fn::cuModuleLoadDataEx:
       load_with_options<CUmodule>(

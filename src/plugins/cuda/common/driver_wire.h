@@ -17,6 +17,8 @@
 //   cuMemcpy2D(Unaligned|Async)  Copy2DRequest; host to device, then the rows' bytes packed
 //                         (width x height, no gaps). Reply: i32 result; device to host, then
 //                         a blob with the rows packed (nothing after a failure).
+//   cuCtxCreate           u32 flags, i32 device (no creation parameters: the stub refuses
+//                         them). Reply: i32 result, u64 context (null after a failure).
 //   virtual memory        VirtualMemoryRequest (which fields each call uses: below). Reply: i32
 //                         result, then for cuMemAddressReserve the address, for cuMemCreate the
 //                         handle, for cuMemGetAllocationGranularity the granularity (u64 each,

@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/call_marshal.h"
+#include "common/wire.h"
 #include "cuda_remote_calls.h"
 
 namespace gvirtus::cuda {
@@ -141,4 +143,74 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRes
 extern "C" __attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxSetFlags(
     CUdevice dev, unsigned int flags) {
   return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+// Contexts of one's own (cuCtxCreate in each of its ABIs): created on the backend, where the
+// driver makes the new context current on the calling thread's executor, and pushed here on the
+// thread's stack, as the driver pushes it. Affinity and CIG parameters name the client's memory
+// and resources of its machine: refused.
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxCreate_v4(
+    CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev) {
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (ctxCreateParams != nullptr &&
+      (ctxCreateParams->execAffinityParams != nullptr ||
+       ctxCreateParams->numExecAffinityParams != 0 || ctxCreateParams->cigParams != nullptr)) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUcontext created = nullptr;
+  const CUresult result = cr::remote_sync(
+      cr::Fn::cuCtxCreate_v4,
+      [&](gvirtus::WireWriter& w) {
+        w.put<uint32_t>(flags);
+        w.put<int32_t>(dev);
+      },
+      [&](gvirtus::WireReader& r) { created = gvirtus::marshal::get_value<CUcontext>(r); });
+  if (result != CUDA_SUCCESS) return result;
+  cr::remember(created, dev);
+  cr::this_thread_stack().push_back(created);
+  *pctx = created;
+  return CUDA_SUCCESS;
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxCreate_v3(
+    CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags,
+    CUdevice dev) {
+  if (paramsArray != nullptr || numParams != 0) return CUDA_ERROR_NOT_SUPPORTED;
+  return cuCtxCreate_v4(pctx, nullptr, flags, dev);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxCreate_v2(CUcontext* pctx,
+                                                                          unsigned int flags,
+                                                                          CUdevice dev) {
+  return cuCtxCreate_v4(pctx, nullptr, flags, dev);
+}
+
+// Destroyed on the backend; popped here if it is the calling thread's current context, as the
+// driver pops it (the next context down becomes current on the executor too).
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  const CUresult result = cr::remote::cuCtxDestroy_v2(ctx);
+  if (result != CUDA_SUCCESS) return result;
+  {
+    std::lock_guard lock(cr::mutex);
+    cr::device_of.erase(ctx);
+  }
+  auto& stack = cr::this_thread_stack();
+  if (!stack.empty() && stack.back() == ctx) {
+    stack.pop_back();
+    if (!stack.empty()) return cr::remote::cuCtxSetCurrent(stack.back());
+  }
+  return CUDA_SUCCESS;
+}
+
+// The CUDA 4.0 ABIs of both, which runtimes may still ask for. cuda.h maps the names by macros.
+#undef cuCtxCreate
+#undef cuCtxDestroy
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxCreate(CUcontext* pctx,
+                                                                       unsigned int flags,
+                                                                       CUdevice dev) {
+  return cuCtxCreate_v4(pctx, nullptr, flags, dev);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxDestroy(CUcontext ctx) {
+  return cuCtxDestroy_v2(ctx);
 }

@@ -257,9 +257,31 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
-  return sim::guarded([&](sim::State&) {
-    return ctx == nullptr || ctx == sim::primary_context() ? CUDA_SUCCESS
-                                                           : CUDA_ERROR_INVALID_CONTEXT;
+  return sim::guarded([&](sim::State& s) {
+    return ctx == nullptr || sim::known_context(s, ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  });
+}
+
+// A context of one's own: a handle of its own over the one device (memory, modules and streams
+// are the device's, as the simulated device keeps one state).
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params,
+                                                 unsigned int flags, CUdevice dev) {
+  return sim::guarded([&](sim::State& s) {
+    if (pctx == nullptr || params != nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    (void)flags;
+    auto* context = reinterpret_cast<CUcontext>(new char);  // a distinct address, ours
+    s.contexts.insert(context);
+    *pctx = context;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  return sim::guarded([&](sim::State& s) {
+    if (s.contexts.erase(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    delete reinterpret_cast<char*>(ctx);
+    return CUDA_SUCCESS;
   });
 }
 

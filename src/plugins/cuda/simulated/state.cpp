@@ -61,6 +61,10 @@ bool known_stream(const State& s, CUstream stream) {
          s.streams.count(stream) != 0;
 }
 
+bool known_context(const State& s, CUcontext ctx) {
+  return ctx == primary_context() || s.contexts.count(ctx) != 0;
+}
+
 CUmemoryPool device_pool() {
   static int pool_object;
   return reinterpret_cast<CUmemoryPool>(&pool_object);

@@ -105,6 +105,8 @@ struct State {
   std::map<CUstream, std::vector<CapturedLaunch>> capturing;
   std::map<CUgraph, std::unique_ptr<std::vector<CapturedLaunch>>> graphs;
   std::map<CUgraphExec, std::unique_ptr<std::vector<CapturedLaunch>>> executables;
+  // Contexts of one's own (cuCtxCreate): distinct handles sharing the one device's memory.
+  std::set<CUcontext> contexts;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
 };
 
@@ -125,6 +127,9 @@ State& state();
 
 // The primary context's handle: a fixed address of ours.
 CUcontext primary_context();
+
+// Whether `ctx` is the primary context or one created and not destroyed.
+bool known_context(const State& s, CUcontext ctx);
 
 // Runs `body` (returning CUresult) under the state's lock, after checking that cuInit was called
 // (unless `needs_init` is false); a gvirtus::Error from a parser is CUDA_ERROR_INVALID_IMAGE, any

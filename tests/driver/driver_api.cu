@@ -1,0 +1,59 @@
+// Driver API calls the stub answers in its own way, printed call by call: modules from files on
+// the client's machine (cuModuleLoad, cuLibraryLoadFromFile: read by the stub and sent, since the
+// backend's machine has no such file), contexts of one's own (cuCtxCreate pushes, cuCtxDestroy
+// pops), and the occupancy search with a callback of the caller's (run in this process).
+// argv[1]: a fatbinary with saxpy.
+#include <cuda.h>
+
+#include <cstdio>
+
+#define SHOW(call) std::printf("%s -> %d\n", #call, static_cast<int>(call))
+
+// The dynamic shared memory a block of `threads` needs: 16 bytes a thread.
+size_t shared_for(int threads) {
+  return static_cast<size_t>(threads) * 16;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  CUdevice device;
+  CUcontext context;
+  SHOW(cuInit(0));
+  SHOW(cuDeviceGet(&device, 0));
+  SHOW(cuDevicePrimaryCtxRetain(&context, device));
+  SHOW(cuCtxSetCurrent(context));
+  CUmodule module = nullptr;
+  SHOW(cuModuleLoad(&module, "/nonexistent/saxpy.fatbin"));
+  SHOW(cuModuleLoad(&module, argv[1]));
+  CUfunction function;
+  SHOW(cuModuleGetFunction(&function, module, "_Z5saxpyifPKfPf"));
+  int grid = 0, block = 0;
+  SHOW(cuOccupancyMaxPotentialBlockSize(&grid, &block, function, shared_for, 0, 0));
+  std::printf("occupancy: grid %d block %d\n", grid, block);
+  SHOW(cuOccupancyMaxPotentialBlockSize(&grid, &block, function, nullptr, 0, 128));
+  std::printf("limited: grid %d block %d\n", grid, block);
+  SHOW(cuModuleUnload(module));
+  CUcontext own = nullptr, current = nullptr;
+  SHOW(cuCtxCreate(&own, nullptr, 0, device));
+  SHOW(cuCtxGetCurrent(&current));
+  std::printf("own context current: %s\n", current == own && own != context ? "yes" : "no");
+  CUdeviceptr memory = 0;
+  SHOW(cuMemAlloc(&memory, 4096));
+  SHOW(cuMemFree(memory));
+  SHOW(cuCtxDestroy(own));
+  SHOW(cuCtxGetCurrent(&current));
+  std::printf("primary current again: %s\n", current == context ? "yes" : "no");
+  CUexecAffinityParam affinity{};
+  affinity.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+  affinity.param.smCount.val = 8;
+  CUctxCreateParams params{&affinity, 1, nullptr};
+  SHOW(cuCtxCreate(&own, &params, 0, device));
+  CUlibrary library;
+  CUlibraryOption preserve = CU_LIBRARY_BINARY_IS_PRESERVED;
+  SHOW(cuLibraryLoadFromFile(&library, argv[1], nullptr, nullptr, 0, &preserve, nullptr, 1));
+  SHOW(cuLibraryLoadFromFile(&library, argv[1], nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUkernel kernel;
+  SHOW(cuLibraryGetKernel(&kernel, library, "_Z5saxpyifPKfPf"));
+  SHOW(cuLibraryUnload(library));
+  return 0;
+}
