@@ -293,7 +293,8 @@ TEST_F(HostileDriver, launch_attributes_are_vetted_before_the_driver_sees_them) 
   expect_session_goes_on(c);
   const Reply r = call(c, cu::Fn::cuLaunchKernelEx, [&](WireWriter& w) {
     put_record(w, cu::LaunchRequest{f, 1, 1, 1, 32, 1, 1, 0, nullptr});
-    w.put_blob(params.data(), sizeof(CUlaunchAttribute) - 1);  // not a whole attribute
+    const std::vector<std::byte> partial(sizeof(CUlaunchAttribute) - 1);
+    w.put_blob(partial.data(), partial.size());  // not a whole attribute
     w.put_blob(params.data(), params.size());
   });
   EXPECT_EQ(r.error, ErrorKind::kDisconnected);
