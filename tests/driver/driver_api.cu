@@ -33,6 +33,41 @@ int main(int argc, char** argv) {
   SHOW(cuOccupancyMaxPotentialBlockSize(&grid, &block, function, nullptr, 0, 128));
   std::printf("limited: grid %d block %d\n", grid, block);
   SHOW(cuModuleUnload(module));
+  // A 3D box of 100 x 4 x 3 bytes up into pitched device memory and back into a host box of
+  // another pitch (cuMemcpy3D: slices as 2D copies).
+  CUdeviceptr box = 0;
+  size_t pitch = 0;
+  SHOW(cuMemAllocPitch(&box, &pitch, 100, 4 * 3, 4));
+  unsigned char up[128 * 4 * 3], down[112 * 4 * 3] = {};
+  for (size_t i = 0; i < sizeof up; ++i) up[i] = static_cast<unsigned char>(i * 7);
+  CUDA_MEMCPY3D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_HOST;
+  copy.srcHost = up;
+  copy.srcPitch = 128;
+  copy.srcHeight = 4;
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = box;
+  copy.dstPitch = pitch;
+  copy.dstHeight = 4;
+  copy.WidthInBytes = 100;
+  copy.Height = 4;
+  copy.Depth = 3;
+  SHOW(cuMemcpy3D(&copy));
+  CUDA_MEMCPY3D back = copy;
+  back.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  back.srcDevice = box;
+  back.srcPitch = pitch;
+  back.dstMemoryType = CU_MEMORYTYPE_HOST;
+  back.dstHost = down;
+  back.dstPitch = 112;
+  SHOW(cuMemcpy3D(&back));
+  bool same = true;
+  for (int z = 0; z < 3; ++z)
+    for (int y = 0; y < 4; ++y)
+      for (int x = 0; x < 100; ++x)
+        same = same && down[(z * 4 + y) * 112 + x] == up[(z * 4 + y) * 128 + x];
+  std::printf("3d round trip: %s\n", same ? "ok" : "FAILED");
+  SHOW(cuMemFree(box));
   CUcontext own = nullptr, current = nullptr;
   SHOW(cuCtxCreate(&own, nullptr, 0, device));
   SHOW(cuCtxGetCurrent(&current));

@@ -176,11 +176,12 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
       << result.output;
 }
 
-// A context of one's own is pushed on the thread's stack when created and popped when destroyed;
+// A 3D copy goes up and back down as its slices' 2D copies, rows intact. A context of one's own
+// is pushed on the thread's stack when created and popped when destroyed;
 // affinity parameters (the client's memory) are refused. The occupancy search runs the caller's
 // callback here and asks the backend per block size: on the simulated device's model (2048
 // threads a multiprocessor, 132 of them), 1024-thread blocks fill it twice, so the grid is 264.
-TEST_F(SimulatedDriverMode, contexts_of_ones_own_and_the_occupancy_search) {
+TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_search) {
   const RunResult result =
       run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_api " + GVIRTUS_SAXPY_FATBIN);
   for (const char* line :
@@ -188,7 +189,8 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_and_the_occupancy_search) {
         "cuMemAlloc(&memory, 4096) -> 0", "cuCtxDestroy(own) -> 0", "primary current again: yes",
         "cuCtxCreate(&own, &params, 0, device) -> 801",
         "cuOccupancyMaxPotentialBlockSize(&grid, &block, function, shared_for, 0, 0) -> 0",
-        "occupancy: grid 264 block 1024", "limited: grid 2112 block 128"}) {
+        "occupancy: grid 264 block 1024", "limited: grid 2112 block 128", "cuMemcpy3D(&copy) -> 0",
+        "cuMemcpy3D(&back) -> 0", "3d round trip: ok"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
 }

@@ -1,4 +1,5 @@
-// The 2D copies of the client libcuda.so.1 (cuMemcpy2D, cuMemcpy2DUnaligned, cuMemcpy2DAsync):
+// The 2D copies of the client libcuda.so.1 (cuMemcpy2D, cuMemcpy2DUnaligned, cuMemcpy2DAsync, and
+// cuMemcpy3D(Async) as the 2D copies of their slices):
 // the host side is the application's memory, so its rows travel, packed, and its pitch never
 // leaves the stub (common/driver_wire.h). Each side's memory type is the caller's, or, for
 // CU_MEMORYTYPE_UNIFIED, what the stub knows of the address; arrays are not remoted yet
@@ -211,4 +212,56 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2DUnaligned_v
 extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2DAsync_v2(
     const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
   return cr::copy_2d(cr::Fn::cuMemcpy2DAsync_v2, pCopy, hStream);
+}
+
+namespace gvirtus::cuda {
+namespace {
+
+// A 3D copy as the 2D copies of its slices (CUDA arrays are not remoted yet: their slices have no
+// pitch to name). Slice z of a side starts (offset z + z) x pitch x height bytes in.
+CUresult copy_3d(const CUDA_MEMCPY3D* copy, CUstream stream, bool with_stream) {
+  if (copy == nullptr || copy->reserved0 != nullptr || copy->reserved1 != nullptr ||
+      copy->srcLOD != 0 || copy->dstLOD != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (copy->Depth > 1 && (copy->srcHeight < copy->Height || copy->dstHeight < copy->Height)) {
+    return CUDA_ERROR_INVALID_VALUE;  // a slice would overlap the next
+  }
+  for (size_t z = 0; z < copy->Depth; ++z) {
+    CUDA_MEMCPY2D slice{};
+    slice.srcXInBytes = copy->srcXInBytes;
+    slice.srcY = (copy->srcZ + z) * copy->srcHeight + copy->srcY;
+    slice.srcMemoryType = copy->srcMemoryType;
+    slice.srcHost = copy->srcHost;
+    slice.srcDevice = copy->srcDevice;
+    slice.srcPitch = copy->srcPitch;
+    slice.dstXInBytes = copy->dstXInBytes;
+    slice.dstY = (copy->dstZ + z) * copy->dstHeight + copy->dstY;
+    slice.dstMemoryType = copy->dstMemoryType;
+    slice.dstHost = copy->dstHost;
+    slice.dstDevice = copy->dstDevice;
+    slice.dstPitch = copy->dstPitch;
+    slice.WidthInBytes = copy->WidthInBytes;
+    slice.Height = copy->Height;
+    const CUresult r = with_stream ? copy_2d(Fn::cuMemcpy2DAsync_v2, &slice, stream)
+                                   : copy_2d(Fn::cuMemcpy2D_v2, &slice, nullptr);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy3D_v2(
+    const CUDA_MEMCPY3D* pCopy) {
+  return cr::copy_3d(pCopy, nullptr, false);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy3DAsync_v2(
+    const CUDA_MEMCPY3D* pCopy, CUstream hStream) {
+  return cr::copy_3d(pCopy, hStream, true);
 }
