@@ -158,7 +158,7 @@ TEST_F(SimulatedDriverMode, virtual_memory_copies_cross_the_seam_of_two_mappings
 // cannot be "preserved" (CUDA_ERROR_INVALID_VALUE, as cuda.h says).
 TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
   const RunResult result =
-      run_program(std::string(GVIRTUS_STATIC_DIR) + "/module_file " + GVIRTUS_SAXPY_FATBIN);
+      run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_api " + GVIRTUS_SAXPY_FATBIN);
   EXPECT_NE(result.output.find("cuModuleLoad(&module, \"/nonexistent/saxpy.fatbin\") -> 301"),
             std::string::npos)
       << result.output;
