@@ -68,6 +68,25 @@ int main(int argc, char** argv) {
         same = same && down[(z * 4 + y) * 112 + x] == up[(z * 4 + y) * 128 + x];
   std::printf("3d round trip: %s\n", same ? "ok" : "FAILED");
   SHOW(cuMemFree(box));
+  // Stream memory operations and the device pool's attributes.
+  CUdeviceptr word = 0;
+  SHOW(cuMemAlloc(&word, 8));
+  SHOW(cuStreamWriteValue32(nullptr, word, 7, 0));
+  SHOW(cuStreamWaitValue32(nullptr, word, 7, CU_STREAM_WAIT_VALUE_EQ));
+  SHOW(cuStreamWriteValue64(nullptr, word, 0x100000002ull, 0));
+  unsigned long long written = 0;
+  SHOW(cuMemcpyDtoH(&written, word, sizeof written));
+  std::printf("written: %llx\n", written);
+  SHOW(cuMemFree(word));
+  CUmemoryPool pool;
+  SHOW(cuDeviceGetDefaultMemPool(&pool, device));
+  cuuint64_t threshold = 1 << 20, read_back = 0;
+  SHOW(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold));
+  SHOW(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &read_back));
+  int opportunistic = 0;
+  SHOW(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &opportunistic));
+  std::printf("pool: threshold %llu, opportunistic %d\n", (unsigned long long)read_back,
+              opportunistic);
   CUcontext own = nullptr, current = nullptr;
   SHOW(cuCtxCreate(&own, nullptr, 0, device));
   SHOW(cuCtxGetCurrent(&current));

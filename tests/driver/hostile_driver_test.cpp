@@ -492,5 +492,24 @@ TEST_F(HostileDriver, graphs_and_captures_are_vetted) {
   expect_session_goes_on(c);
 }
 
+// Pool attributes: a pool the session never got is refused; an attribute the driver does not
+// define is malformed and ends only its session.
+TEST_F(HostileDriver, pool_attributes_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto foreign = reinterpret_cast<CUmemoryPool>(uintptr_t{0x6000});
+  Reply r = call(c, cu::Fn::cuMemPoolGetAttribute, [&](WireWriter& w) {
+    put_record(w, cu::PoolAttributeRequest{foreign, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(r.rest.size(), sizeof(uint64_t)) << "the value follows, 0, as the stub reads it";
+  expect_session_goes_on(c);
+  r = call(c, cu::Fn::cuMemPoolSetAttribute, [&](WireWriter& w) {
+    put_record(w, cu::PoolAttributeRequest{foreign, 99, 0});
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -176,7 +176,8 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
       << result.output;
 }
 
-// A 3D copy goes up and back down as its slices' 2D copies, rows intact. A context of one's own
+// A 3D copy goes up and back down as its slices' 2D copies, rows intact; stream writes reach
+// device memory; pool attributes of either width round-trip. A context of one's own
 // is pushed on the thread's stack when created and popped when destroyed;
 // affinity parameters (the client's memory) are refused. The occupancy search runs the caller's
 // callback here and asks the backend per block size: on the simulated device's model (2048

@@ -20,6 +20,7 @@
 #include "elf_nv_info.h"
 #include "fatbin.h"
 #include "plugins/cuda/backend/copies_2d.h"
+#include "plugins/cuda/backend/memory_pools.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
@@ -415,7 +416,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       device_to_host(in, out, result, true);
       return true;
     default:
-      return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result);
+      return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result) ||
+             run_memory_pool(fn, in, out, result);
   }
 }
 

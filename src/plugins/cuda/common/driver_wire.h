@@ -19,6 +19,8 @@
 //                         a blob with the rows packed (nothing after a failure).
 //   cuCtxCreate           u32 flags, i32 device (no creation parameters: the stub refuses
 //                         them). Reply: i32 result, u64 context (null after a failure).
+//   cuMemPoolSet/GetAttribute  PoolAttributeRequest (the value unused by Get). Reply: i32 result,
+//                         then for Get the value as u64 (0 after a failure).
 //   virtual memory        VirtualMemoryRequest (which fields each call uses: below). Reply: i32
 //                         result, then for cuMemAddressReserve the address, for cuMemCreate the
 //                         handle, for cuMemGetAllocationGranularity the granularity (u64 each,
@@ -106,6 +108,22 @@ struct VirtualMemoryRequest {
                  &VirtualMemoryRequest::alignment, &VirtualMemoryRequest::handle,
                  &VirtualMemoryRequest::flags};
 };
+
+// A memory pool attribute: the reuse flags are ints (0 or 1), the rest 64-bit integers; either
+// travels as u64.
+struct PoolAttributeRequest {
+  CUmemoryPool pool;
+  uint32_t attribute;  // a CUmemPool_attribute, checked by the backend
+  uint64_t value;
+  static constexpr auto kFields = std::tuple{
+      &PoolAttributeRequest::pool, &PoolAttributeRequest::attribute, &PoolAttributeRequest::value};
+};
+
+// Whether a pool attribute's value is an int (else a cuuint64_t).
+inline bool pool_attribute_is_int(uint32_t attribute) {
+  return attribute >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
+         attribute <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+}
 
 // The most access descriptors one cuMemSetAccess takes (one per device and the host, with room).
 inline constexpr uint64_t kMaxAccessDescriptors = 64;

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
+#include "common/log.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -334,4 +336,148 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D* pC
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* pCopy, CUstream hStream) {
   return copy_2d(pCopy, hStream);
+}
+
+namespace {
+
+// A stream memory operation's device word, checked as a copy's range is.
+template <typename T>
+CUresult stream_word(sim::State& s, CUstream stream, CUdeviceptr address, std::byte*& at) {
+  if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;
+  if (address % sizeof(T) != 0) return CUDA_ERROR_INVALID_VALUE;
+  at = range(s, address, sizeof(T));
+  return at != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+template <typename T>
+CUresult write_value(CUstream stream, CUdeviceptr address, T value, unsigned flags) {
+  return sim::guarded([&](sim::State& s) {
+    if ((flags & ~unsigned{CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER}) != 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::byte* at = nullptr;
+    if (const CUresult r = stream_word<T>(s, stream, address, at); r != CUDA_SUCCESS) return r;
+    std::memcpy(at, &value, sizeof value);
+    return CUDA_SUCCESS;
+  });
+}
+
+// A wait: streams complete at once here, so the condition is judged now. One that does not hold
+// would keep a GPU's stream waiting for another stream's write; the simulated device cannot wait,
+// and says so in its log.
+template <typename T>
+CUresult wait_value(CUstream stream, CUdeviceptr address, T value, unsigned flags) {
+  return sim::guarded([&](sim::State& s) {
+    std::byte* at = nullptr;
+    if (const CUresult r = stream_word<T>(s, stream, address, at); r != CUDA_SUCCESS) return r;
+    T now;
+    std::memcpy(&now, at, sizeof now);
+    bool holds = false;
+    switch (flags & 0xf) {
+      case CU_STREAM_WAIT_VALUE_GEQ:
+        holds = static_cast<std::make_signed_t<T>>(now - value) >= 0;
+        break;
+      case CU_STREAM_WAIT_VALUE_EQ:
+        holds = now == value;
+        break;
+      case CU_STREAM_WAIT_VALUE_AND:
+        holds = (now & value) != 0;
+        break;
+      case CU_STREAM_WAIT_VALUE_NOR:
+        holds = ~(now | value) != 0;
+        break;
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!holds) {
+      GVIRTUS_LOG(kNotice) << "simulated device: a stream waits on a value that is not there yet "
+                              "(a GPU's stream would wait; the simulated one goes on)";
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr,
+                                                          cuuint32_t value, unsigned int flags) {
+  return write_value<uint32_t>(stream, addr, value, flags);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr,
+                                                          cuuint64_t value, unsigned int flags) {
+  return write_value<uint64_t>(stream, addr, value, flags);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
+                                                         cuuint32_t value, unsigned int flags) {
+  return wait_value<uint32_t>(stream, addr, value, flags);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
+                                                         cuuint64_t value, unsigned int flags) {
+  return wait_value<uint64_t>(stream, addr, value, flags);
+}
+
+// The device pool's attributes: the reuse flags and the release threshold as set; the memory
+// figures from the device's allocations (freed memory goes back at once: reserved is used).
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                                        void* value) {
+  return sim::guarded([&](sim::State& s) {
+    if (pool != sim::device_pool() || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: {
+        int flag = 0;
+        std::memcpy(&flag, value, sizeof flag);
+        s.pool_attributes[attr] = flag != 0;
+        return CUDA_SUCCESS;
+      }
+      case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+        std::memcpy(&s.pool_attributes[attr], value, sizeof(uint64_t));
+        return CUDA_SUCCESS;
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+      case CU_MEMPOOL_ATTR_USED_MEM_HIGH: {
+        uint64_t reset = 1;
+        std::memcpy(&reset, value, sizeof reset);
+        return reset == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;  // only a reset to 0
+      }
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
+                                                        void* value) {
+  return sim::guarded([&](sim::State& s) {
+    if (pool != sim::device_pool() || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    switch (attr) {
+      case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+      case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: {
+        const auto it = s.pool_attributes.find(attr);
+        const int flag = it != s.pool_attributes.end() ? static_cast<int>(it->second) : 1;
+        std::memcpy(value, &flag, sizeof flag);
+        return CUDA_SUCCESS;
+      }
+      case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: {
+        const uint64_t threshold = s.pool_attributes[attr];
+        std::memcpy(value, &threshold, sizeof threshold);
+        return CUDA_SUCCESS;
+      }
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+      case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+      case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+      case CU_MEMPOOL_ATTR_USED_MEM_HIGH: {
+        const uint64_t bytes = s.allocated;
+        std::memcpy(value, &bytes, sizeof bytes);
+        return CUDA_SUCCESS;
+      }
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+  });
 }

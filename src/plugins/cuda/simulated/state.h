@@ -105,6 +105,8 @@ struct State {
   std::map<CUstream, std::vector<CapturedLaunch>> capturing;
   std::map<CUgraph, std::unique_ptr<std::vector<CapturedLaunch>>> graphs;
   std::map<CUgraphExec, std::unique_ptr<std::vector<CapturedLaunch>>> executables;
+  // The device pool's settable attributes (CUmemPool_attribute -> value).
+  std::map<int, uint64_t> pool_attributes;
   // Contexts of one's own (cuCtxCreate): distinct handles sharing the one device's memory.
   std::set<CUcontext> contexts;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;

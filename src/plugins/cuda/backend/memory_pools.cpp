@@ -1,0 +1,51 @@
+// The backend's handlers of a memory pool's attributes (wire: common/driver_wire.h's
+// PoolAttributeRequest): the pool must be the session's and the attribute one the driver
+// defines (anything else is malformed); the value is passed to the driver as the type the
+// attribute takes, in memory of ours.
+#include <cuda.h>
+
+#include <string>
+
+#include "common/error.h"
+#include "common/wire_record.h"
+#include "cuda_calls.h"
+#include "cuda_real.h"
+#include "cuda_vetting.h"
+#include "plugins/cuda/backend/memory_pools.h"
+#include "plugins/cuda/common/driver_wire.h"
+
+namespace gvirtus::cuda {
+
+bool run_memory_pool(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  if (fn != Fn::cuMemPoolSetAttribute && fn != Fn::cuMemPoolGetAttribute) return false;
+  const auto request = get_record<PoolAttributeRequest>(in);
+  in.expect_end();
+  if (request.attribute < CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES ||
+      request.attribute > CU_MEMPOOL_ATTR_USED_MEM_HIGH) {
+    raise(ErrorKind::kInvalidInput, "memory pool attribute " + std::to_string(request.attribute));
+  }
+  const auto attribute = static_cast<CUmemPool_attribute>(request.attribute);
+  const bool is_int = pool_attribute_is_int(request.attribute);
+  int narrow = static_cast<int>(static_cast<int64_t>(request.value));
+  cuuint64_t wide = request.value;
+  void* value = is_int ? static_cast<void*>(&narrow) : static_cast<void*>(&wide);
+  result = vet(request.pool);
+  const bool set = fn == Fn::cuMemPoolSetAttribute;
+  const void* entry = set ? reinterpret_cast<const void*>(real().cuMemPoolSetAttribute)
+                          : reinterpret_cast<const void*>(real().cuMemPoolGetAttribute);
+  if (result == CUDA_SUCCESS && entry == nullptr) result = CUDA_ERROR_NOT_SUPPORTED;
+  if (result == CUDA_SUCCESS) {
+    result = set ? real().cuMemPoolSetAttribute(request.pool, attribute, value)
+                 : real().cuMemPoolGetAttribute(request.pool, attribute, value);
+  }
+  out.put<int32_t>(result);
+  if (!set) {
+    const uint64_t answer = result != CUDA_SUCCESS ? 0
+                            : is_int               ? static_cast<uint64_t>(narrow)
+                                                   : uint64_t{wide};
+    out.put<uint64_t>(answer);
+  }
+  return true;
+}
+
+}  // namespace gvirtus::cuda

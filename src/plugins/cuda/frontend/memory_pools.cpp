@@ -1,0 +1,58 @@
+// A memory pool's attributes in the client libcuda.so.1 (cuMemPoolSetAttribute,
+// cuMemPoolGetAttribute): the value behind the caller's pointer is an int or a cuuint64_t by
+// attribute (common/driver_wire.h), so the stub reads and writes it here and sends it as u64.
+#include <cuda.h>
+
+#include <cstring>
+
+#include "common/wire_record.h"
+#include "cuda_remote_calls.h"
+#include "plugins/cuda/common/driver_wire.h"
+
+namespace cr = gvirtus::cuda;
+
+namespace {
+
+bool known_attribute(CUmemPool_attribute attribute) {
+  return attribute >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
+         attribute <= CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemPoolSetAttribute(
+    CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  if (value == nullptr || !known_attribute(attr)) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t wide = 0;
+  if (cr::pool_attribute_is_int(attr)) {
+    int narrow = 0;
+    std::memcpy(&narrow, value, sizeof narrow);
+    wide = static_cast<uint64_t>(static_cast<int64_t>(narrow));
+  } else {
+    std::memcpy(&wide, value, sizeof wide);
+  }
+  const cr::PoolAttributeRequest request{pool, static_cast<uint32_t>(attr), wide};
+  return cr::remote_sync(
+      cr::Fn::cuMemPoolSetAttribute,
+      [&](gvirtus::WireWriter& w) { gvirtus::put_record(w, request); },
+      [](gvirtus::WireReader&) {});
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemPoolGetAttribute(
+    CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
+  if (value == nullptr || !known_attribute(attr)) return CUDA_ERROR_INVALID_VALUE;
+  const cr::PoolAttributeRequest request{pool, static_cast<uint32_t>(attr), 0};
+  uint64_t wide = 0;
+  const CUresult result = cr::remote_sync(
+      cr::Fn::cuMemPoolGetAttribute,
+      [&](gvirtus::WireWriter& w) { gvirtus::put_record(w, request); },
+      [&](gvirtus::WireReader& r) { wide = r.get<uint64_t>(); });
+  if (result != CUDA_SUCCESS) return result;
+  if (cr::pool_attribute_is_int(attr)) {
+    const int narrow = static_cast<int>(wide);
+    std::memcpy(value, &narrow, sizeof narrow);
+  } else {
+    std::memcpy(value, &wide, sizeof wide);
+  }
+  return CUDA_SUCCESS;
+}
