@@ -1,8 +1,8 @@
 // Driver API calls the stub answers in its own way, printed call by call: modules from files on
 // the client's machine (cuModuleLoad, cuLibraryLoadFromFile: read by the stub and sent, since the
 // backend's machine has no such file), contexts of one's own (cuCtxCreate pushes, cuCtxDestroy
-// pops), and the occupancy search with a callback of the caller's (run in this process).
-// argv[1]: a fatbinary with saxpy.
+// pops), a module's functions enumerated with their names, and the occupancy search with a callback
+// of the caller's (run in this process). argv[1]: a fatbinary with saxpy.
 #include <cuda.h>
 
 #include <cstdio>
@@ -27,6 +27,21 @@ int main(int argc, char** argv) {
   SHOW(cuModuleLoad(&module, argv[1]));
   CUfunction function;
   SHOW(cuModuleGetFunction(&function, module, "_Z5saxpyifPKfPf"));
+  // The module's functions enumerated: one, the same handle, its name, module and state.
+  unsigned count = 0;
+  SHOW(cuModuleGetFunctionCount(&count, module));
+  CUfunction listed[4] = {};
+  SHOW(cuModuleEnumerateFunctions(listed, 4, module));
+  const char* name = nullptr;
+  SHOW(cuFuncGetName(&name, listed[0]));
+  CUmodule owner = nullptr;
+  SHOW(cuFuncGetModule(&owner, listed[0]));
+  CUfunctionLoadingState loaded = CU_FUNCTION_LOADING_STATE_UNLOADED;
+  SHOW(cuFuncIsLoaded(&loaded, listed[0]));
+  std::printf("enumerated: %u, same handle %s, name %s, module %s, loaded %s\n", count,
+              listed[0] == function ? "yes" : "no", name != nullptr ? name : "(none)",
+              owner == module ? "yes" : "no",
+              loaded == CU_FUNCTION_LOADING_STATE_LOADED ? "yes" : "no");
   int grid = 0, block = 0;
   SHOW(cuOccupancyMaxPotentialBlockSize(&grid, &block, function, shared_for, 0, 0));
   std::printf("occupancy: grid %d block %d\n", grid, block);

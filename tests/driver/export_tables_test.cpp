@@ -62,6 +62,7 @@ constexpr const char* kContextStorage = "c693336e1121df11a8c368f355d89593";
 constexpr const char* kIntegrity = "d4082055bde6704b8d34ba123c66e1f2";
 constexpr const char* kToolsTls = "42d85a8123f6cb478298f6e78a3aecdc";
 constexpr const char* kToolsContext = "21318c60971432488ca641ff7324c8f2";
+constexpr const char* kToolsModule = "6e163fbeb958444d835ce182aff1991e";
 
 TEST_F(ExportTables, bad_arguments_and_unknown_tables_are_refused) {
   const void* t = reinterpret_cast<const void*>(1);
@@ -150,6 +151,14 @@ TEST_F(ExportTables, tools_tables_answer_as_observed_and_refuse_bad_arguments) {
   EXPECT_EQ(value(one, first, nullptr), CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(value(one, first, &read), CUDA_SUCCESS);
   EXPECT_EQ(read, 0u);
+  // TOOLS_MODULE: slot 7 enumerates a module's functions through the caller's callback and
+  // returns how many (cuFFT's route; the simulated device's SimulatedLibrary runs it whole); no
+  // callback, nothing enumerated.
+  const void* const* module_table = table(kToolsModule);
+  ASSERT_NE(module_table, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(module_table[0]), 64 * sizeof(void*));
+  using Enumerate = unsigned (*)(CUcontext, CUmodule, void (*)(void*, CUfunction), void*);
+  EXPECT_EQ(reinterpret_cast<Enumerate>(module_table[7])(nullptr, nullptr, nullptr, nullptr), 0u);
 }
 
 TEST_F(ExportTables, the_integrity_check_refuses_a_null_result_and_answers_fixed_versions) {

@@ -511,5 +511,61 @@ TEST_F(HostileDriver, pool_attributes_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+TEST_F(HostileDriver, enumerations_and_names_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  // A module the session never loaded: refused, no handles after the status.
+  Reply r = call(c, cu::Fn::cuModuleEnumerateFunctions, [](WireWriter& w) {
+    put_record(w, cu::EnumerateRequest{0x7000, 4});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(r.rest.empty());
+  r = call(c, cu::Fn::cuLibraryEnumerateKernels, [](WireWriter& w) {
+    put_record(w, cu::EnumerateRequest{0x7000, 4});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  r = call(c, cu::Fn::cuFuncGetName, [](WireWriter& w) { w.put<uint64_t>(0x8000); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(r.rest.empty());
+  // The session's own module: its one function, adopted, whose name comes back.
+  const CUfunction function = saxpy(c);
+  ASSERT_NE(function, nullptr);
+  r = call(c, cu::Fn::cuFuncGetName,
+           [&](WireWriter& w) { w.put<uint64_t>(reinterpret_cast<uintptr_t>(function)); });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  WireReader name_reader(r.rest, "name");
+  EXPECT_EQ(name_reader.get_string(), "_Z5saxpyifPKfPf");
+  expect_session_goes_on(c);
+  // More handles than an enumeration returns: malformed.
+  r = call(c, cu::Fn::cuModuleEnumerateFunctions, [](WireWriter& w) {
+    put_record(w, cu::EnumerateRequest{0x7000, cu::kMaxEnumerated + 1});
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileDriver, an_enumeration_returns_the_modules_functions_as_the_sessions_own) {
+  const auto owned = client();
+  Client& c = *owned;
+  int32_t status = -1;
+  const CUmodule module = load(c, file(GVIRTUS_SAXPY_FATBIN), status);
+  ASSERT_EQ(status, CUDA_SUCCESS);
+  const Reply r = call(c, cu::Fn::cuModuleEnumerateFunctions, [&](WireWriter& w) {
+    put_record(w, cu::EnumerateRequest{reinterpret_cast<uintptr_t>(module), 8});
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  WireReader in(r.rest, "enumeration");
+  ASSERT_EQ(in.get<uint32_t>(), 1u) << "saxpy's fatbinary holds one kernel";
+  const auto function = mr::get_value<CUfunction>(in);
+  // The enumerated handle is the session's: a launch through it passes the handle check.
+  const std::vector<std::byte> params(24);
+  const Reply launch = call(c, cu::Fn::cuLaunchKernel, [&](WireWriter& w) {
+    put_record(w, cu::LaunchRequest{function, 1, 1, 1, 1, 1, 1, 0, nullptr});
+    w.put_blob(params.data(), params.size());
+  });
+  EXPECT_EQ(launch.status, CUDA_SUCCESS);
+  expect_session_goes_on(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -174,6 +174,11 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
       << result.output;
   EXPECT_NE(result.output.find("cuLibraryUnload(library) -> 0"), std::string::npos)
       << result.output;
+  // The module's functions, enumerated (cuFFT's route to the kernels it builds).
+  EXPECT_NE(result.output.find("enumerated: 1, same handle yes, name _Z5saxpyifPKfPf, module yes, "
+                               "loaded yes"),
+            std::string::npos)
+      << result.output;
 }
 
 // A 3D copy goes up and back down as its slices' 2D copies, rows intact; stream writes reach

@@ -21,6 +21,7 @@
 #include "fatbin.h"
 #include "plugins/cuda/backend/copies_2d.h"
 #include "plugins/cuda/backend/memory_pools.h"
+#include "plugins/cuda/backend/module_queries.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
@@ -417,7 +418,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       return true;
     default:
       return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result) ||
-             run_memory_pool(fn, in, out, result);
+             run_memory_pool(fn, in, out, result) || run_module_query(fn, in, out, result);
   }
 }
 

@@ -25,6 +25,10 @@
 //                         result, then for cuMemAddressReserve the address, for cuMemCreate the
 //                         handle, for cuMemGetAllocationGranularity the granularity (u64 each,
 //                         0 after a failure).
+//   cuModuleEnumerateFunctions, cuLibraryEnumerateKernels  EnumerateRequest. Reply: i32 result,
+//                         then u32 n and n u64 handles (nothing after a failure).
+//   cuFuncGetName, cuKernelGetName  u64 handle. Reply: i32 result, then the name as a string
+//                         (nothing after a failure).
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -118,6 +122,18 @@ struct PoolAttributeRequest {
   static constexpr auto kFields = std::tuple{
       &PoolAttributeRequest::pool, &PoolAttributeRequest::attribute, &PoolAttributeRequest::value};
 };
+
+// A module's functions or a library's kernels: which one, and how many handles the caller has
+// room for (at most kMaxEnumerated; the driver returns at most that many).
+struct EnumerateRequest {
+  uint64_t handle;  // the CUmodule or CUlibrary
+  uint32_t count;
+  static constexpr auto kFields = std::tuple{&EnumerateRequest::handle, &EnumerateRequest::count};
+};
+// The most handles one enumeration returns (cuBLAS's largest modules hold a few thousand kernels).
+inline constexpr uint32_t kMaxEnumerated = uint32_t{1} << 16;
+// The longest kernel name either side passes on (mangled template names run to a few KiB).
+inline constexpr uint64_t kMaxKernelNameBytes = uint64_t{1} << 16;
 
 // Whether a pool attribute's value is an int (else a cuuint64_t).
 inline bool pool_attribute_is_int(uint32_t attribute) {

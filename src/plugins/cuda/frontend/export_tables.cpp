@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "cuda_remote_calls.h"
 #include "fatbin.h"
+#include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/contexts.h"
 #include "plugins/cuda/frontend/integrity_check.h"
 #include "plugins/cuda/frontend/modules.h"
@@ -323,7 +324,34 @@ const auto tools_context = [] {
   return t;
 }();
 
-const auto tools_module = table<8, 64>(true);
+// TOOLS_MODULE slot 7: calls `each(user, function)` for every function of `module` and returns
+// how many there were (0 when the module cannot be enumerated). cuFFT finds the one kernel of
+// each module it builds this way, and goes on only when the count is 1. The context is the
+// module's (the backend's driver knows it): not needed here.
+unsigned module_functions(CUcontext context, CUmodule module, void (*each)(void*, CUfunction),
+                          void* user) {
+  (void)context;
+  if (each == nullptr) return 0;
+  unsigned count = 0;
+  if (cuModuleGetFunctionCount(&count, module) != CUDA_SUCCESS || count == 0 ||
+      count > kMaxEnumerated) {
+    return 0;
+  }
+  try {
+    std::vector<CUfunction> functions(count);
+    if (cuModuleEnumerateFunctions(functions.data(), count, module) != CUDA_SUCCESS) return 0;
+    for (CUfunction function : functions) each(user, function);
+  } catch (const std::bad_alloc&) {
+    return 0;
+  }
+  return count;
+}
+
+const auto tools_module = [] {
+  auto t = table<8, 64>(true);
+  t[7] = reinterpret_cast<Slot>(&module_functions);
+  return t;
+}();
 
 const std::array<Slot, 3> integrity_table = [] {
   auto t = table<6, 3>(true);

@@ -74,6 +74,16 @@ const fatbin::KernelLayout* find_kernel(const sim::Module& module, const char* n
 
 }  // namespace
 
+CUfunction sim::function_handle(State& s, CUmodule module, const fatbin::KernelLayout& kernel) {
+  for (const auto& [handle, function] : s.functions) {  // one handle per kernel, as natively
+    if (function->layout == &kernel) return handle;
+  }
+  auto function = std::make_unique<Function>(Function{module, &kernel, {}});
+  const auto handle = reinterpret_cast<CUfunction>(function.get());
+  s.functions.emplace(handle, std::move(function));
+  return handle;
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   return sim::guarded([&](sim::State& s) {
     if (module == nullptr || image == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -115,16 +125,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodul
                          << " (it has:" << (known.empty() ? " none" : known) << ")";
       return CUDA_ERROR_NOT_FOUND;
     }
-    for (const auto& [handle, function] : s.functions) {  // one handle per kernel, as natively
-      if (function->layout == kernel) {
-        *hfunc = handle;
-        return CUDA_SUCCESS;
-      }
-    }
-    auto function = std::make_unique<sim::Function>(sim::Function{hmod, kernel, {}});
-    const auto handle = reinterpret_cast<CUfunction>(function.get());
-    s.functions.emplace(handle, std::move(function));
-    *hfunc = handle;
+    *hfunc = sim::function_handle(s, hmod, *kernel);
     return CUDA_SUCCESS;
   });
 }

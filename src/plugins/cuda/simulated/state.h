@@ -152,6 +152,9 @@ CUresult guarded(Body&& body, bool needs_init = true) noexcept {
 // Whether [address, address + bytes) lies in one live allocation; where it starts, if so.
 std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes);
 
+// The one function handle of a module's kernel, made the first time it is asked for.
+CUfunction function_handle(State& s, CUmodule module, const fatbin::KernelLayout& kernel);
+
 // The function a kernel handle names (kernels and functions both launch), or null.
 Function* function_of(State& s, CUfunction handle);
 CUkernel kernel_of(CUfunction function);
