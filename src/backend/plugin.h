@@ -19,6 +19,7 @@
 #include <span>
 #include <string>
 
+#include "backend/plugin_abi.h"
 #include "common/frame.h"
 #include "common/wire.h"
 #include "protocol/call_table.h"
@@ -37,6 +38,9 @@ struct SessionInfo {
   // status queries (gvirtus-smi); null when nothing reads it. Shared with other processes: only
   // atomic stores.
   std::atomic<uint64_t>* device_bytes = nullptr;
+  // The session's registry of its plugins (backend/plugin_abi.h), through which a plugin asks the
+  // others about handles and device memory it does not hold itself; null when none.
+  const gvirtus_session_registry_v1* registry = nullptr;
 };
 
 // One call being executed. `args` reads the request payload; `reply` collects the reply payload

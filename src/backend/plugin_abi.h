@@ -34,8 +34,38 @@ extern "C" {
 /* The entry of plugins built for the C++ interface that preceded this ABI. */
 #define GVIRTUS_BACKEND_PLUGIN_ENTRY_CXX "gvirtus_backend_plugin"
 
+/* What one plugin of a session offers the session's other plugins (through the registry below):
+ * whether it holds a handle of a kind, named as the descriptors name handle kinds ("stream",
+ * "event", "memory pool": the same objects in NVIDIA's runtime and driver), whether a device
+ * range lies in memory its calls allocated, and forgetting a handle another plugin destroyed.
+ * Called on any of the session's threads; must not call the registry back. */
+typedef struct gvirtus_session_peer_v1 {
+  void* self;
+  int (*holds)(void* self, const char* kind, const void* handle);
+  int (*contains)(void* self, const void* address, uint64_t bytes);
+  void (*forget)(void* self, const char* kind, const void* handle);
+} gvirtus_session_peer_v1;
+
+/* The session's registry, shared by its plugins (one session per worker process): a plugin joins
+ * when its session opens, and asks the others about what it does not hold itself, so that a
+ * process using NVIDIA's runtime through one plugin and the driver through another sees the same
+ * pointers, streams and events on both paths. The registry and the peers live as long as the
+ * session; `asking` is left out of the answers. */
+typedef struct gvirtus_session_registry_v1 {
+  uint32_t struct_size;
+  void* self;
+  void (*join)(void* self, const gvirtus_session_peer_v1* peer);
+  int (*holds)(void* self, const gvirtus_session_peer_v1* asking, const char* kind,
+               const void* handle);
+  int (*contains)(void* self, const gvirtus_session_peer_v1* asking, const void* address,
+                  uint64_t bytes);
+  void (*forget)(void* self, const gvirtus_session_peer_v1* asking, const char* kind,
+                 const void* handle);
+} gvirtus_session_registry_v1;
+
 /* The session a plugin session serves. Strings are NUL-terminated and live as long as the
- * session. */
+ * session. Fields are only ever added at the end: a plugin reads one only when struct_size
+ * covers it. */
 typedef struct gvirtus_session_info_v1 {
   uint32_t struct_size;
   const char* peer;      /* "tcp://127.0.0.1:40112" */
@@ -50,6 +80,8 @@ typedef struct gvirtus_session_info_v1 {
    * queries; NULL when nothing reads it. Shared with other processes: update it only with atomic
    * stores. */
   uint64_t* device_bytes;
+  /* The session's registry of its plugins (above); NULL when the backend offers none. */
+  const gvirtus_session_registry_v1* registry;
 } gvirtus_session_info_v1;
 
 /* One call to execute: the frame's header fields and its request payload. */

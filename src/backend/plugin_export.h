@@ -10,6 +10,7 @@
 // handed to the backend without a copy.
 #pragma once
 
+#include <cstddef>
 #include <exception>
 #include <memory>
 #include <string>
@@ -85,6 +86,10 @@ struct Adapter {
                                    c->shared_memory_size};
       // The same lock-free 64-bit word: the ABI passes it as plain memory.
       state->info.device_bytes = reinterpret_cast<std::atomic<uint64_t>*>(c->device_bytes);
+      // A backend built before the registry passes a shorter struct.
+      if (c->struct_size >= offsetof(gvirtus_session_info_v1, registry) + sizeof c->registry) {
+        state->info.registry = c->registry;
+      }
       state->session = plugin().open_session(state->info);
       result->error_kind = 0;
       result->reply = nullptr;

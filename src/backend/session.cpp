@@ -14,6 +14,7 @@
 #include "backend/executor.h"
 #include "backend/inflight_budget.h"
 #include "backend/session_auth.h"
+#include "backend/session_registry.h"
 #include "backend/session_table.h"
 #include "common/frame.h"
 #include "common/log.h"
@@ -44,6 +45,7 @@ class Session {
     info_.transport = connection.transport();
     info_.shared_memory = connection.shared_memory();
     info_.device_bytes = current_session_device_bytes();
+    info_.registry = registry_.table();
   }
 
   ~Session() {
@@ -355,6 +357,7 @@ class Session {
   const Limits& limits_;
   std::optional<Secret> secret_;  // none: clients need not authenticate; gone once they did
   SessionInfo info_;
+  SessionRegistry registry_;  // before sessions_: the plugins' sessions go first
   // Plugin sessions: owned here (guarded by sessions_mutex_: OpenPlugin adds while others call),
   // and looked up without a lock in open_, whose first open_count_ entries are published.
   std::mutex sessions_mutex_;

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,8 @@ struct gvtLabel_st {
 namespace {
 
 thread_local gvtStatus_t t_last_error = GVT_SUCCESS;
+std::mutex streams_mutex;
+std::set<gvtStream_t> own_streams;  // the streams this library created and has not freed
 
 gvtStatus_t failed(gvtStatus_t status) {
   t_last_error = status;
@@ -159,6 +163,25 @@ gvtStatus_t gvtMemRead(const void* ptr, unsigned char* host, size_t bytes) {
   if (ptr == nullptr || host == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
   std::memcpy(host, ptr, bytes);
   return GVT_SUCCESS;
+}
+
+gvtStatus_t gvtStreamCreate(gvtStream_t* stream) {
+  if (stream == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
+  std::lock_guard lock(streams_mutex);
+  *stream = reinterpret_cast<gvtStream_t>(new char);
+  own_streams.insert(*stream);
+  return GVT_SUCCESS;
+}
+
+gvtStatus_t gvtStreamDestroy(gvtStream_t stream) {
+  if (stream == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
+  std::lock_guard lock(streams_mutex);
+  if (own_streams.erase(stream) != 0) delete reinterpret_cast<char*>(stream);
+  return GVT_SUCCESS;
+}
+
+gvtStatus_t gvtStreamQuery(gvtStream_t stream) {
+  return stream != nullptr ? GVT_SUCCESS : failed(GVT_ERROR_INVALID_HANDLE);
 }
 
 }  // extern "C"

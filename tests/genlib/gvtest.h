@@ -1,7 +1,8 @@
 /* gvtest: a small C library of gvirtus's own, remoted by a stub and a backend plugin that are
  * both generated whole from this header and gvtest_descriptor.json (tests/genlib). It has what a
- * real library's calls have: its own status type, two handle kinds with create and destroy, an
- * array argument whose length is another argument, strings in and out, memory it allocates
+ * real library's calls have: its own status type, three handle kinds with create and destroy
+ * (streams shared with other libraries), an array argument whose length is another argument,
+ * strings in and out, memory it allocates
  * ("device" memory, vetted and counted by the backend), and an asynchronous call whose error is
  * reported later, by the library's last error. gvtest.cpp is the real library. */
 #ifndef GVTEST_H
@@ -26,6 +27,9 @@ typedef enum gvtOrder { GVT_ORDER_ASCENDING = 0, GVT_ORDER_DESCENDING = 1 } gvtO
 
 typedef struct gvtBag_st* gvtBag_t;     /* a bag of at most `capacity` ints */
 typedef struct gvtLabel_st* gvtLabel_t; /* a piece of text */
+/* A stream: a token that every library of a process shares, as CUDA's streams are (a stream one
+ * library created is another's to use and destroy). */
+typedef struct gvtStream_st* gvtStream_t;
 
 gvtStatus_t gvtGetVersion(int* version);
 
@@ -57,6 +61,11 @@ gvtStatus_t gvtMalloc(void** ptr, size_t rows, size_t row_bytes);
 gvtStatus_t gvtFree(void* ptr);
 gvtStatus_t gvtMemset(void* ptr, int value, size_t bytes);
 gvtStatus_t gvtMemRead(const void* ptr, unsigned char* host, size_t bytes);
+
+gvtStatus_t gvtStreamCreate(gvtStream_t* stream);
+/* Ends a stream of this library's (freed) or another's (released: its creator frees it). */
+gvtStatus_t gvtStreamDestroy(gvtStream_t stream);
+gvtStatus_t gvtStreamQuery(gvtStream_t stream);
 
 #ifdef __cplusplus
 }

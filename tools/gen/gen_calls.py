@@ -585,8 +585,13 @@ def vetting_header(d):
                 f"// The library's own vetting of a device range (hand-written).",
                 f"{d.status} {d.vet_pointer}(const void* ptr, uint64_t bytes = 0);",
                 f"}}  // namespace {d.namespace}", ""]
+    names = ", ".join(f'"{h.name}"' for h in d.handles.values())
     out += [f"namespace {d.namespace} {{", "",
             "enum class HandleKind : uint16_t {", kinds, "};", "",
+            "// Each kind's name, by HandleKind: how the plugins of a session speak of handles to",
+            "// each other (backend/services/session_services.h).",
+            f"inline constexpr const char* kKindNames[] = {{{names}}};" if d.handles
+            else "inline constexpr std::span<const char* const> kKindNames{};", "",
             ]
     if d.handles and d.handle_owner:
         out += ["// What a new handle belongs to (descriptor: handle_owner; hand-written).",
@@ -603,8 +608,9 @@ def vetting_header(d):
             held += (f" || gvirtus::services::session_services().handles.holds("
                      f"static_cast<uint16_t>(HandleKind::k{d.handles[other].camel}), handle)")
         predefined = " || ".join(["handle == nullptr"] + [f"handle == {e}" for e in h.predefined])
+        held += (f" || gvirtus::services::session_services().peer_holds(\"{h.name}\", handle)")
         out += [f"// {h.ctype}: the library's own ({predefined.replace('handle == ', '')}) pass; "
-                "others must be the session's.",
+                "others must be the session's (this plugin's, or another's of the session).",
                 f"inline bool predefined({h.ctype} handle) {{ return {predefined}; }}",
                 f"inline {d.status} vet({h.ctype} handle) {{",
                 f"  if (predefined(handle) || {held}) return {d.success};",
@@ -621,11 +627,19 @@ def vetting_header(d):
                     " public:",
                     f"  explicit {h.camel}Release({h.ctype} handle)",
                     f"      : release_(gvirtus::services::session_services().handles, {kind}, handle),",
+                    "        handle_(handle),",
                     f"        vetted_(release_.held() || predefined(handle) ? {d.success} : vet(handle)) {{}}",
                     f"  {d.status} vetted() const {{ return vetted_; }}",
-                    "  void destroyed() { release_.destroyed(); }", "",
+                    "  // Another plugin's handle, destroyed through this one: its creator forgets it.",
+                    "  void destroyed() {",
+                    "    if (!release_.held()) {",
+                    f"      gvirtus::services::session_services().peer_forget(\"{h.name}\", handle_);",
+                    "    }",
+                    "    release_.destroyed();",
+                    "  }", "",
                     " private:",
                     "  gvirtus::services::HandleRelease release_;",
+                    f"  {h.ctype} handle_;",
                     f"  {d.status} vetted_;",
                     "};",
                     f"inline {h.camel}Release release({h.ctype} handle) {{ return {h.camel}Release(handle); }}",
@@ -633,7 +647,8 @@ def vetting_header(d):
     if d.vet_pointer == "ledger":
         out += ["// A device range must lie in an allocation this session's calls made.",
                 f"inline {d.status} vet_device_pointer(const void* ptr, uint64_t bytes = 0) {{",
-                f"  if (ptr == nullptr || gvirtus::services::session_services().allocations.contains(ptr, bytes)) return {d.success};",
+                f"  if (ptr == nullptr || gvirtus::services::session_services().allocations.contains(ptr, bytes) ||",
+                f"      gvirtus::services::session_services().peer_contains(ptr, bytes)) return {d.success};",
                 f"  return static_cast<{d.status}>(gvirtus::services::refuse(",
                 f'      {d.invalid_value}, "{lib}", "device pointer", ptr,',
                 '      "not device memory this session allocated"));', "}", ""]
@@ -943,7 +958,7 @@ class GeneratedPlugin final : public gvirtus::BackendPlugin {{
  public:
   gvirtus::PluginIdentity identity() const override {{ return kIdentity; }}
   std::unique_ptr<gvirtus::PluginSession> open_session(const gvirtus::SessionInfo& session) override {{
-{"    open_real_library();  // refuses the session, naming the library, when it is absent" + chr(10) if d.real_library else ""}    gvirtus::services::session_services().reset(session.device_bytes);  // one session per worker process
+{"    open_real_library();  // refuses the session, naming the library, when it is absent" + chr(10) if d.real_library else ""}    gvirtus::services::session_services().reset(session.device_bytes, session.registry, kKindNames);  // one session per worker process
     return std::make_unique<GeneratedSession>();
   }}
 }};

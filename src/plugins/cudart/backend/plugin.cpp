@@ -45,7 +45,7 @@ class CudartPlugin final : public BackendPlugin {
   PluginIdentity identity() const override { return kIdentity; }
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     set_shared_memory(session.shared_memory);  // one session per worker process
-    services::session_services().reset(session.device_bytes);
+    services::session_services().reset(session.device_bytes, session.registry, kKindNames);
     forget_modules();
     return std::make_unique<CudartSession>();
   }
