@@ -37,13 +37,15 @@ extern "C" {
 /* What one plugin of a session offers the session's other plugins (through the registry below):
  * whether it holds a handle of a kind, named as the descriptors name handle kinds ("stream",
  * "event", "memory pool": the same objects in NVIDIA's runtime and driver), whether a device
- * range lies in memory its calls allocated, and forgetting a handle another plugin destroyed.
- * Called on any of the session's threads; must not call the registry back. */
+ * range lies in memory its calls allocated, forgetting a handle another plugin destroyed, and
+ * forgetting what a device reset through another plugin destroyed (the device's primary context
+ * is both plugins'). Called on any of the session's threads; must not call the registry back. */
 typedef struct gvirtus_session_peer_v1 {
   void* self;
   int (*holds)(void* self, const char* kind, const void* handle);
   int (*contains)(void* self, const void* address, uint64_t bytes);
   void (*forget)(void* self, const char* kind, const void* handle);
+  void (*device_reset)(void* self, int device);
 } gvirtus_session_peer_v1;
 
 /* The session's registry, shared by its plugins (one session per worker process): a plugin joins
@@ -61,6 +63,7 @@ typedef struct gvirtus_session_registry_v1 {
                   uint64_t bytes);
   void (*forget)(void* self, const gvirtus_session_peer_v1* asking, const char* kind,
                  const void* handle);
+  void (*device_reset)(void* self, const gvirtus_session_peer_v1* asking, int device);
 } gvirtus_session_registry_v1;
 
 /* The session a plugin session serves. Strings are NUL-terminated and live as long as the

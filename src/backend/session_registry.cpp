@@ -18,7 +18,10 @@ SessionRegistry::SessionRegistry()
              [](void* self, const gvirtus_session_peer_v1* asking, const void* address,
                 uint64_t bytes) { return registry(self).contains(asking, address, bytes) ? 1 : 0; },
              [](void* self, const gvirtus_session_peer_v1* asking, const char* kind,
-                const void* handle) { registry(self).forget(asking, kind, handle); }} {}
+                const void* handle) { registry(self).forget(asking, kind, handle); },
+             [](void* self, const gvirtus_session_peer_v1* asking, int device) {
+               registry(self).device_reset(asking, device);
+             }} {}
 
 void SessionRegistry::join(const gvirtus_session_peer_v1* peer) {
   if (peer == nullptr) return;
@@ -61,6 +64,12 @@ void SessionRegistry::forget(const gvirtus_session_peer_v1* asking, const char* 
   if (kind == nullptr) return;
   for (const auto& peer : others(asking)) {
     if (peer.forget != nullptr) peer.forget(peer.self, kind, handle);
+  }
+}
+
+void SessionRegistry::device_reset(const gvirtus_session_peer_v1* asking, int device) {
+  for (const auto& peer : others(asking)) {
+    if (peer.device_reset != nullptr) peer.device_reset(peer.self, device);
   }
 }
 

@@ -27,6 +27,7 @@ class SessionRegistry {
   bool holds(const gvirtus_session_peer_v1* asking, const char* kind, const void* handle);
   bool contains(const gvirtus_session_peer_v1* asking, const void* address, uint64_t bytes);
   void forget(const gvirtus_session_peer_v1* asking, const char* kind, const void* handle);
+  void device_reset(const gvirtus_session_peer_v1* asking, int device);
 
  private:
   // The peers other than `asking`, copied under the lock (peers join while others ask).

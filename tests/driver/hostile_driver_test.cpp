@@ -567,5 +567,74 @@ TEST_F(HostileDriver, an_enumeration_returns_the_modules_functions_as_the_sessio
   expect_session_goes_on(c);
 }
 
+// A primary context's reset destroys what the context held: the session forgets its streams and
+// modules (the driver would dereference them), and keeps its libraries (context-independent).
+TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto create_stream = [&] {
+    CUstream stream = nullptr;
+    const Reply r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
+      mr::put_output(w, &stream);
+      mr::put_value(w, 0u);
+    });
+    EXPECT_EQ(r.status, CUDA_SUCCESS);
+    if (r.rest.size() >= 1 + sizeof stream) std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
+    return stream;
+  };
+  const auto synchronize = [&](CUstream stream) {
+    return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })
+        .status;
+  };
+  const auto get_function = [&](CUmodule module) {
+    CUfunction out = nullptr;
+    return call(c, cu::Fn::cuModuleGetFunction,
+                [&](WireWriter& w) {
+                  mr::put_output(w, &out);
+                  mr::put_value(w, module);
+                  mr::put_c_string(w, "_Z5saxpyifPKfPf");
+                })
+        .status;
+  };
+  const CUstream stream = create_stream();
+  int32_t status = -1;
+  const CUmodule module = load(c, file(GVIRTUS_SAXPY_FATBIN), status);
+  ASSERT_EQ(status, CUDA_SUCCESS);
+  const auto image = file(GVIRTUS_SAXPY_FATBIN);
+  const Reply loaded = call(c, cu::Fn::cuLibraryLoadData, [&](WireWriter& w) {
+    w.put_blob(image.data(), image.size());
+    w.put<uint32_t>(0);  // no JIT options
+    w.put<uint32_t>(0);  // no library options
+  });
+  ASSERT_EQ(loaded.status, CUDA_SUCCESS);
+  CUlibrary library = nullptr;
+  ASSERT_GE(loaded.rest.size(), sizeof library);
+  std::memcpy(&library, loaded.rest.data(), sizeof library);
+  ASSERT_EQ(synchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(get_function(module), CUDA_SUCCESS);
+
+  ASSERT_EQ(call(c, cu::Fn::cuDevicePrimaryCtxReset_v2,
+                 [](WireWriter& w) { mr::put_value(w, CUdevice{0}); })
+                .status,
+            CUDA_SUCCESS);
+  EXPECT_EQ(synchronize(stream), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(get_function(module), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(backend_.logged("cuda: rejected stream")) << backend_.log();
+  EXPECT_TRUE(backend_.logged("cuda: rejected module")) << backend_.log();
+  CUkernel kernel = nullptr;
+  EXPECT_EQ(call(c, cu::Fn::cuLibraryGetKernel,
+                 [&](WireWriter& w) {
+                   mr::put_output(w, &kernel);
+                   mr::put_value(w, library);
+                   mr::put_c_string(w, "_Z5saxpyifPKfPf");
+                 })
+                .status,
+            CUDA_SUCCESS)
+      << "a library outlives the context";
+  const CUstream fresh = create_stream();
+  EXPECT_EQ(synchronize(fresh), CUDA_SUCCESS);
+  expect_session_goes_on(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

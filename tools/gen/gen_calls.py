@@ -27,6 +27,13 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   against the table, a "destroy" (only of a destroyable kind) takes it out; the
                   "predefined" expressions are handles the library defines itself (null always
                   is), which pass unvetted
+  real_extra      functions of real_library that hand-written backend code calls beyond the
+                  rows' (resolved into real() too)
+  after_call      a function, void NAME(Fn, WireReader request, STATUS result), written by hand,
+                  that the generated plugin calls after every call (what a call did beyond its
+                  own handles and memory: a device reset)
+  device_reset    a function, void NAME(int device), written by hand: what the plugin forgets
+                  when another plugin of the session reset that device
   handle_owner    a function, int NAME(), written by hand, that says what the library ties a new
                   handle to (cudart: current_device), so that resetting it forgets its handles;
                   without it every handle belongs to 0
@@ -800,7 +807,8 @@ def handler_case(c, d):
 
 def real_library_header(calls, d):
     """The library the backend runs the calls on, opened in the worker (descriptor: real_library)."""
-    members = "\n".join(f"  decltype(&::{c.name}) {c.name} = nullptr;" for c in calls)
+    names = [c.name for c in calls] + d.real_extra
+    members = "\n".join(f"  decltype(&::{n}) {n} = nullptr;" for n in names)
     return f"""{generated_by(d)}
 // {d.real_library}, the library the {d.library} backend runs its calls on, opened with dlopen in
 // the session's worker when the plugin's session opens (the daemon never loads it). A function
@@ -825,7 +833,8 @@ const RealLibrary& real();
 
 
 def real_library_source(calls, d):
-    resolves = "\n".join(f'    resolve(library.{c.name}, "{c.name}");' for c in calls)
+    names = [c.name for c in calls] + d.real_extra
+    resolves = "\n".join(f'    resolve(library.{n}, "{n}");' for n in names)
     return f"""{generated_by(d)}
 #include <dlfcn.h>
 
@@ -937,28 +946,28 @@ def plugin(calls, d):
 namespace {d.namespace} {{
 
 bool run_generated(Fn fn, gvirtus::WireReader& in, gvirtus::WireWriter& out, {d.status}& result);
-{custom_decl}
+{custom_decl}{f"void {d.after_call}(Fn fn, gvirtus::WireReader request, {d.status} result);" + chr(10) if d.after_call else ""}{f"void {d.device_reset}(int device);" + chr(10) if d.device_reset else ""}
 namespace {{
 
 class GeneratedSession final : public gvirtus::PluginSession {{
  public:
   void handle(gvirtus::Call& call) override {{
     const auto fn = static_cast<Fn>(gvirtus::call_function(call.header.call_id));
-    {"" if d.last_error else f"const {d.status} returned = "}gvirtus::services::run_call(last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
+{"    const gvirtus::WireReader request = call.args;  // for after_call" + chr(10) if d.after_call else ""}    {"" if d.last_error and not d.after_call else f"const {d.status} returned = "}gvirtus::services::run_call(last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
       if (!run_generated(fn, call.args, call.reply, result){custom_call}) {{
         gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
                        "{d.library} call " + std::to_string(static_cast<unsigned>(fn)) +
                            " is not served by this backend");
       }}
     }});
-{deferral}  }}
+{f"    {d.after_call}(fn, request, returned);" + chr(10) if d.after_call else ""}{deferral}  }}
 }};
 
 class GeneratedPlugin final : public gvirtus::BackendPlugin {{
  public:
   gvirtus::PluginIdentity identity() const override {{ return kIdentity; }}
   std::unique_ptr<gvirtus::PluginSession> open_session(const gvirtus::SessionInfo& session) override {{
-{"    open_real_library();  // refuses the session, naming the library, when it is absent" + chr(10) if d.real_library else ""}    gvirtus::services::session_services().reset(session.device_bytes, session.registry, kKindNames);  // one session per worker process
+{"    open_real_library();  // refuses the session, naming the library, when it is absent" + chr(10) if d.real_library else ""}    gvirtus::services::session_services().reset(session.device_bytes, session.registry, kKindNames{", " + d.device_reset if d.device_reset else ""});  // one session per worker process
     return std::make_unique<GeneratedSession>();
   }}
 }};

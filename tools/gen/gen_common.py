@@ -52,6 +52,14 @@ class Descriptor:
             self.last_error = dict(d.get("last_error", {}))
             self.extra_enums = list(d.get("enums", []))
             self.real_library = d.get("real_library")
+            # Functions of the real library that hand-written backend code calls beyond the rows.
+            self.real_extra = list(d.get("real_extra", []))
+            # A hand-written void FUNCTION(Fn, WireReader request, STATUS result) the generated
+            # plugin calls after each call (what a call did to other state than its own).
+            self.after_call = d.get("after_call")
+            # A hand-written void FUNCTION(int device): what the plugin forgets when another
+            # plugin of the session reset a device (backend/services/session_services.h).
+            self.device_reset = d.get("device_reset")
             self.not_supported = d["status"].get("not_supported", self.invalid_value)
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")

@@ -24,6 +24,14 @@ void HandleTable::forget_owner(int owner, uint64_t every_owner_kinds) {
   });
 }
 
+void HandleTable::forget_owned(int owner, uint64_t kinds) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(handles_, [&](const auto& item) {
+    const Entry& e = item.second;
+    return e.owner == owner && e.kind < 64 && ((kinds >> e.kind) & 1) != 0;
+  });
+}
+
 bool HandleTable::holds(uint16_t kind, const void* handle) const {
   std::lock_guard lock(mutex_);
   const auto it = handles_.find(handle);

@@ -30,6 +30,8 @@ class HandleTable {
   // Forgets the handles of `owner`, and of every kind in `every_owner_kinds` (a bit per kind)
   // whatever their owner.
   void forget_owner(int owner, uint64_t every_owner_kinds = 0);
+  // Forgets the handles of `owner` whose kind is in `kinds` (a bit per kind), and no other.
+  void forget_owned(int owner, uint64_t kinds);
   bool holds(uint16_t kind, const void* handle) const;
   size_t size() const;
   void clear();

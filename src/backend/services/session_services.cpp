@@ -13,26 +13,31 @@ SessionServices& of(void* self) {
 
 void SessionServices::reset(std::atomic<uint64_t>* device_bytes,
                             const gvirtus_session_registry_v1* registry,
-                            std::span<const char* const> kind_names) {
+                            std::span<const char* const> kind_names,
+                            void (*on_device_reset)(int device)) {
   handles.clear();
   allocations.reset(device_bytes);
   kind_names_ = kind_names;
+  on_device_reset_ = on_device_reset;
   // A registry from a backend whose table lacks a function this one calls is not used.
   registry_ = registry != nullptr && registry->struct_size >= sizeof(gvirtus_session_registry_v1) &&
                       registry->join != nullptr
                   ? registry
                   : nullptr;
   if (registry_ == nullptr) return;
-  peer_ = gvirtus_session_peer_v1{this,
-                                  [](void* self, const char* kind, const void* handle) {
-                                    return of(self).holds_named(kind, handle) ? 1 : 0;
-                                  },
-                                  [](void* self, const void* address, uint64_t bytes) {
-                                    return of(self).allocations.contains(address, bytes) ? 1 : 0;
-                                  },
-                                  [](void* self, const char* kind, const void* handle) {
-                                    of(self).forget_named(kind, handle);
-                                  }};
+  peer_.self = this;
+  peer_.holds = [](void* self, const char* kind, const void* handle) {
+    return of(self).holds_named(kind, handle) ? 1 : 0;
+  };
+  peer_.contains = [](void* self, const void* address, uint64_t bytes) {
+    return of(self).allocations.contains(address, bytes) ? 1 : 0;
+  };
+  peer_.forget = [](void* self, const char* kind, const void* handle) {
+    of(self).forget_named(kind, handle);
+  };
+  peer_.device_reset = [](void* self, int device) {
+    if (of(self).on_device_reset_ != nullptr) of(self).on_device_reset_(device);
+  };
   registry_->join(registry_->self, &peer_);
 }
 
@@ -69,6 +74,12 @@ bool SessionServices::peer_contains(const void* address, uint64_t bytes) const {
 void SessionServices::peer_forget(const char* kind, const void* handle) const {
   if (registry_ != nullptr && registry_->forget != nullptr) {
     registry_->forget(registry_->self, &peer_, kind, handle);
+  }
+}
+
+void SessionServices::peer_device_reset(int device) const {
+  if (registry_ != nullptr && registry_->device_reset != nullptr) {
+    registry_->device_reset(registry_->self, &peer_, device);
   }
 }
 

@@ -27,9 +27,11 @@ struct SessionServices {
   // A new session: empty tables; the ledger publishes into `device_bytes` (may be null). With a
   // registry, the plugin joins it; `kind_names` names its handle kinds by index (the
   // descriptor's names), which is how the plugins of a session speak of them.
+  // `on_device_reset` is what it forgets when another plugin of the session resets a device.
   void reset(std::atomic<uint64_t>* device_bytes,
              const gvirtus_session_registry_v1* registry = nullptr,
-             std::span<const char* const> kind_names = {});
+             std::span<const char* const> kind_names = {},
+             void (*on_device_reset)(int device) = nullptr);
 
   // Whether another plugin of the session holds `handle` as a kind named `kind`.
   bool peer_holds(const char* kind, const void* handle) const;
@@ -37,6 +39,8 @@ struct SessionServices {
   bool peer_contains(const void* address, uint64_t bytes) const;
   // Tells the other plugins that `handle` (a kind named `kind`) was destroyed through this one.
   void peer_forget(const char* kind, const void* handle) const;
+  // Tells the other plugins that `device` was reset through this one.
+  void peer_device_reset(int device) const;
 
   // This plugin's answers to the others (the peer it joined with).
   bool holds_named(const char* kind, const void* handle) const;
@@ -47,6 +51,7 @@ struct SessionServices {
 
   const gvirtus_session_registry_v1* registry_ = nullptr;
   std::span<const char* const> kind_names_;
+  void (*on_device_reset_)(int device) = nullptr;
   gvirtus_session_peer_v1 peer_{};
 };
 

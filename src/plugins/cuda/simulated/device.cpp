@@ -237,7 +237,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, un
   });
 }
 
-// A reset frees what the context held, as natively.
+// A reset frees what the context held, as natively: libraries (context-independent) and their
+// functions stay.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
@@ -245,8 +246,13 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     s.allocation_bytes.clear();
     s.module_memory.clear();
     s.allocated = 0;
-    s.functions.clear();
-    s.modules.clear();
+    std::erase_if(s.functions, [&](const auto& f) {
+      const auto module = s.modules.find(f.second->module);
+      return module == s.modules.end() || !module->second->library;
+    });
+    std::erase_if(s.modules, [](const auto& m) { return !m.second->library; });
+    // A library's variables were the context's memory: placed afresh when next asked for.
+    for (auto& [handle, module] : s.modules) module->placed.clear();
     s.streams.clear();
     s.events.clear();
     s.primary_references = 0;
@@ -259,6 +265,15 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
   return sim::guarded([&](sim::State& s) {
     return ctx == nullptr || sim::known_context(s, ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  });
+}
+
+// Every context is the one device's.
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
+  return sim::guarded([&](sim::State&) {
+    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *device = 0;
+    return CUDA_SUCCESS;
   });
 }
 

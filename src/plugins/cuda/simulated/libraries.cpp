@@ -25,7 +25,12 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryLoadData(
   CUmodule module = nullptr;
   const CUresult result =
       cuModuleLoadDataEx(&module, code, numJitOptions, jitOptions, jitOptionsValues);
-  if (result == CUDA_SUCCESS && library != nullptr) *library = reinterpret_cast<CUlibrary>(module);
+  if (result != CUDA_SUCCESS) return result;
+  sim::guarded([&](sim::State& s) {
+    s.modules.at(module)->library = true;
+    return CUDA_SUCCESS;
+  });
+  if (library != nullptr) *library = reinterpret_cast<CUlibrary>(module);
   return result;
 }
 

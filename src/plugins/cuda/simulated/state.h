@@ -33,6 +33,7 @@ struct Module {
   std::vector<fatbin::KernelLayout> kernels;
   std::map<std::string, uint64_t> variables;  // name -> bytes, from the cubins' symbol tables
   std::map<std::string, uintptr_t> placed;    // the variables asked for, placed in memory
+  bool library = false;  // loaded as a CUlibrary: context-independent, it outlives a reset
 };
 
 struct Function {

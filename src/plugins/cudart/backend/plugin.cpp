@@ -14,6 +14,13 @@
 namespace gvirtus::cudart {
 namespace {
 
+// A reset of `device` destroyed its streams and events; pools are forgotten whatever their device
+// (the client asks for them again).
+void forget_device(int device) {
+  services::session_services().handles.forget_owner(
+      device, uint64_t{1} << static_cast<uint16_t>(HandleKind::kMemoryPool));
+}
+
 class CudartSession final : public PluginSession {
  public:
   void handle(Call& call) override {
@@ -27,11 +34,12 @@ class CudartSession final : public PluginSession {
                       " is not served by this backend");
           }
         });
-    // cudaDeviceReset destroyed the device's streams and events; pools are forgotten whatever
-    // their device (the client asks for them again).
+    // cudaDeviceReset destroyed the device's primary context: this plugin forgets what it held
+    // there, and the session's other plugins (the driver's) what they did.
     if (fn == Fn::cudaDeviceReset && result == cudaSuccess) {
-      services::session_services().handles.forget_owner(
-          current_device(), uint64_t{1} << static_cast<uint16_t>(HandleKind::kMemoryPool));
+      const int device = current_device();
+      forget_device(device);
+      services::session_services().peer_device_reset(device);
     }
     // An asynchronous call's failure needs no reply: the real runtime has recorded it, and the
     // application's next cudaGetLastError or synchronising call reports it, as natively.
@@ -45,7 +53,8 @@ class CudartPlugin final : public BackendPlugin {
   PluginIdentity identity() const override { return kIdentity; }
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     set_shared_memory(session.shared_memory);  // one session per worker process
-    services::session_services().reset(session.device_bytes, session.registry, kKindNames);
+    services::session_services().reset(session.device_bytes, session.registry, kKindNames,
+                                       forget_device);
     forget_modules();
     return std::make_unique<CudartSession>();
   }

@@ -1,0 +1,47 @@
+// What a reset of a device's primary context destroys, forgotten by the session, whichever plugin
+// reset it (the descriptor's handle_owner, after_call and device_reset; backend/services/
+// session_services.h): a handle is owned by the device of the context current when it was made,
+// and a reset forgets that device's context-bound handles, so none reaches the driver after the
+// driver freed it. A reset through the cuda plugin (cuDevicePrimaryCtxReset) is announced to the
+// session's other plugins, and one through the cudart plugin (cudaDeviceReset) is heard here.
+#include <cuda.h>
+
+#include "common/call_marshal.h"
+#include "cuda_calls.h"
+#include "cuda_real.h"
+#include "cuda_vetting.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+constexpr uint64_t bit(HandleKind kind) {
+  return uint64_t{1} << static_cast<uint16_t>(kind);
+}
+
+// What a primary context's reset destroys: its modules with their functions, streams, events and
+// executable graphs. Contexts of one's own, libraries and their kernels (context-independent),
+// graphs and memory pools are not the context's, and stay.
+constexpr uint64_t kContextBound = bit(HandleKind::kModule) | bit(HandleKind::kFunction) |
+                                   bit(HandleKind::kStream) | bit(HandleKind::kEvent) |
+                                   bit(HandleKind::kExecutableGraph);
+
+}  // namespace
+
+int context_device() {
+  CUdevice device = -1;
+  if (real().cuCtxGetDevice == nullptr || real().cuCtxGetDevice(&device) != CUDA_SUCCESS) return -1;
+  return device;
+}
+
+void forget_device(int device) {
+  services::session_services().handles.forget_owned(device, kContextBound);
+}
+
+void after_call(Fn fn, WireReader request, CUresult result) {
+  if (fn != Fn::cuDevicePrimaryCtxReset_v2 || result != CUDA_SUCCESS) return;
+  const auto device = marshal::get_value<CUdevice>(request);
+  forget_device(device);
+  services::session_services().peer_device_reset(device);
+}
+
+}  // namespace gvirtus::cuda
