@@ -5,6 +5,7 @@
 // of the caller's (run in this process). argv[1]: a fatbinary with saxpy.
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstdio>
 
 #define SHOW(call) std::printf("%s -> %d\n", #call, static_cast<int>(call))
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
   SHOW(cuFuncGetModule(&owner, listed[0]));
   CUfunctionLoadingState loaded = CU_FUNCTION_LOADING_STATE_UNLOADED;
   SHOW(cuFuncIsLoaded(&loaded, listed[0]));
+  // A module that is not the session's: the backend's refusal comes back as it is.
+  SHOW(cuModuleEnumerateFunctions(listed, 4, reinterpret_cast<CUmodule>(uintptr_t{0x1234})));
   std::printf("enumerated: %u, same handle %s, name %s, module %s, loaded %s\n", count,
               listed[0] == function ? "yes" : "no", name != nullptr ? name : "(none)",
               owner == module ? "yes" : "no",

@@ -636,5 +636,51 @@ TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {
   expect_session_goes_on(c);
 }
 
+// The linker's inputs are checked as module images are; a made-up link state is refused, a type
+// the driver does not define ends only the session.
+TEST_F(HostileDriver, link_inputs_and_states_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply created = call(c, cu::Fn::cuLinkCreate_v2, [](WireWriter& w) {
+    w.put<uint32_t>(0);  // no JIT options
+  });
+  ASSERT_EQ(created.status, CUDA_SUCCESS);
+  uint64_t state = 0;
+  ASSERT_GE(created.rest.size(), sizeof state);
+  std::memcpy(&state, created.rest.data(), sizeof state);
+  const auto add = [&](uint64_t link, uint32_t type, const std::vector<std::byte>& data) {
+    return call(c, cu::Fn::cuLinkAddData_v2, [&](WireWriter& w) {
+      put_record(w, cu::LinkInputRequest{link, type});
+      w.put_blob(data.data(), data.size());
+      w.put_string("input");
+      w.put<uint32_t>(0);
+    });
+  };
+  // A fatbinary claiming more bytes than arrived.
+  std::vector<std::byte> lying = file(GVIRTUS_SAXPY_FATBIN);
+  lying.resize(lying.size() / 2);
+  EXPECT_EQ(add(state, CU_JIT_INPUT_FATBINARY, lying).status, CUDA_ERROR_INVALID_IMAGE);
+  // PTX without its NUL.
+  const std::string text = ".version 8.0\n.target sm_90\n";
+  std::vector<std::byte> ptx(text.size());
+  std::memcpy(ptx.data(), text.data(), text.size());
+  EXPECT_EQ(add(state, CU_JIT_INPUT_PTX, ptx).status, CUDA_ERROR_INVALID_IMAGE);
+  // A link state the session never created.
+  ptx.push_back(std::byte{0});
+  EXPECT_EQ(add(0x7100, CU_JIT_INPUT_PTX, ptx).status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(call(c, cu::Fn::cuLinkComplete, [](WireWriter& w) { w.put<uint64_t>(0x7100); }).status,
+            CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(call(c, cu::Fn::cuLinkDestroy, [](WireWriter& w) { w.put<uint64_t>(0x7100); }).status,
+            CUDA_ERROR_INVALID_HANDLE);
+  // The session's own link, destroyed once.
+  EXPECT_EQ(call(c, cu::Fn::cuLinkDestroy, [&](WireWriter& w) { w.put<uint64_t>(state); }).status,
+            CUDA_SUCCESS);
+  EXPECT_EQ(call(c, cu::Fn::cuLinkDestroy, [&](WireWriter& w) { w.put<uint64_t>(state); }).status,
+            CUDA_ERROR_INVALID_HANDLE);
+  expect_session_goes_on(c);
+  EXPECT_EQ(add(state, CU_JIT_NUM_INPUT_TYPES, ptx).error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -174,6 +174,9 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
       << result.output;
   EXPECT_NE(result.output.find("cuLibraryUnload(library) -> 0"), std::string::npos)
       << result.output;
+  EXPECT_NE(result.output.find("reinterpret_cast<CUmodule>(uintptr_t{0x1234})) -> 400"),
+            std::string::npos)
+      << result.output;
   // The module's functions, enumerated (cuFFT's route to the kernels it builds).
   EXPECT_NE(result.output.find("enumerated: 1, same handle yes, name _Z5saxpyifPKfPf, module yes, "
                                "loaded yes"),
@@ -374,6 +377,7 @@ INSTANTIATE_TEST_SUITE_P(Programs, WithoutADriver, ::testing::ValuesIn(static_pr
 std::vector<std::string> library_programs_on_the_runtime() {
   std::vector<std::string> names = library_programs();
   std::erase(names, "library_nvrtc_ptx");
+  std::erase(names, "library_nvrtc_link");
   std::erase(names, "library_driver_vmm");
   return names;
 }

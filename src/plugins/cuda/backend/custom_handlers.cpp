@@ -20,7 +20,9 @@
 #include "elf_nv_info.h"
 #include "fatbin.h"
 #include "plugins/cuda/backend/copies_2d.h"
+#include "plugins/cuda/backend/links.h"
 #include "plugins/cuda/backend/memory_pools.h"
+#include "plugins/cuda/backend/module_checks.h"
 #include "plugins/cuda/backend/module_queries.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -34,35 +36,6 @@ using services::first_failure;
 
 CUresult lacks(const void* function) {
   return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
-}
-
-// Whether an image from the wire is what its headers say, read by our own bounded parsers before
-// the driver, which trusts them, sees it.
-bool image_is_sound(std::span<const std::byte> image) {
-  if (module_image_size(image.data(), image.size()) != image.size()) return false;
-  try {
-    switch (module_image_kind(image.data(), image.size())) {
-      case ModuleImageKind::kFatbin:
-        fatbin::kernel_layouts(image);
-        break;
-      case ModuleImageKind::kCubin:
-        fatbin::elf_kernel_layouts(image);
-        break;
-      case ModuleImageKind::kPtx:  // NUL-terminated at its end: the driver's compiler judges it
-        break;
-    }
-    return true;
-  } catch (const Error& e) {
-    GVIRTUS_LOG(kWarning) << "cuda: a module image was refused: " << e.what();
-    return false;
-  }
-}
-
-// Copies an image into aligned memory of our own: the driver reads it in place, as a program's.
-std::vector<uint64_t> aligned_copy(std::span<const std::byte> image) {
-  std::vector<uint64_t> aligned((image.size() + 7) / 8);
-  if (!image.empty()) std::memcpy(aligned.data(), image.data(), image.size());
-  return aligned;
 }
 
 // cuModuleLoadDataEx and cuLibraryLoadData: an image, JIT options, (for a library) library options.
@@ -418,7 +391,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       return true;
     default:
       return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result) ||
-             run_memory_pool(fn, in, out, result) || run_module_query(fn, in, out, result);
+             run_memory_pool(fn, in, out, result) || run_module_query(fn, in, out, result) ||
+             run_link(fn, in, out, result);
   }
 }
 

@@ -29,6 +29,14 @@
 //                         then u32 n and n u64 handles (nothing after a failure).
 //   cuFuncGetName, cuKernelGetName  u64 handle. Reply: i32 result, then the name as a string
 //                         (nothing after a failure).
+//   cuLinkCreate          the link's JIT options (common/jit_options.h). Reply: i32 result, u64
+//                         state (null after a failure), the options' outputs.
+//   cuLinkAddData         LinkInputRequest, a blob (the input's bytes), a string (its name), the
+//                         input's own JIT options. Reply: i32 result, the input options' outputs,
+//                         then the link's options' outputs (its logs so far).
+//   cuLinkComplete        u64 state. Reply: i32 result, a blob (the linked image; empty after a
+//                         failure), then the link's options' outputs (the error log says why).
+//   cuLinkDestroy         u64 state. Reply: i32 result.
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -134,6 +142,15 @@ struct EnumerateRequest {
 inline constexpr uint32_t kMaxEnumerated = uint32_t{1} << 16;
 // The longest kernel name either side passes on (mangled template names run to a few KiB).
 inline constexpr uint64_t kMaxKernelNameBytes = uint64_t{1} << 16;
+
+// One input of a link: its state and its type (a CUjitInputType; the backend refuses others).
+struct LinkInputRequest {
+  uint64_t state;  // the CUlinkState
+  uint32_t type;
+  static constexpr auto kFields = std::tuple{&LinkInputRequest::state, &LinkInputRequest::type};
+};
+// The longest name a link input carries (the driver uses it in its messages only).
+inline constexpr uint64_t kMaxLinkInputNameBytes = 4096;
 
 // Whether a pool attribute's value is an int (else a cuuint64_t).
 inline bool pool_attribute_is_int(uint32_t attribute) {

@@ -27,6 +27,7 @@ CUresult enumerate(cr::Fn fn, Handle* handles, unsigned int count, Owner owner) 
   return cr::remote_sync(
       fn, [&](gvirtus::WireWriter& w) { gvirtus::put_record(w, request); },
       [&](gvirtus::WireReader& r) {
+        if (r.remaining() == 0) return;  // a failure brings no handles
         const uint32_t filled = r.get<uint32_t>();
         if (filled > asked) {
           gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "an enumeration longer than asked");
@@ -50,7 +51,9 @@ CUresult name_of(cr::Fn fn, const char** name, Handle handle) {
   const char* answer = nullptr;
   const CUresult result = cr::remote_sync(
       fn, [&](gvirtus::WireWriter& w) { w.put<uint64_t>(reinterpret_cast<uintptr_t>(handle)); },
-      [&](gvirtus::WireReader& r) { answer = interned(r.get_string(cr::kMaxKernelNameBytes)); });
+      [&](gvirtus::WireReader& r) {
+        if (r.remaining() != 0) answer = interned(r.get_string(cr::kMaxKernelNameBytes));
+      });
   if (result == CUDA_SUCCESS) *name = answer;
   return result;
 }

@@ -140,7 +140,6 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryLoadData(
 }
 
 namespace gvirtus::cuda {
-namespace {
 
 // A module file's bytes, NUL-terminated (a PTX file's text has no NUL of its own; a fatbinary's or
 // cubin's size comes from its headers), or the driver's error for a file it cannot load.
@@ -158,7 +157,6 @@ CUresult read_module_file(const char* path, std::vector<char>& bytes) {
   return CUDA_SUCCESS;
 }
 
-}  // namespace
 }  // namespace gvirtus::cuda
 
 // A module from a file on the client's machine: read here, sent as cuModuleLoadData sends an

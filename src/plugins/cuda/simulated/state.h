@@ -80,6 +80,13 @@ struct Mapping {
   bool accessible;  // cuMemSetAccess gave the device access
 };
 
+// A JIT link (links.cpp): its inputs, and the image cuLinkComplete made of them.
+struct Link {
+  std::vector<std::string> ptx;                // PTX inputs' texts, without their NULs
+  std::vector<std::vector<std::byte>> images;  // cubin and fatbinary inputs
+  std::vector<std::byte> linked;
+};
+
 struct State {
   std::mutex mutex;
   bool initialized = false;
@@ -111,6 +118,7 @@ struct State {
   // Contexts of one's own (cuCtxCreate): distinct handles sharing the one device's memory.
   std::set<CUcontext> contexts;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
+  std::map<CUlinkState, std::unique_ptr<Link>> links;
 };
 
 // Records one launch on `stream` (a capturing stream keeps it instead): appended, as one JSON
