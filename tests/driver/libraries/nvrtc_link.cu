@@ -2,7 +2,6 @@
 // the other defines - and the driver's JIT linker joins them (cuLinkCreate, cuLinkAddData for
 // each, cuLinkComplete, with log buffers); the linked image loads and its kernel runs on 1000
 // floats.
-#include <cstdint>
 #include <vector>
 
 #include "nvrtc_programs.h"
@@ -27,13 +26,9 @@ int main() {
   std::vector<char> kernel = compile_ptx(kKernel, "affine.cu", relocatable);
   std::vector<char> helper = compile_ptx(kHelper, "helper.cu", relocatable);
   const CUdevice device = current_primary_context();
-  char info_log[4096] = {}, error_log[4096] = {};
-  CUjit_option jit_options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void* jit_values[] = {info_log, reinterpret_cast<void*>(uintptr_t{sizeof(info_log)}), error_log,
-                        reinterpret_cast<void*>(uintptr_t{sizeof(error_log)})};
+  JitLogs logs;
   CUlinkState link;
-  CHECK_CU(cuLinkCreate(4, jit_options, jit_values, &link));
+  CHECK_CU(cuLinkCreate(4, logs.options, logs.values, &link));
   CHECK_CU(cuLinkAddData(link, CU_JIT_INPUT_PTX, kernel.data(), kernel.size(), "affine.ptx", 0,
                          nullptr, nullptr));
   CHECK_CU(cuLinkAddData(link, CU_JIT_INPUT_PTX, helper.data(), helper.size(), "helper.ptx", 0,
@@ -43,7 +38,7 @@ int main() {
   const CUresult linked = cuLinkComplete(link, &image, &image_size);
   if (linked != CUDA_SUCCESS || image == nullptr || image_size == 0) {
     std::printf("CUDA driver error %d in cuLinkComplete (image of %zu bytes)\n%s\n",
-                static_cast<int>(linked), image_size, error_log);
+                static_cast<int>(linked), image_size, logs.error);
     std::exit(1);
   }
   CUmodule module;

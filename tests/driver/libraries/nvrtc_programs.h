@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -48,6 +49,19 @@ inline CUdevice current_primary_context() {
   CHECK_CU(cuCtxSetCurrent(context));
   return device;
 }
+
+// JIT options with an info and an error log of the caller's (what the driver writes there).
+struct JitLogs {
+  char info[4096] = {};
+  char error[4096] = {};
+  CUjit_option options[4] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                             CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[4] = {info, reinterpret_cast<void*>(uintptr_t{sizeof(info)}), error,
+                     reinterpret_cast<void*>(uintptr_t{sizeof(error)})};
+  JitLogs() = default;
+  JitLogs(const JitLogs&) = delete;  // values point into this object
+  JitLogs& operator=(const JitLogs&) = delete;
+};
 
 // Runs `function` on x (in place) in blocks of 128 threads.
 inline void run_on(CUfunction function, std::vector<float>& x, float a) {

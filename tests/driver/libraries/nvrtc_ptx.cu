@@ -1,5 +1,4 @@
 // NVRTC compiles a scale kernel to PTX; the driver API loads and launches it on 1000 floats.
-#include <cstdint>
 #include <vector>
 
 #include "nvrtc_programs.h"
@@ -18,16 +17,12 @@ int main() {
   for (int i = 0; i < n; ++i) want[i] = x[i] * a;
   const std::vector<char> ptx = compile_ptx(kSource, "scale.cu", {"--gpu-architecture=compute_90"});
   const CUdevice device = current_primary_context();
-  char info_log[4096] = {}, error_log[4096] = {};
-  CUjit_option jit_options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void* jit_values[] = {info_log, reinterpret_cast<void*>(uintptr_t{sizeof(info_log)}), error_log,
-                        reinterpret_cast<void*>(uintptr_t{sizeof(error_log)})};
+  JitLogs logs;
   CUmodule module;
-  const CUresult loaded = cuModuleLoadDataEx(&module, ptx.data(), 4, jit_options, jit_values);
+  const CUresult loaded = cuModuleLoadDataEx(&module, ptx.data(), 4, logs.options, logs.values);
   if (loaded != CUDA_SUCCESS) {
     std::printf("CUDA driver error %d in cuModuleLoadDataEx\n%s\n", static_cast<int>(loaded),
-                error_log);
+                logs.error);
     std::exit(1);
   }
   CUfunction function;
