@@ -202,6 +202,18 @@ std::span<std::byte> Client::shared_memory() {
   return connection().shared_memory();
 }
 
+std::optional<RangeAllocator::Range> Client::take_shared(uint64_t bytes) {
+  const std::span<std::byte> memory = shared_memory();
+  std::lock_guard lock(shared_mutex_);
+  if (!shared_blocks_) shared_blocks_.emplace(memory.size(), kSharedPage);
+  return shared_blocks_->take(bytes);
+}
+
+bool Client::give_back_shared(uint64_t offset) {
+  std::lock_guard lock(shared_mutex_);
+  return shared_blocks_ && shared_blocks_->give_back(offset);
+}
+
 Connection& Client::connection() {
   std::unique_lock lock(mutex_);
   if (failure_) throw *failure_;

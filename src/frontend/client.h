@@ -29,6 +29,7 @@
 #include "common/config.h"
 #include "common/frame.h"
 #include "common/function_ref.h"
+#include "common/range_allocator.h"
 #include "common/wire.h"
 #include "communicators/communicator.h"
 #include "frontend/async_batch.h"
@@ -100,6 +101,12 @@ class Client {
   // Memory the backend maps too (Connection::shared_memory(); connects if needed), empty when
   // the transport shares none.
   std::span<std::byte> shared_memory();
+  // Blocks of the shared memory for the stubs' page-locked host memory: every stub of the process
+  // places its blocks through these, so that none overlaps another's. `bytes` is rounded up to
+  // whole pages; nullopt when the memory is full or shared with no backend.
+  static constexpr uint64_t kSharedPage = 4096;
+  std::optional<RangeAllocator::Range> take_shared(uint64_t bytes);
+  bool give_back_shared(uint64_t offset);
 
   // Identifies the calling thread in frames (small integers, stable per thread).
   static uint32_t current_thread_id();
@@ -129,7 +136,9 @@ class Client {
   Config config_;
   std::vector<PluginRef> plugins_;
 
-  std::mutex mutex_;  // guards everything below except the connection's own send/recv
+  std::mutex mutex_;         // guards everything below except the connection's own send/recv
+  std::mutex shared_mutex_;  // guards shared_blocks_
+  std::optional<RangeAllocator> shared_blocks_;  // made when first asked, over shared_memory()
   std::condition_variable replies_;
   std::unique_ptr<Connection> connection_;
   std::optional<HelloReply> hello_;

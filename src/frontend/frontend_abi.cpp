@@ -151,6 +151,21 @@ int gvirtus_shared_memory(void** base, size_t* size) {
   });
 }
 
+int gvirtus_shared_take(uint64_t bytes, uint64_t* offset, uint64_t* taken) {
+  return gvirtus::guarded([&] {
+    *offset = 0;
+    *taken = 0;
+    if (const auto range = Client::instance().take_shared(bytes)) {
+      *offset = range->offset;
+      *taken = range->bytes;
+    }
+  });
+}
+
+int gvirtus_shared_give_back(uint64_t offset) {
+  return gvirtus::guarded([&] { Client::instance().give_back_shared(offset); });
+}
+
 const void* gvirtus_session_token(void) {
   try {
     return &Client::instance();

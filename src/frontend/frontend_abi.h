@@ -103,6 +103,14 @@ GVIRTUS_FRONTEND_API int gvirtus_take_async_error(void);
  * transport shares none. */
 GVIRTUS_FRONTEND_API int gvirtus_shared_memory(void** base, size_t* size);
 
+/* A block of that memory for a stub's page-locked host memory: every stub of the process places
+ * its blocks through these, so that none overlaps another's. `bytes` is rounded up to whole
+ * pages (4 KiB); *taken is the block's size, 0 when the memory is full or shared with no backend.
+ * A forked child's session starts with all of its own memory free. */
+GVIRTUS_FRONTEND_API int gvirtus_shared_take(uint64_t bytes, uint64_t* offset, uint64_t* taken);
+/* Frees the block that starts at `offset` (nothing when none does). */
+GVIRTUS_FRONTEND_API int gvirtus_shared_give_back(uint64_t offset);
+
 /* Identifies the process's current session: it changes when a forked child starts its own, so
  * stubs key what they learnt from the backend (loaded modules, device properties) by it. Never
  * NULL. Does not connect. */

@@ -104,6 +104,22 @@ inline std::span<std::byte> shared_memory() {
   return {static_cast<std::byte*>(base), size};
 }
 
+// A block of the shared memory for page-locked host memory (gvirtus_shared_take): its offset and
+// size, or nullopt when the memory is full or shared with no backend.
+struct SharedBlock {
+  uint64_t offset;
+  uint64_t bytes;
+};
+inline std::optional<SharedBlock> take_shared(uint64_t bytes) {
+  uint64_t offset = 0, taken = 0;
+  detail::check(gvirtus_shared_take(bytes, &offset, &taken));
+  if (taken == 0) return std::nullopt;
+  return SharedBlock{offset, taken};
+}
+inline void give_back_shared(uint64_t offset) {
+  detail::check(gvirtus_shared_give_back(offset));
+}
+
 // Identifies the current session (a forked child's differs); never connects.
 inline const void* token() {
   return gvirtus_session_token();

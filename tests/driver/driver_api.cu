@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 
-#define SHOW(call) std::printf("%s -> %d\n", #call, static_cast<int>(call))
+#include "show_calls.h"
 
 // The dynamic shared memory a block of `threads` needs: 16 bytes a thread.
 size_t shared_for(int threads) {
@@ -17,12 +17,8 @@ size_t shared_for(int threads) {
 
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
-  CUdevice device;
-  CUcontext context;
-  SHOW(cuInit(0));
-  SHOW(cuDeviceGet(&device, 0));
-  SHOW(cuDevicePrimaryCtxRetain(&context, device));
-  SHOW(cuCtxSetCurrent(context));
+  CUdevice device = 0;
+  const CUcontext context = show_primary_context(device);
   CUmodule module = nullptr;
   SHOW(cuModuleLoad(&module, "/nonexistent/saxpy.fatbin"));
   SHOW(cuModuleLoad(&module, argv[1]));

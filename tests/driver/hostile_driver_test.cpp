@@ -682,5 +682,17 @@ TEST_F(HostileDriver, link_inputs_and_states_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+// Shared host memory over a transport that shares none is no request a stub sends.
+TEST_F(HostileDriver, shared_host_blocks_over_tcp_end_only_their_session) {
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply r = call(c, cu::Fn::cuMemHostRegister_v2, [](WireWriter& w) {
+    put_record(w, cu::SharedHostRequest{0, cu::kSharedHostPage, 0});
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  EXPECT_TRUE(backend_.logged("over a transport that shares none")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -204,6 +204,39 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
   }
 }
 
+// Mapped page-locked host memory: over shm the block lies in the memory the backend maps too, so
+// its device pointer reaches the very pages the program writes, both ways; over tcp there is none.
+TEST(SimulatedHostMemory, a_mapped_block_over_shm_is_the_same_pages_on_both_sides) {
+  BackendOptions options;
+  options.plugins = R"(["cuda-simulated"])";
+  options.transport = TestTransport::shm;
+  BackendProcess backend(options);
+  const RunResult result =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_CONFIG=" + backend.client_config_file() +
+          " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " + GVIRTUS_STATIC_DIR +
+          "/host_mapped 2>&1");
+  for (const char* line :
+       {"cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_DEVICEMAP) -> 0",
+        "cuMemHostGetDevicePointer -> 0", "the attribute is the device pointer: yes",
+        "the device reads what the host wrote: yes", "the host sees what the device wrote: yes",
+        "cuMemFreeHost(host) -> 0"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+  EXPECT_EQ(result.status, 0) << result.output;
+}
+
+TEST(SimulatedHostMemory, over_tcp_host_memory_has_no_device_pointer) {
+  BackendProcess backend("", R"(["cuda-simulated"])");
+  const RunResult result =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_CONFIG=" + backend.client_config_file() +
+          " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " + GVIRTUS_STATIC_DIR +
+          "/host_mapped 2>&1");
+  for (const char* line : {"cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_DEVICEMAP) -> 0",
+                           "cuMemHostGetDevicePointer -> 801", "cuMemFreeHost(host) -> 0"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+}
+
 // data/simulated_launches.txt, for one program: its launches as "COUNT KERNEL GRID BLOCK SHARED"
 // lines, and the functions it may find unsupported.
 struct Expected {

@@ -34,6 +34,8 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   own handles and memory: a device reset)
   device_reset    a function, void NAME(int device), written by hand: what the plugin forgets
                   when another plugin of the session reset that device
+  session_opened  a function, void NAME(const gvirtus::SessionInfo&), written by hand, that the
+                  generated plugin calls when a session opens (its shared memory, ...)
   handle_owner    a function, int NAME(), written by hand, that says what the library ties a new
                   handle to (cudart: current_device), so that resetting it forgets its handles;
                   without it every handle belongs to 0
@@ -946,7 +948,7 @@ def plugin(calls, d):
 namespace {d.namespace} {{
 
 bool run_generated(Fn fn, gvirtus::WireReader& in, gvirtus::WireWriter& out, {d.status}& result);
-{custom_decl}{f"void {d.after_call}(Fn fn, gvirtus::WireReader request, {d.status} result);" + chr(10) if d.after_call else ""}{f"void {d.device_reset}(int device);" + chr(10) if d.device_reset else ""}
+{custom_decl}{f"void {d.after_call}(Fn fn, gvirtus::WireReader request, {d.status} result);" + chr(10) if d.after_call else ""}{f"void {d.device_reset}(int device);" + chr(10) if d.device_reset else ""}{f"void {d.session_opened}(const gvirtus::SessionInfo& session);" + chr(10) if d.session_opened else ""}
 namespace {{
 
 class GeneratedSession final : public gvirtus::PluginSession {{
@@ -968,6 +970,7 @@ class GeneratedPlugin final : public gvirtus::BackendPlugin {{
   gvirtus::PluginIdentity identity() const override {{ return kIdentity; }}
   std::unique_ptr<gvirtus::PluginSession> open_session(const gvirtus::SessionInfo& session) override {{
 {"    open_real_library();  // refuses the session, naming the library, when it is absent" + chr(10) if d.real_library else ""}    gvirtus::services::session_services().reset(session.device_bytes, session.registry, kKindNames{", " + d.device_reset if d.device_reset else ""});  // one session per worker process
+{f"    {d.session_opened}(session);" + chr(10) if d.session_opened else ""}
     return std::make_unique<GeneratedSession>();
   }}
 }};

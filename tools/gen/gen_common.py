@@ -60,6 +60,9 @@ class Descriptor:
             # A hand-written void FUNCTION(int device): what the plugin forgets when another
             # plugin of the session reset a device (backend/services/session_services.h).
             self.device_reset = d.get("device_reset")
+            # A hand-written void FUNCTION(const gvirtus::SessionInfo&) the generated plugin calls
+            # when a session opens (what the plugin keeps of it: its shared memory).
+            self.session_opened = d.get("session_opened")
             self.not_supported = d["status"].get("not_supported", self.invalid_value)
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")

@@ -37,6 +37,9 @@
 //   cuLinkComplete        u64 state. Reply: i32 result, a blob (the linked image; empty after a
 //                         failure), then the link's options' outputs (the error log says why).
 //   cuLinkDestroy         u64 state. Reply: i32 result.
+//   cuMemHostRegister     SharedHostRequest (whole pages of the shared memory). Reply: i32
+//                         result, u64 device pointer (0 after a failure).
+//   cuMemHostUnregister   u64 offset (of a registered block). Reply: i32 result.
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -151,6 +154,18 @@ struct LinkInputRequest {
 };
 // The longest name a link input carries (the driver uses it in its messages only).
 inline constexpr uint64_t kMaxLinkInputNameBytes = 4096;
+
+// A block of the transport's shared memory (shm's arena) to register with the GPU: where it
+// starts, its size (whole pages) and cuMemHostAlloc's flags. Both sides name it by its offset
+// (the two processes map the memory at different addresses).
+struct SharedHostRequest {
+  uint64_t offset;
+  uint64_t bytes;
+  uint32_t flags;
+  static constexpr auto kFields =
+      std::tuple{&SharedHostRequest::offset, &SharedHostRequest::bytes, &SharedHostRequest::flags};
+};
+inline constexpr uint64_t kSharedHostPage = 4096;
 
 // Whether a pool attribute's value is an int (else a cuuint64_t).
 inline bool pool_attribute_is_int(uint32_t attribute) {

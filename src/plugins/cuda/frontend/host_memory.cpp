@@ -1,8 +1,11 @@
-// Host memory in driver mode: page-locked host memory is the client's own, page-aligned memory
-// (the backend's GPU cannot reach memory on another machine), recorded so that copies and
-// queries know it. Its device pointer does not exist: cuMemHostGetDevicePointer says so with
-// CUDA_ERROR_NOT_SUPPORTED (kernels cannot read the client's memory over a network; shared
-// memory with the backend, as the runtime stub has over shm, is not built for the driver yet).
+// Host memory in driver mode. Over a transport that shares memory with the backend (shm's arena),
+// cuMemHostAlloc and cuMemAllocHost place their blocks there (through the process's frontend,
+// which places every stub's blocks) and the backend registers them with its GPU, mapped: their
+// device pointer (cuMemHostGetDevicePointer) reaches the very pages this process writes. Elsewhere
+// page-locked host memory is the client's own page-aligned memory, recorded so that copies and
+// queries know it, and it has no device pointer (CUDA_ERROR_NOT_SUPPORTED: the backend's GPU
+// cannot reach another machine's memory); so has memory registered with cuMemHostRegister, which
+// is the application's own wherever it lies.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,7 +13,15 @@
 #include <atomic>
 #include <cstring>
 
+#include <map>
+#include <mutex>
+#include <optional>
+
 #include "common/log.h"
+#include "common/wire_record.h"
+#include "cuda_remote_calls.h"
+#include "frontend/process_session.h"
+#include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 
 namespace gvirtus::cuda {
@@ -60,9 +71,73 @@ constexpr unsigned kHostAllocFlags =
 constexpr unsigned kHostRegisterFlags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
                                         CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
 
+// A block of the shared memory, registered by the backend: where it is, and its device pointer.
+struct SharedBlock {
+  uint64_t offset;
+  CUdeviceptr device;
+};
+std::mutex& shared_mutex = *new std::mutex;
+auto& shared_blocks = *new std::map<uintptr_t, SharedBlock>;  // by host address; never destroyed
+
+// Places `bytes` in the shared memory, registered by the backend: nullopt when there is none or it
+// is full (the caller allocates its own memory), else the backend's answer.
+std::optional<CUresult> shared_alloc(void** pp, size_t bytes, unsigned flags) {
+  std::span<std::byte> memory;
+  std::optional<process_session::SharedBlock> block;
+  try {
+    memory = process_session::shared_memory();
+    if (memory.empty()) return std::nullopt;
+    block = process_session::take_shared(bytes);
+  } catch (...) {
+    return std::nullopt;  // no session: the next remote call says why
+  }
+  if (!block) return std::nullopt;
+  uint64_t device = 0;
+  const CUresult result = remote_sync(
+      Fn::cuMemHostRegister_v2,
+      [&](WireWriter& w) {
+        put_record(w, SharedHostRequest{block->offset, block->bytes, flags});
+      },
+      [&](WireReader& r) { device = r.get<uint64_t>(); });
+  if (result != CUDA_SUCCESS) {
+    process_session::give_back_shared(block->offset);
+    return result;
+  }
+  std::byte* host = memory.data() + block->offset;
+  {
+    std::lock_guard lock(shared_mutex);
+    shared_blocks[reinterpret_cast<uintptr_t>(host)] = SharedBlock{block->offset, device};
+  }
+  host_allocations().add(host, bytes, flags);
+  *pp = host;
+  return CUDA_SUCCESS;
+}
+
+// Frees a shared block that starts at `p`: nullopt when none does.
+std::optional<CUresult> shared_free(void* p) {
+  SharedBlock block{};
+  {
+    std::lock_guard lock(shared_mutex);
+    const auto found = shared_blocks.find(reinterpret_cast<uintptr_t>(p));
+    if (found == shared_blocks.end()) return std::nullopt;
+    block = found->second;
+    shared_blocks.erase(found);
+  }
+  host_allocations().remove(p);
+  const CUresult result = remote_sync(
+      Fn::cuMemHostUnregister, [&](WireWriter& w) { w.put<uint64_t>(block.offset); },
+      [](WireReader&) {});
+  try {
+    process_session::give_back_shared(block.offset);
+  } catch (...) {  // the session is gone, and its shared memory with it
+  }
+  return result;
+}
+
 CUresult host_alloc(void** pp, size_t bytes, unsigned flags) {
   if (pp == nullptr || (flags & ~kHostAllocFlags) != 0) return CUDA_ERROR_INVALID_VALUE;
   if (bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (const auto placed = shared_alloc(pp, bytes, flags)) return *placed;
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
   host_allocations().add(memory, bytes, flags);
@@ -71,6 +146,16 @@ CUresult host_alloc(void** pp, size_t bytes, unsigned flags) {
 }
 
 }  // namespace
+
+CUdeviceptr shared_device_pointer(const void* address) {
+  const auto allocation = host_allocations().find(address);
+  if (!allocation) return 0;
+  std::lock_guard lock(shared_mutex);
+  const auto block = shared_blocks.find(allocation->start);
+  if (block == shared_blocks.end()) return 0;
+  return block->second.device + (reinterpret_cast<uintptr_t>(address) - allocation->start);
+}
+
 }  // namespace gvirtus::cuda
 
 namespace cr = gvirtus::cuda;
@@ -87,6 +172,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemHostAlloc(void**
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemFreeHost(void* p) {
+  if (const auto freed = cr::shared_free(p)) return *freed;
   const auto range = cr::host_allocations().find(p);
   if (!range || range->start != reinterpret_cast<uintptr_t>(p)) return CUDA_ERROR_INVALID_VALUE;
   cr::host_allocations().remove(p);
@@ -127,10 +213,15 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemHostGetDevicePoi
   if (!cr::host_allocations().find(p) && !cr::host_registrations().find(p)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  if (const CUdeviceptr device = cr::shared_device_pointer(p); device != 0) {
+    *pdptr = device;
+    return CUDA_SUCCESS;
+  }
   static std::atomic<bool> logged{false};
   if (!logged.exchange(true)) {
-    GVIRTUS_LOG(kWarning) << "libcuda.so.1: mapped host memory has no device pointer in driver "
-                             "mode (the backend's GPU cannot reach this machine's memory)";
+    GVIRTUS_LOG(kWarning) << "libcuda.so.1: host memory outside the memory shared with the "
+                             "backend (shm) has no device pointer: the backend's GPU cannot "
+                             "reach this machine's memory";
   }
   return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -26,6 +26,10 @@ void note_freed(Fn fn, CUdeviceptr address);
 // never saw, from another path) must be refused, not read (mincore(2) says ENOMEM).
 bool host_mapped(const void* address, size_t bytes);
 
+// The device pointer of an address in a page-locked block of the memory shared with the backend
+// (host_memory.cpp), or 0 when it lies in none.
+CUdeviceptr shared_device_pointer(const void* address);
+
 inline const void* as_pointer(CUdeviceptr address) {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));
 }

@@ -58,10 +58,13 @@ CUresult attribute(const Known& k, CUdeviceptr ptr, CUpointer_attribute which, v
       if (strict && !known) return CUDA_ERROR_INVALID_VALUE;
       put(data, static_cast<unsigned>(k.type));
       return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-      if (strict && !device) return CUDA_ERROR_INVALID_VALUE;  // host memory: see above
-      put(data, device ? ptr : CUdeviceptr{0});
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
+      // Host memory has one only in the memory shared with the backend (host_memory.cpp).
+      const CUdeviceptr mapped = device ? ptr : shared_device_pointer(as_pointer(ptr));
+      if (strict && mapped == 0) return CUDA_ERROR_INVALID_VALUE;
+      put(data, mapped);
       return CUDA_SUCCESS;
+    }
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
       if (strict && (!known || device)) return CUDA_ERROR_INVALID_VALUE;
       put(data, known && !device ? const_cast<void*>(as_pointer(ptr)) : nullptr);

@@ -30,15 +30,31 @@ std::byte* mapped_range(State& s, CUdeviceptr address, uint64_t bytes) {
   }
 }
 
+// [address, address + bytes) in one registered host range (its device pointer is its address).
+std::byte* registered_range(State& s, CUdeviceptr address, uint64_t bytes) {
+  auto it = s.registered_host.upper_bound(address);
+  if (it == s.registered_host.begin()) return nullptr;
+  --it;
+  const uint64_t offset = address - it->first;
+  if (offset >= it->second || it->second - offset < bytes) return nullptr;
+  return reinterpret_cast<std::byte*>(address);
+}
+
+// A range outside the allocations: in mapped virtual memory or registered host memory.
+std::byte* elsewhere(State& s, CUdeviceptr address, uint64_t bytes) {
+  if (std::byte* mapped = mapped_range(s, address, bytes)) return mapped;
+  return registered_range(s, address, bytes);
+}
+
 }  // namespace
 
 std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes) {
   if (address > UINT64_MAX - bytes) return nullptr;
   auto it = s.allocation_bytes.upper_bound(address);
-  if (it == s.allocation_bytes.begin()) return mapped_range(s, address, bytes);
+  if (it == s.allocation_bytes.begin()) return elsewhere(s, address, bytes);
   --it;
   const uint64_t offset = address - it->first;
-  if (offset > it->second || it->second - offset < bytes) return mapped_range(s, address, bytes);
+  if (offset > it->second || it->second - offset < bytes) return elsewhere(s, address, bytes);
   return s.allocations.at(it->first).get() + offset;
 }
 

@@ -119,6 +119,9 @@ struct State {
   std::set<CUcontext> contexts;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
   std::map<CUlinkState, std::unique_ptr<Link>> links;
+  // Host memory registered with cuMemHostRegister (start -> bytes): device memory too, at the
+  // same address (unified addressing).
+  std::map<uintptr_t, uint64_t> registered_host;
 };
 
 // Records one launch on `stream` (a capturing stream keeps it instead): appended, as one JSON

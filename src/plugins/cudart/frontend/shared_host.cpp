@@ -7,7 +7,6 @@
 #include <new>
 #include <span>
 
-#include "common/range_allocator.h"
 #include "common/wire_record.h"
 #include "frontend/process_session.h"
 #include "plugins/cudart/common/shared_host_wire.h"
@@ -28,7 +27,8 @@ struct Found {
   uint64_t at;  // the pointer's offset in the shared memory
 };
 
-// The current session's shared memory and the blocks placed in it. A forked child gets a new
+// The current session's shared memory and the blocks this stub placed in it (the process's
+// frontend places every stub's blocks, so that none overlaps another's). A forked child gets a new
 // session and so a new arena; blocks of the parent's arena are then simply not found here, and
 // copies from them carry their bytes as for any client memory.
 class SharedArena {
@@ -44,28 +44,40 @@ class SharedArena {
     std::lock_guard lock(mutex_);
     if (memory.data() != memory_.data() || memory.size() != memory_.size()) {
       memory_ = memory;
-      ranges_.reset(memory.size());
-      devices_.clear();
+      blocks_.clear();
     }
     return memory_;
   }
 
   std::optional<Block> take(uint64_t bytes) {
+    std::optional<process_session::SharedBlock> taken;
+    try {
+      taken = process_session::take_shared(bytes);
+    } catch (...) {
+      return std::nullopt;  // no session: allocated locally, and the remote call says why
+    }
+    if (!taken) return std::nullopt;
     std::lock_guard lock(mutex_);
-    const auto range = ranges_.take(bytes);
-    if (!range) return std::nullopt;
-    return Block{range->offset, range->bytes, nullptr};
+    const Block block{taken->offset, taken->bytes, nullptr};
+    blocks_[block.offset] = block;
+    return block;
   }
 
   void set_device(uint64_t offset, void* device) {
     std::lock_guard lock(mutex_);
-    if (device != nullptr) devices_[offset] = device;
+    const auto block = blocks_.find(offset);
+    if (block != blocks_.end()) block->second.device = device;
   }
 
   void give_back(uint64_t offset) {
-    std::lock_guard lock(mutex_);
-    ranges_.give_back(offset);
-    devices_.erase(offset);
+    {
+      std::lock_guard lock(mutex_);
+      blocks_.erase(offset);
+    }
+    try {
+      process_session::give_back_shared(offset);
+    } catch (...) {  // the session is gone, and its arena with it
+    }
   }
 
   // The live block holding [ptr, ptr + count) in the current arena.
@@ -76,11 +88,12 @@ class SharedArena {
       return std::nullopt;
     }
     const auto at = static_cast<uint64_t>(p - memory_.data());
-    const auto range = ranges_.find(at, count);
-    if (!range) return std::nullopt;
-    const auto device = devices_.find(range->offset);
-    return Found{{range->offset, range->bytes, device == devices_.end() ? nullptr : device->second},
-                 at};
+    auto block = blocks_.upper_bound(at);
+    if (block == blocks_.begin()) return std::nullopt;
+    --block;
+    const Block& b = block->second;
+    if (at - b.offset >= b.bytes || count > b.bytes - (at - b.offset)) return std::nullopt;
+    return Found{b, at};
   }
 
   // In a forked child: no arena until the child's own session gives one. Only the forking
@@ -88,15 +101,13 @@ class SharedArena {
   void forget() {
     new (&mutex_) std::mutex;
     memory_ = {};
-    ranges_.reset(0);
-    devices_.clear();
+    blocks_.clear();
   }
 
  private:
   std::mutex mutex_;
   std::span<std::byte> memory_;
-  RangeAllocator ranges_{0, kSharedHostAlign};
-  std::map<uint64_t, void*> devices_;  // offset -> device pointer of mapped blocks
+  std::map<uint64_t, Block> blocks_;  // by offset: this stub's live blocks
 };
 
 SharedArena* g_arena = nullptr;

@@ -1,0 +1,20 @@
+// Page-locked host memory in the session's shared memory, on the cuda plugin's side
+// (shared_host.cpp; wire: common/driver_wire.h's SharedHostRequest): the shared memory kept when
+// the session opens, and the handlers of its custom rows, called by run_custom (true when `fn` is
+// one of them).
+#pragma once
+
+#include <cuda.h>
+
+#include "backend/plugin.h"
+#include "common/wire.h"
+#include "cuda_calls.h"
+
+namespace gvirtus::cuda {
+
+// The descriptor's session_opened: one session per worker process.
+void open_shared_memory(const SessionInfo& session);
+
+bool run_shared_host(Fn fn, WireReader& in, WireWriter& out, CUresult& result);
+
+}  // namespace gvirtus::cuda
