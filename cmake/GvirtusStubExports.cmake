@@ -4,7 +4,8 @@
 #   1. TARGET-objects   the stub's SOURCES, compiled (position-independent, hidden visibility)
 #   2. gen_exports.py   runs nm on those objects (and on REFERENCE), reads the descriptor and the
 #                       library's headers, and writes the "not supported" definitions of the
-#                       missing exports, the version script and the coverage list
+#                       missing exports, the per-thread default stream variants of what the
+#                       objects implement, the version script and the coverage list
 # then TARGET, the shared library SONAME (its file name too) in OUTPUT_DIRECTORY.
 #
 #   gvirtus_stub_library(TARGET
@@ -49,6 +50,7 @@ function(gvirtus_stub_library target)
   set(not_supported ${gen}/${library}_not_supported.cpp)
   set(map ${gen}/lib${library}.map)
   set(coverage ${gen}/${library}-coverage.md)
+  set(per_thread ${gen}/${library}_per_thread.cpp)
 
   set(objects ${target}-objects)
   add_library(${objects} OBJECT ${arg_SOURCES})
@@ -72,7 +74,7 @@ function(gvirtus_stub_library target)
   set(tools ${PROJECT_SOURCE_DIR}/tools/gen)
   set(includes $<TARGET_PROPERTY:${objects},INCLUDE_DIRECTORIES>)
   add_custom_command(
-    OUTPUT ${not_supported} ${map} ${coverage}
+    OUTPUT ${not_supported} ${map} ${coverage} ${per_thread}
     COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${GVIRTUS_PYTHONPATH}
             ${Python3_EXECUTABLE} ${tools}/gen_exports.py ${arg_DESCRIPTOR} ${gen}
             --cxx ${CMAKE_CXX_COMPILER} "--include;$<JOIN:${includes},;--include;>"
@@ -84,7 +86,7 @@ function(gvirtus_stub_library target)
     COMMAND_EXPAND_LISTS VERBATIM
     COMMENT "Generating ${library}'s not-supported exports, version script and coverage list")
 
-  add_library(${target} SHARED ${not_supported})
+  add_library(${target} SHARED ${not_supported} ${per_thread})
   target_link_libraries(${target} PRIVATE ${objects} ${arg_LIBS})
   target_link_options(${target} PRIVATE -Wl,--version-script=${map} -Wl,--no-undefined
                       -Wl,-soname,${arg_SONAME})

@@ -43,6 +43,15 @@ DESCRIPTOR is the library's JSON descriptor (gen_calls.py documents its other fi
   local_calls       optional, relative to the descriptor: the exports that the stub answers
                     itself, one name a line, then why ('#' comments); each must be implemented
   coverage_title    the title of the coverage list
+  per_thread        optional {"stream": TYPE, "per_thread_stream": VALUE, "synchronize": FUNCTION,
+                    "asynchronous": [PREFIX...]}: the per-thread default stream variants of what
+                    the stub implements are made from it, not left unsupported. NAME_ptsz calls
+                    NAME with each TYPE argument that is null replaced by VALUE (the caller's
+                    default stream is its thread's); NAME_ptds (no stream argument) calls NAME's
+                    asynchronous form (NAME with "Async" before its _v2, or after it) on VALUE,
+                    then FUNCTION(VALUE) to wait, as the legacy form waits, unless NAME starts
+                    with one of the PREFIXes (memsets, asynchronous with respect to the host
+                    natively)
 
 Each missing function returns its declared type: the status type (also when spelled through a
 typedef) returns what not_supported returns; void, a pointer (null), an integer (not_supported's
@@ -52,6 +61,8 @@ no header declares is assumed to return the status type, and said so.
 
 Writes into OUT_DIR, for library L (cmake/GvirtusStubExports.cmake names the same files):
   L_not_supported.cpp  a "not supported" definition of every export the objects lack
+  L_per_thread.cpp     the per-thread default stream variants made from what they have
+                       (per_thread); they count as their base function does
   libL.map             the version script: every export under its node, nothing else
   L-coverage.md        every export as remote / local / not supported, with counts; TARGET is the
                        build target that copies it to the committed copy
@@ -101,6 +112,14 @@ class Exports:
         local = self.text("local_calls", required=False)
         self.local_calls = d.relative(local) if local else None
         self.coverage_title = self.text("coverage_title")
+        per_thread = raw.get("per_thread")
+        self.per_thread = None
+        if per_thread is not None:
+            if not isinstance(per_thread, dict):
+                self.fail("exports.per_thread", "is not an object")
+            self.per_thread = {key: self.text(key, within=per_thread, prefix="exports.per_thread.")
+                               for key in ("stream", "per_thread_stream", "synchronize")}
+            self.per_thread["asynchronous"] = list(per_thread.get("asynchronous", []))
 
     def fail(self, field, problem):
         sys.exit(f"{self.path}: {field} {problem}")
@@ -252,6 +271,67 @@ def not_supported_tu(d, spec, node, exports, missing, decls):
     return "\n".join(out + [""] + body) + "\n"
 
 
+def async_forms(name):
+    """The names NAME's asynchronous form may have: cuMemcpyHtoD_v2 -> cuMemcpyHtoDAsync_v2,
+    cuMemsetD8_v2 -> cuMemsetD8Async, cudaMemcpy -> cudaMemcpyAsync."""
+    stem, v2 = (name[:-3], "_v2") if name.endswith("_v2") else (name, "")
+    return [stem + "Async" + v2, stem + "Async"]
+
+
+def per_thread_variants(d, spec, decls, missing, have):
+    """{export: (base, C++ definition)} of the per-thread default stream variants that can be made
+    from what the stub implements (spec.per_thread)."""
+    if spec.per_thread is None:
+        return {}
+    pt = spec.per_thread
+    stream, value, sync = pt["stream"], pt["per_thread_stream"], pt["synchronize"]
+    made = {}
+    for name in missing:
+        if not PER_THREAD.search(name):
+            continue
+        base = PER_THREAD.sub("", name)
+        signature = decls.functions.get(base)
+        if base not in have or signature is None:
+            continue
+        params = ", ".join(f"{p.ctype} {p.name}" for p in signature.params)
+        head = f'extern "C" __attribute__((visibility("default"))) {signature.returns} {name}({params}) {{'
+        if name.endswith("_ptsz"):
+            if not any(p.ctype == stream for p in signature.params):
+                continue
+            args = ", ".join(f"{p.name} == nullptr ? {value} : {p.name}" if p.ctype == stream
+                             else p.name for p in signature.params)
+            made[name] = (base, f"{head}\n  return {base}({args});\n}}\n")
+            continue
+        # _ptds: the asynchronous form on the thread's stream, waited for.
+        if sync not in have:
+            continue
+        for async_name in async_forms(base):
+            form = decls.functions.get(async_name)
+            if async_name not in have or form is None:
+                continue
+            if [p.ctype for p in form.params] != [p.ctype for p in signature.params] + [stream]:
+                continue
+            args = ", ".join([p.name for p in signature.params] + [value])
+            if any(base.startswith(prefix) for prefix in pt["asynchronous"]):
+                body = f"  return {async_name}({args});"
+            else:
+                body = (f"  const auto result = {async_name}({args});\n"
+                        f"  if (result != {d.success}) return result;\n"
+                        f"  return {sync}({value});")
+            made[name] = (base, f"{head}\n{body}\n}}\n")
+            break
+    return made
+
+
+def per_thread_tu(d, made):
+    out = [f"// Generated by {SCRIPT}. Do not edit.",
+           "// The per-thread default stream variants of what the stub implements (the descriptor's",
+           "// exports.per_thread): a null stream is the calling thread's default stream."]
+    out += [f"#include <{h}>" for h in d.headers]
+    out += [""] + [made[n][1] for n in sorted(made)]
+    return "\n".join(out) + "\n"
+
+
 def coverage(d, spec, node, exports, kinds, refresh_target):
     counts = {k: sum(1 for v in kinds.values() if v == k) for k in ("remote", "local", "not supported")}
     source = (f"{spec.vendor}'s `{node}`" if spec.reference == "library"
@@ -297,13 +377,18 @@ def main():
     if unknown := [n for n in local if n not in have]:
         sys.exit(f"{spec.local_calls}: listed as local but not implemented by the stub: {unknown}")
     missing = sorted(exports.keys() - have)
+    made = per_thread_variants(d, spec, decls, missing, have)
+    missing = [n for n in missing if n not in made]
 
     kinds = {n: "not supported" for n in missing}
     kinds.update({n: "local" if n in local else "remote" for n in have})
+    kinds.update({n: kinds[base] for n, (base, _) in made.items()})
     lib = d.library
     os.makedirs(args.out_dir, exist_ok=True)
     outputs = [os.path.join(args.out_dir, name)
-               for name in (f"{lib}_not_supported.cpp", f"lib{lib}.map", f"{lib}-coverage.md")]
+               for name in (f"{lib}_not_supported.cpp", f"lib{lib}.map", f"{lib}-coverage.md",
+                            f"{lib}_per_thread.cpp")]
+    write_if_changed(outputs[3], per_thread_tu(d, made))
     # What the texts call the reference: its version node, or its file for unversioned exports.
     named = node or (os.path.basename(args.reference) if args.reference else lib)
     write_if_changed(outputs[0], not_supported_tu(d, spec, named, exports, missing, decls))
