@@ -101,6 +101,34 @@ int main(int argc, char** argv) {
   SHOW(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &opportunistic));
   std::printf("pool: threshold %llu, opportunistic %d\n", (unsigned long long)read_back,
               opportunistic);
+  // A pool of one's own: access, an allocation from it, the device's current pool, destroyed.
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool own_pool = nullptr;
+  SHOW(cuMemPoolCreate(&own_pool, &props));
+  CUmemAccessDesc access{};
+  access.location = props.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  SHOW(cuMemPoolSetAccess(own_pool, &access, 1));
+  CUmemAccess_flags granted = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+  CUmemLocation where = props.location;
+  SHOW(cuMemPoolGetAccess(&granted, own_pool, &where));
+  CUdeviceptr pooled = 0;
+  SHOW(cuMemAllocFromPoolAsync(&pooled, 4096, own_pool, nullptr));
+  SHOW(cuMemFreeAsync(pooled, nullptr));
+  SHOW(cuDeviceSetMemPool(device, own_pool));
+  CUmemoryPool now = nullptr;
+  SHOW(cuDeviceGetMemPool(&now, device));
+  std::printf("own pool: read-write %s, current %s\n",
+              granted == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? "yes" : "no",
+              now == own_pool ? "yes" : "no");
+  SHOW(cuDeviceSetMemPool(device, pool));
+  SHOW(cuMemPoolDestroy(own_pool));
+  SHOW(cuMemPoolDestroy(own_pool));
+  props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // a descriptor of the backend's
+  SHOW(cuMemPoolCreate(&own_pool, &props));
   CUcontext own = nullptr, current = nullptr;
   SHOW(cuCtxCreate(&own, nullptr, 0, device));
   SHOW(cuCtxGetCurrent(&current));

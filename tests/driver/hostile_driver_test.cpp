@@ -694,5 +694,35 @@ TEST_F(HostileDriver, shared_host_blocks_over_tcp_end_only_their_session) {
   expect_session_ended_alone(c);
 }
 
+// A pool's properties with shareable handles are no request a stub sends; a pool the session never
+// created is refused.
+TEST_F(HostileDriver, pools_of_ones_own_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto foreign = reinterpret_cast<CUmemoryPool>(uintptr_t{0x6100});
+  EXPECT_EQ(
+      call(c, cu::Fn::cuMemPoolDestroy, [&](WireWriter& w) { mr::put_value(w, foreign); }).status,
+      CUDA_ERROR_INVALID_HANDLE);
+  const Reply created = call(c, cu::Fn::cuMemPoolCreate, [](WireWriter& w) {
+    put_record(w, cu::PoolCreateRequest{CU_MEM_ALLOCATION_TYPE_PINNED, 0,
+                                        CU_MEM_LOCATION_TYPE_DEVICE, 0, 0, 0});
+  });
+  ASSERT_EQ(created.status, CUDA_SUCCESS);
+  CUmemoryPool pool = nullptr;
+  ASSERT_EQ(created.rest.size(), sizeof pool);
+  std::memcpy(&pool, created.rest.data(), sizeof pool);
+  EXPECT_EQ(
+      call(c, cu::Fn::cuMemPoolDestroy, [&](WireWriter& w) { mr::put_value(w, pool); }).status,
+      CUDA_SUCCESS);
+  expect_session_goes_on(c);
+  const Reply shared = call(c, cu::Fn::cuMemPoolCreate, [](WireWriter& w) {
+    put_record(w, cu::PoolCreateRequest{CU_MEM_ALLOCATION_TYPE_PINNED,
+                                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                        CU_MEM_LOCATION_TYPE_DEVICE, 0, 0, 0});
+  });
+  EXPECT_EQ(shared.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -1,11 +1,14 @@
-// The backend's handlers of a memory pool's attributes (wire: common/driver_wire.h's
-// PoolAttributeRequest): the pool must be the session's and the attribute one the driver
-// defines (anything else is malformed); the value is passed to the driver as the type the
-// attribute takes, in memory of ours.
+// The backend's handlers of memory pools of one's own and of a pool's attributes (wire:
+// common/driver_wire.h's PoolCreateRequest and PoolAttributeRequest). A new pool's properties
+// are built here from the request's fields (no pointer of the client's reaches the driver). For an
+// attribute, the pool must be the session's and the attribute one the driver defines (anything
+// else is malformed); the value is passed to the driver as the type the attribute takes, in
+// memory of ours.
 #include <cuda.h>
 
 #include <string>
 
+#include "common/call_marshal.h"
 #include "common/error.h"
 #include "common/wire_record.h"
 #include "cuda_calls.h"
@@ -16,7 +19,38 @@
 
 namespace gvirtus::cuda {
 
+namespace {
+
+// cuMemPoolCreate: properties of our own, built from the request's (no Windows pointer, no
+// shareable handles: the stub sends none, and a request with some is malformed).
+void create_pool(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto request = get_record<PoolCreateRequest>(in);
+  in.expect_end();
+  if (request.handle_types != CU_MEM_HANDLE_TYPE_NONE || request.usage > 0xffff) {
+    raise(ErrorKind::kInvalidInput, "memory pool properties the stub never sends");
+  }
+  CUmemPoolProps props{};
+  props.allocType = static_cast<CUmemAllocationType>(request.alloc_type);
+  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.location.type = static_cast<CUmemLocationType>(request.location_type);
+  props.location.id = request.location_id;
+  props.maxSize = request.max_size;
+  props.usage = static_cast<unsigned short>(request.usage);
+  CUmemoryPool pool = nullptr;
+  result = real().cuMemPoolCreate != nullptr ? real().cuMemPoolCreate(&pool, &props)
+                                             : CUDA_ERROR_NOT_SUPPORTED;
+  if (result == CUDA_SUCCESS) adopt(pool);
+  out.put<int32_t>(result);
+  marshal::put_value(out, result == CUDA_SUCCESS ? pool : nullptr);
+}
+
+}  // namespace
+
 bool run_memory_pool(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  if (fn == Fn::cuMemPoolCreate) {
+    create_pool(in, out, result);
+    return true;
+  }
   if (fn != Fn::cuMemPoolSetAttribute && fn != Fn::cuMemPoolGetAttribute) return false;
   const auto request = get_record<PoolAttributeRequest>(in);
   in.expect_end();

@@ -1,5 +1,5 @@
-// The cuda plugin's handlers of memory pool attributes (memory_pools.cpp), called by run_custom:
-// true when `fn` is one of them (the reply written and `result` set).
+// The cuda plugin's handlers of pool creation and pool attributes (memory_pools.cpp), called by
+// run_custom: true when `fn` is one of them (the reply written and `result` set).
 #pragma once
 
 #include <cuda.h>

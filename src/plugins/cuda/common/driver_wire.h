@@ -37,6 +37,7 @@
 //   cuLinkComplete        u64 state. Reply: i32 result, a blob (the linked image; empty after a
 //                         failure), then the link's options' outputs (the error log says why).
 //   cuLinkDestroy         u64 state. Reply: i32 result.
+//   cuMemPoolCreate       PoolCreateRequest. Reply: i32 result, u64 pool (null after a failure).
 //   cuMemHostRegister     SharedHostRequest (whole pages of the shared memory). Reply: i32
 //                         result, u64 device pointer (0 after a failure).
 //   cuMemHostUnregister   u64 offset (of a registered block). Reply: i32 result.
@@ -166,6 +167,21 @@ struct SharedHostRequest {
       std::tuple{&SharedHostRequest::offset, &SharedHostRequest::bytes, &SharedHostRequest::flags};
 };
 inline constexpr uint64_t kSharedHostPage = 4096;
+
+// A memory pool's properties (CUmemPoolProps but its Windows security pointer, which names the
+// client's memory, and its reserved bytes).
+struct PoolCreateRequest {
+  uint32_t alloc_type;    // a CUmemAllocationType
+  uint32_t handle_types;  // CUmemAllocationHandleType bits (the stub sends none)
+  int32_t location_type;  // a CUmemLocationType
+  int32_t location_id;
+  uint64_t max_size;
+  uint32_t usage;  // an unsigned short in the properties
+  static constexpr auto kFields =
+      std::tuple{&PoolCreateRequest::alloc_type,    &PoolCreateRequest::handle_types,
+                 &PoolCreateRequest::location_type, &PoolCreateRequest::location_id,
+                 &PoolCreateRequest::max_size,      &PoolCreateRequest::usage};
+};
 
 // Whether a pool attribute's value is an int (else a cuuint64_t).
 inline bool pool_attribute_is_int(uint32_t attribute) {

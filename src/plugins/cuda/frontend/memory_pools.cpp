@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "common/call_marshal.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -55,4 +56,23 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemPoolGetAttribute
     std::memcpy(value, &wide, sizeof wide);
   }
   return CUDA_SUCCESS;
+}
+
+// A pool of one's own. Shareable handles (a file descriptor or fabric handle of the backend's
+// machine) cannot be exported to this one: CUDA_ERROR_NOT_SUPPORTED, as for cuMemCreate. The
+// Windows security pointer means nothing on Linux, and is not sent.
+extern "C" __attribute__((visibility("default"))) CUresult cuMemPoolCreate(
+    CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
+  if (pool == nullptr || poolProps == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;
+  const cr::PoolCreateRequest request{
+      static_cast<uint32_t>(poolProps->allocType),    0,
+      static_cast<int32_t>(poolProps->location.type), poolProps->location.id,
+      static_cast<uint64_t>(poolProps->maxSize),      poolProps->usage};
+  CUmemoryPool created = nullptr;
+  const CUresult result = cr::remote_sync(
+      cr::Fn::cuMemPoolCreate, [&](gvirtus::WireWriter& w) { gvirtus::put_record(w, request); },
+      [&](gvirtus::WireReader& r) { created = gvirtus::marshal::get_value<CUmemoryPool>(r); });
+  if (result == CUDA_SUCCESS) *pool = created;
+  return result;
 }

@@ -470,20 +470,82 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_o
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
-  return cuDeviceGetDefaultMemPool(pool, dev);
+  return sim::guarded([&](sim::State& s) {
+    if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *pool = s.current_pool != nullptr ? s.current_pool : sim::device_pool();
+    return CUDA_SUCCESS;
+  });
 }
 
-// The device's current pool can only be its one pool here (the simulated device creates none).
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
-  return sim::guarded([&](sim::State&) {
+  return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    return pool == sim::device_pool() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_pool(s, pool)) return CUDA_ERROR_INVALID_VALUE;
+    s.current_pool = pool;
+    return CUDA_SUCCESS;
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minBytesToKeep) {
   (void)minBytesToKeep;  // freed memory goes back at once: nothing is kept to trim
-  return sim::guarded([&](sim::State&) {
-    return pool == sim::device_pool() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return sim::guarded([&](sim::State& s) {
+    return sim::known_pool(s, pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+}
+
+// Pools of one's own: pinned device memory of the one device, served like the device's pool.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool,
+                                                  const CUmemPoolProps* poolProps) {
+  return sim::guarded([&](sim::State& s) {
+    if (pool == nullptr || poolProps == nullptr ||
+        poolProps->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+        poolProps->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+        !valid_device(poolProps->location.id)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    auto* created = reinterpret_cast<CUmemoryPool>(new char);  // a distinct address, ours
+    s.own_pools.insert(created);
+    *pool = created;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+  return sim::guarded([&](sim::State& s) {
+    if (s.own_pools.erase(pool) == 0) return CUDA_ERROR_INVALID_VALUE;
+    s.pool_attributes.erase(pool);
+    if (s.current_pool == pool) s.current_pool = nullptr;
+    delete reinterpret_cast<char*>(pool);
+    return CUDA_SUCCESS;
+  });
+}
+
+// The one device reads and writes every pool: access can be granted, never to another device.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map,
+                                                     size_t count) {
+  return sim::guarded([&](sim::State& s) {
+    if (!sim::known_pool(s, pool) || (count != 0 && map == nullptr)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+          !valid_device(map[i].location.id) || map[i].flags > CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+        return CUDA_ERROR_INVALID_DEVICE;
+      }
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool memPool,
+                                                     CUmemLocation* location) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags == nullptr || location == nullptr || !sim::known_pool(s, memPool)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const bool device = location->type == CU_MEM_LOCATION_TYPE_DEVICE && valid_device(location->id);
+    *flags = device ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    return CUDA_SUCCESS;
   });
 }

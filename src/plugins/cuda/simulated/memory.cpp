@@ -153,7 +153,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t byte
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize,
                                                           CUmemoryPool pool, CUstream hStream) {
-  if (pool != sim::device_pool()) return CUDA_ERROR_INVALID_VALUE;
+  const CUresult known = sim::guarded([&](sim::State& s) {
+    return sim::known_pool(s, pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+  if (known != CUDA_SUCCESS) return known;
   return cuMemAllocAsync(dptr, bytesize, hStream);
 }
 
@@ -425,18 +428,18 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdevi
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
                                                         void* value) {
   return sim::guarded([&](sim::State& s) {
-    if (pool != sim::device_pool() || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_pool(s, pool) || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
       case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
       case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
       case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: {
         int flag = 0;
         std::memcpy(&flag, value, sizeof flag);
-        s.pool_attributes[attr] = flag != 0;
+        s.pool_attributes[pool][attr] = flag != 0;
         return CUDA_SUCCESS;
       }
       case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-        std::memcpy(&s.pool_attributes[attr], value, sizeof(uint64_t));
+        std::memcpy(&s.pool_attributes[pool][attr], value, sizeof(uint64_t));
         return CUDA_SUCCESS;
       case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
       case CU_MEMPOOL_ATTR_USED_MEM_HIGH: {
@@ -453,18 +456,19 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmem
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,
                                                         void* value) {
   return sim::guarded([&](sim::State& s) {
-    if (pool != sim::device_pool() || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_pool(s, pool) || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
       case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
       case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
       case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: {
-        const auto it = s.pool_attributes.find(attr);
-        const int flag = it != s.pool_attributes.end() ? static_cast<int>(it->second) : 1;
+        const auto& attributes = s.pool_attributes[pool];
+        const auto it = attributes.find(attr);
+        const int flag = it != attributes.end() ? static_cast<int>(it->second) : 1;
         std::memcpy(value, &flag, sizeof flag);
         return CUDA_SUCCESS;
       }
       case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: {
-        const uint64_t threshold = s.pool_attributes[attr];
+        const uint64_t threshold = s.pool_attributes[pool][attr];
         std::memcpy(value, &threshold, sizeof threshold);
         return CUDA_SUCCESS;
       }

@@ -86,4 +86,8 @@ CUmemoryPool device_pool() {
   return reinterpret_cast<CUmemoryPool>(&pool_object);
 }
 
+bool known_pool(const State& s, CUmemoryPool pool) {
+  return pool == device_pool() || s.own_pools.count(pool) != 0;
+}
+
 }  // namespace gvirtus::simulated

@@ -114,7 +114,11 @@ struct State {
   std::map<CUgraph, std::unique_ptr<std::vector<CapturedLaunch>>> graphs;
   std::map<CUgraphExec, std::unique_ptr<std::vector<CapturedLaunch>>> executables;
   // The device pool's settable attributes (CUmemPool_attribute -> value).
-  std::map<int, uint64_t> pool_attributes;
+  // Every pool's settable attributes (CUmemPool_attribute -> value), by pool.
+  std::map<CUmemoryPool, std::map<int, uint64_t>> pool_attributes;
+  // Pools of one's own (cuMemPoolCreate), and the device's current pool (its own by default).
+  std::set<CUmemoryPool> own_pools;
+  CUmemoryPool current_pool = nullptr;
   // Contexts of one's own (cuCtxCreate): distinct handles sharing the one device's memory.
   std::set<CUcontext> contexts;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
@@ -135,6 +139,9 @@ CUresult not_captured(const State& s, CUstream stream);
 
 // The device's memory pool: a fixed address of ours.
 CUmemoryPool device_pool();
+
+// Whether `pool` is the device's pool or one of one's own not destroyed.
+bool known_pool(const State& s, CUmemoryPool pool);
 
 // The state, locked by the caller (guarded() does).
 State& state();
