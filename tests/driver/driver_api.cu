@@ -81,6 +81,13 @@ int main(int argc, char** argv) {
       for (int x = 0; x < 100; ++x)
         same = same && down[(z * 4 + y) * 112 + x] == up[(z * 4 + y) * 128 + x];
   std::printf("3d round trip: %s\n", same ? "ok" : "FAILED");
+  // A 16-bit 2D memset of 50 values in each of the box's first 4 rows.
+  SHOW(cuMemsetD2D16(box, pitch, 0x1234, 50, 4));
+  unsigned short row[50] = {};
+  SHOW(cuMemcpyDtoH(row, box + 3 * pitch, sizeof row));
+  bool filled = true;
+  for (unsigned short v : row) filled = filled && v == 0x1234;
+  std::printf("2d memset of 16 bits: %s\n", filled ? "ok" : "FAILED");
   SHOW(cuMemFree(box));
   // Stream memory operations and the device pool's attributes.
   CUdeviceptr word = 0;

@@ -88,6 +88,19 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t 
       [&](sim::State& s) { return fill_2d(s, nullptr, dstDevice, dstPitch, uc, Width, Height); });
 }
 
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D16_v2(CUdeviceptr dstDevice, size_t dstPitch,
+                                                   unsigned short us, size_t Width, size_t Height) {
+  return sim::guarded(
+      [&](sim::State& s) { return fill_2d(s, nullptr, dstDevice, dstPitch, us, Width, Height); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch,
+                                                     unsigned short us, size_t Width, size_t Height,
+                                                     CUstream hStream) {
+  return sim::guarded(
+      [&](sim::State& s) { return fill_2d(s, hStream, dstDevice, dstPitch, us, Width, Height); });
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr dstDevice, size_t dstPitch,
                                                    unsigned int ui, size_t Width, size_t Height) {
   return sim::guarded(
