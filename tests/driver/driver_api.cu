@@ -108,6 +108,22 @@ int main(int argc, char** argv) {
   SHOW(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &opportunistic));
   std::printf("pool: threshold %llu, opportunistic %d\n", (unsigned long long)read_back,
               opportunistic);
+  // Stream attributes: a priority and a synchronisation policy set, read back and copied to
+  // another stream; an attribute for launches only is refused.
+  CUstream first = nullptr, second = nullptr;
+  SHOW(cuStreamCreate(&first, CU_STREAM_NON_BLOCKING));
+  SHOW(cuStreamCreate(&second, CU_STREAM_NON_BLOCKING));
+  CUstreamAttrValue value{};
+  value.syncPolicy = CU_SYNC_POLICY_YIELD;
+  SHOW(cuStreamSetAttribute(first, CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY, &value));
+  SHOW(cuStreamCopyAttributes(second, first));
+  CUstreamAttrValue copied{};
+  SHOW(cuStreamGetAttribute(second, CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY, &copied));
+  std::printf("stream attribute copied: %s\n",
+              copied.syncPolicy == CU_SYNC_POLICY_YIELD ? "yes" : "no");
+  SHOW(cuStreamSetAttribute(first, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT, &value));
+  SHOW(cuStreamDestroy(first));
+  SHOW(cuStreamDestroy(second));
   // A pool of one's own: access, an allocation from it, the device's current pool, destroyed.
   CUmemPoolProps props{};
   props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;

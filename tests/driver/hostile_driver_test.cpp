@@ -724,5 +724,27 @@ TEST_F(HostileDriver, pools_of_ones_own_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+// A stream attribute for launches only (it may carry an event handle) never reaches the driver; a
+// stream the session never created is refused.
+TEST_F(HostileDriver, stream_attributes_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUstreamAttrValue value{};
+  value.programmaticEvent.event = reinterpret_cast<CUevent>(uintptr_t{0x6200});
+  Reply r = call(c, cu::Fn::cuStreamSetAttribute, [&](WireWriter& w) {
+    put_record(w, cu::StreamAttributeRequest{nullptr, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT});
+    w.put_raw(&value, sizeof value);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  r = call(c, cu::Fn::cuStreamGetAttribute, [&](WireWriter& w) {
+    put_record(w, cu::StreamAttributeRequest{reinterpret_cast<CUstream>(uintptr_t{0x6300}),
+                                             CU_LAUNCH_ATTRIBUTE_PRIORITY});
+    w.put_raw(&value, sizeof value);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(r.rest.size(), sizeof value) << "the value follows, zeroed, as the stub reads it";
+  expect_session_goes_on(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -194,16 +194,27 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
   const RunResult result =
       run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_api " + GVIRTUS_SAXPY_FATBIN);
   for (const char* line :
-       {"cuCtxCreate(&own, nullptr, 0, device) -> 0", "own context current: yes",
-        "cuMemAlloc(&memory, 4096) -> 0", "cuCtxDestroy(own) -> 0", "primary current again: yes",
+       {"cuCtxCreate(&own, nullptr, 0, device) -> 0",
+        "own context current: yes",
+        "cuMemAlloc(&memory, 4096) -> 0",
+        "cuCtxDestroy(own) -> 0",
+        "primary current again: yes",
         "cuCtxCreate(&own, &params, 0, device) -> 801",
         "cuOccupancyMaxPotentialBlockSize(&grid, &block, function, shared_for, 0, 0) -> 0",
-        "occupancy: grid 264 block 1024", "limited: grid 2112 block 128", "cuMemcpy3D(&copy) -> 0",
-        "cuMemcpy3D(&back) -> 0", "3d round trip: ok", "2d memset of 16 bits: ok",
+        "occupancy: grid 264 block 1024",
+        "limited: grid 2112 block 128",
+        "cuMemcpy3D(&copy) -> 0",
+        "cuMemcpy3D(&back) -> 0",
+        "3d round trip: ok",
+        "2d memset of 16 bits: ok",
         "cuMemPoolCreate(&own_pool, &props) -> 0",
         "cuMemAllocFromPoolAsync(&pooled, 4096, own_pool, nullptr) -> 0",
-        "own pool: read-write yes, current yes", "cuMemPoolDestroy(own_pool) -> 0",
-        "cuMemPoolDestroy(own_pool) -> 400", "cuMemPoolCreate(&own_pool, &props) -> 801"}) {
+        "own pool: read-write yes, current yes",
+        "stream attribute copied: yes",
+        "cuStreamSetAttribute(first, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT, &value) -> 1",
+        "cuMemPoolDestroy(own_pool) -> 0",
+        "cuMemPoolDestroy(own_pool) -> 400",
+        "cuMemPoolCreate(&own_pool, &props) -> 801"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
 }

@@ -25,6 +25,7 @@
 #include "plugins/cuda/backend/module_checks.h"
 #include "plugins/cuda/backend/module_queries.h"
 #include "plugins/cuda/backend/shared_host.h"
+#include "plugins/cuda/backend/stream_attributes.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
@@ -393,7 +394,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
     default:
       return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result) ||
              run_memory_pool(fn, in, out, result) || run_module_query(fn, in, out, result) ||
-             run_link(fn, in, out, result) || run_shared_host(fn, in, out, result);
+             run_link(fn, in, out, result) || run_shared_host(fn, in, out, result) ||
+             run_stream_attribute(fn, in, out, result);
   }
 }
 

@@ -37,6 +37,8 @@
 //   cuLinkComplete        u64 state. Reply: i32 result, a blob (the linked image; empty after a
 //                         failure), then the link's options' outputs (the error log says why).
 //   cuLinkDestroy         u64 state. Reply: i32 result.
+//   cuStreamSet/GetAttribute  StreamAttributeRequest (the value unused by Get). Reply: i32
+//                         result, then for Get the value (zeroed after a failure).
 //   cuMemPoolCreate       PoolCreateRequest. Reply: i32 result, u64 pool (null after a failure).
 //   cuMemHostRegister     SharedHostRequest (whole pages of the shared memory). Reply: i32
 //                         result, u64 device pointer (0 after a failure).
@@ -182,6 +184,29 @@ struct PoolCreateRequest {
                  &PoolCreateRequest::location_type, &PoolCreateRequest::location_id,
                  &PoolCreateRequest::max_size,      &PoolCreateRequest::usage};
 };
+
+// A stream's attribute: which, and its value (CUstreamAttrValue's bytes).
+struct StreamAttributeRequest {
+  CUstream stream;
+  uint32_t attribute;  // a CUstreamAttrID
+  static constexpr auto kFields =
+      std::tuple{&StreamAttributeRequest::stream, &StreamAttributeRequest::attribute};
+};
+
+// Whether an attribute is one the driver takes for streams (the launch attributes' other kinds
+// are for launches and graph nodes; some of them carry event handles).
+inline bool stream_attribute(uint32_t attribute) {
+  switch (attribute) {
+    case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+    case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+    case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+    case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // Whether a pool attribute's value is an int (else a cuuint64_t).
 inline bool pool_attribute_is_int(uint32_t attribute) {

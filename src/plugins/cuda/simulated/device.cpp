@@ -254,6 +254,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     // A library's variables were the context's memory: placed afresh when next asked for.
     for (auto& [handle, module] : s.modules) module->placed.clear();
     s.streams.clear();
+    s.stream_attributes.clear();
     s.events.clear();
     s.primary_references = 0;
     s.primary_active = false;

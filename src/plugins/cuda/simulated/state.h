@@ -101,6 +101,8 @@ struct State {
   std::map<CUmodule, std::unique_ptr<Module>> modules;
   std::map<CUfunction, std::unique_ptr<Function>> functions;
   std::map<CUstream, uint32_t> streams;  // a stream's number, as launch records name it
+  // Attributes set on streams (CUstreamAttrID -> value), by stream.
+  std::map<CUstream, std::map<int, CUstreamAttrValue>> stream_attributes;
   uint32_t next_stream = 1;
   std::map<CUevent, std::unique_ptr<Event>> events;
   std::map<int, size_t> limits;

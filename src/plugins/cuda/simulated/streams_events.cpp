@@ -43,7 +43,53 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream,
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
     s.capturing.erase(hStream);  // a capture in progress ends with its stream
+    s.stream_attributes.erase(hStream);
     return s.streams.erase(hStream) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+namespace {
+
+// The attributes a stream takes (the launch attributes' others are for launches and graphs).
+bool stream_attribute(CUstreamAttrID attr) {
+  return attr == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW ||
+         attr == CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY ||
+         attr == CU_LAUNCH_ATTRIBUTE_PRIORITY || attr == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP ||
+         attr == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
+}
+
+}  // namespace
+
+// Stream attributes are kept as set and read back (zero until set); they change nothing here.
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr,
+                                                       const CUstreamAttrValue* value) {
+  return sim::guarded([&](sim::State& s) {
+    if (value == nullptr || !stream_attribute(attr)) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    s.stream_attributes[hStream][attr] = *value;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr,
+                                                       CUstreamAttrValue* value_out) {
+  return sim::guarded([&](sim::State& s) {
+    if (value_out == nullptr || !stream_attribute(attr)) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    const auto& set = s.stream_attributes[hStream];
+    const auto it = set.find(attr);
+    *value_out = it != set.end() ? it->second : CUstreamAttrValue{};
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCopyAttributes(CUstream dst, CUstream src) {
+  return sim::guarded([&](sim::State& s) {
+    if (!sim::known_stream(s, dst) || !sim::known_stream(s, src)) {
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    s.stream_attributes[dst] = s.stream_attributes[src];
+    return CUDA_SUCCESS;
   });
 }
 
