@@ -6,6 +6,7 @@
 // queries know it, and it has no device pointer (CUDA_ERROR_NOT_SUPPORTED: the backend's GPU
 // cannot reach another machine's memory); so has memory registered with cuMemHostRegister, which
 // is the application's own wherever it lies.
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 
 #include "common/log.h"
@@ -77,7 +79,22 @@ struct SharedBlock {
   CUdeviceptr device;
 };
 std::mutex& shared_mutex = *new std::mutex;
-auto& shared_blocks = *new std::map<uintptr_t, SharedBlock>;  // by host address; never destroyed
+std::map<uintptr_t, SharedBlock>* g_shared_blocks = nullptr;
+
+// The blocks by host address; never destroyed. A forked child's session has shared memory of its
+// own: the parent's blocks, still mapped in the child, are forgotten there (they are then the
+// child's own host memory; naming them to the child's backend would name nothing it registered).
+std::map<uintptr_t, SharedBlock>& shared_blocks() {
+  static auto* blocks = [] {
+    g_shared_blocks = new std::map<uintptr_t, SharedBlock>;
+    ::pthread_atfork(nullptr, nullptr, [] {
+      new (&shared_mutex) std::mutex;  // only the forking thread exists in the child
+      g_shared_blocks->clear();
+    });
+    return g_shared_blocks;
+  }();
+  return *blocks;
+}
 
 // Places `bytes` in the shared memory, registered by the backend: nullopt when there is none or it
 // is full (the caller allocates its own memory), else the backend's answer.
@@ -106,7 +123,7 @@ std::optional<CUresult> shared_alloc(void** pp, size_t bytes, unsigned flags) {
   std::byte* host = memory.data() + block->offset;
   {
     std::lock_guard lock(shared_mutex);
-    shared_blocks[reinterpret_cast<uintptr_t>(host)] = SharedBlock{block->offset, device};
+    shared_blocks()[reinterpret_cast<uintptr_t>(host)] = SharedBlock{block->offset, device};
   }
   host_allocations().add(host, bytes, flags);
   *pp = host;
@@ -118,10 +135,10 @@ std::optional<CUresult> shared_free(void* p) {
   SharedBlock block{};
   {
     std::lock_guard lock(shared_mutex);
-    const auto found = shared_blocks.find(reinterpret_cast<uintptr_t>(p));
-    if (found == shared_blocks.end()) return std::nullopt;
+    const auto found = shared_blocks().find(reinterpret_cast<uintptr_t>(p));
+    if (found == shared_blocks().end()) return std::nullopt;
     block = found->second;
-    shared_blocks.erase(found);
+    shared_blocks().erase(found);
   }
   host_allocations().remove(p);
   const CUresult result = remote_sync(
@@ -151,8 +168,8 @@ CUdeviceptr shared_device_pointer(const void* address) {
   const auto allocation = host_allocations().find(address);
   if (!allocation) return 0;
   std::lock_guard lock(shared_mutex);
-  const auto block = shared_blocks.find(allocation->start);
-  if (block == shared_blocks.end()) return 0;
+  const auto block = shared_blocks().find(allocation->start);
+  if (block == shared_blocks().end()) return 0;
   return block->second.device + (reinterpret_cast<uintptr_t>(address) - allocation->start);
 }
 
