@@ -108,6 +108,55 @@ int main(int argc, char** argv) {
   SHOW(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &opportunistic));
   std::printf("pool: threshold %llu, opportunistic %d\n", (unsigned long long)read_back,
               opportunistic);
+  // CUDA arrays: 16 x 4 floats up by offset, array to array, to device memory and back, the
+  // descriptors, a copy past the end refused, a 3D array described.
+  CUDA_ARRAY_DESCRIPTOR flat{};
+  flat.Width = 16;
+  flat.Height = 4;
+  flat.Format = CU_AD_FORMAT_FLOAT;
+  flat.NumChannels = 1;
+  CUarray one = nullptr, two = nullptr;
+  SHOW(cuArrayCreate(&one, &flat));
+  SHOW(cuArrayCreate(&two, &flat));
+  float texels[64], through_device[64] = {}, back_from_array[64] = {};
+  for (int i = 0; i < 64; ++i) texels[i] = 0.5f * static_cast<float>(i);
+  SHOW(cuMemcpyHtoA(one, 0, texels, sizeof texels));
+  SHOW(cuMemcpyAtoA(two, 0, one, 0, sizeof texels));
+  CUdeviceptr linear = 0;
+  SHOW(cuMemAlloc(&linear, sizeof texels));
+  SHOW(cuMemcpyAtoD(linear, two, 0, sizeof texels));
+  SHOW(cuMemcpyDtoH(through_device, linear, sizeof texels));
+  SHOW(cuMemcpyDtoA(one, 128, linear, 128));
+  SHOW(cuMemcpyAtoHAsync(back_from_array, one, 0, sizeof texels, nullptr));
+  SHOW(cuStreamSynchronize(nullptr));
+  bool arrays_ok = true;
+  for (int i = 0; i < 64; ++i) {
+    arrays_ok = arrays_ok && through_device[i] == texels[i] &&
+                back_from_array[i] == (i < 32 ? texels[i] : texels[i - 32]);
+  }
+  std::printf("array round trips: %s\n", arrays_ok ? "ok" : "FAILED");
+  CUDA_ARRAY_DESCRIPTOR described{};
+  SHOW(cuArrayGetDescriptor(&described, two));
+  std::printf("array described: %zu x %zu, format %d\n", described.Width, described.Height,
+              static_cast<int>(described.Format));
+  SHOW(cuMemcpyHtoA(one, 200, texels, sizeof texels));
+  SHOW(cuMemFree(linear));
+  SHOW(cuArrayDestroy(one));
+  SHOW(cuArrayDestroy(two));
+  CUDA_ARRAY3D_DESCRIPTOR volume{};
+  volume.Width = 8;
+  volume.Height = 8;
+  volume.Depth = 8;
+  volume.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+  volume.NumChannels = 4;
+  CUarray cube = nullptr;
+  SHOW(cuArray3DCreate(&cube, &volume));
+  CUDA_ARRAY3D_DESCRIPTOR volume_back{};
+  SHOW(cuArray3DGetDescriptor(&volume_back, cube));
+  std::printf("3d array described: depth %zu, channels %u\n", volume_back.Depth,
+              volume_back.NumChannels);
+  SHOW(cuArrayDestroy(cube));
+  SHOW(cuArrayDestroy(cube));
   // Stream attributes: a priority and a synchronisation policy set, read back and copied to
   // another stream; an attribute for launches only is refused.
   CUstream first = nullptr, second = nullptr;

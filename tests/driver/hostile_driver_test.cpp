@@ -746,5 +746,30 @@ TEST_F(HostileDriver, stream_attributes_are_vetted) {
   expect_session_goes_on(c);
 }
 
+// Array copies: an array the session never created is refused (no bytes after the failure); a
+// chunk over the limit ends only the session.
+TEST_F(HostileDriver, array_copies_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto foreign = reinterpret_cast<CUarray>(uintptr_t{0x6400});
+  Reply r = call(c, cu::Fn::cuMemcpyAtoH_v2, [&](WireWriter& w) {
+    put_record(w, cu::ArrayCopyRequest{foreign, 0, 64, nullptr});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(r.rest.empty()) << "no bytes after a failure";
+  const std::vector<std::byte> data(64);
+  r = call(c, cu::Fn::cuMemcpyHtoA_v2, [&](WireWriter& w) {
+    put_record(w, cu::ArrayCopyRequest{foreign, 0, data.size(), nullptr});
+    w.put_raw(data.data(), data.size());
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  expect_session_goes_on(c);
+  r = call(c, cu::Fn::cuMemcpyAtoH_v2, [&](WireWriter& w) {
+    put_record(w, cu::ArrayCopyRequest{foreign, 0, cu::kCopyChunkBytes + 1, nullptr});
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -184,7 +184,8 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
       << result.output;
 }
 
-// A 3D copy goes up and back down as its slices' 2D copies, rows intact; stream writes reach
+// A 3D copy goes up and back down as its slices' 2D copies, rows intact; CUDA arrays take and
+// give bytes by offset (to and from host and device memory and each other); stream writes reach
 // device memory; pool attributes of either width round-trip. A context of one's own
 // is pushed on the thread's stack when created and popped when destroyed;
 // affinity parameters (the client's memory) are refused. The occupancy search runs the caller's
@@ -211,6 +212,11 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
         "cuMemAllocFromPoolAsync(&pooled, 4096, own_pool, nullptr) -> 0",
         "own pool: read-write yes, current yes",
         "stream attribute copied: yes",
+        "array round trips: ok",
+        "array described: 16 x 4, format 32",
+        "cuMemcpyHtoA(one, 200, texels, sizeof texels) -> 1",
+        "3d array described: depth 8, channels 4",
+        "cuArrayDestroy(cube) -> 400",
         "cuStreamSetAttribute(first, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT, &value) -> 1",
         "cuMemPoolDestroy(own_pool) -> 0",
         "cuMemPoolDestroy(own_pool) -> 400",

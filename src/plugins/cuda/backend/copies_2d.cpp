@@ -15,6 +15,7 @@
 #include "cuda_real.h"
 #include "cuda_vetting.h"
 #include "plugins/cuda/backend/copies_2d.h"
+#include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
@@ -125,17 +126,13 @@ bool run_copy_2d(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   }
   // Device to host: the reply's space is the landing buffer.
   result = vetted;
-  const size_t at = out.size();
-  out.put<int32_t>(result);
-  if (result != CUDA_SUCCESS) return true;
-  out.put<uint64_t>(packed);
-  copy.dstMemoryType = CU_MEMORYTYPE_HOST;
-  copy.dstHost = out.put_space(packed);
-  copy.dstPitch = request.width;
-  result = run(fn, copy, request.stream);
-  if (result == CUDA_SUCCESS && with_stream) result = real().cuStreamSynchronize(request.stream);
-  out.store_at<int32_t>(at, result);
-  if (result != CUDA_SUCCESS) out.truncate(at + sizeof(int32_t));  // no rows after a failure
+  landing_reply(out, result, packed, [&](std::byte* landing) {
+    copy.dstMemoryType = CU_MEMORYTYPE_HOST;
+    copy.dstHost = landing;
+    copy.dstPitch = request.width;
+    const CUresult r = run(fn, copy, request.stream);
+    return r == CUDA_SUCCESS && with_stream ? real().cuStreamSynchronize(request.stream) : r;
+  });
   return true;
 }
 

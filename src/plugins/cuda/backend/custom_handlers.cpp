@@ -19,7 +19,9 @@
 #include "cuda_vetting.h"
 #include "elf_nv_info.h"
 #include "fatbin.h"
+#include "plugins/cuda/backend/array_copies.h"
 #include "plugins/cuda/backend/copies_2d.h"
+#include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/backend/links.h"
 #include "plugins/cuda/backend/memory_pools.h"
 #include "plugins/cuda/backend/module_checks.h"
@@ -268,17 +270,6 @@ void max_active_clusters(WireReader& in, WireWriter& out, CUresult& result) {
   out.put<int32_t>(result == CUDA_SUCCESS ? clusters : 0);  // the stub reads it either way
 }
 
-// A stream in the middle of a capture cannot take a copy from or to memory of ours: the graph
-// would read or write it when it runs, long after the reply has gone.
-CUresult not_capturing(CUstream stream) {
-  if (real().cuStreamIsCapturing == nullptr) return CUDA_SUCCESS;
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  const CUresult r = real().cuStreamIsCapturing(stream, &status);
-  if (r != CUDA_SUCCESS) return r;
-  return status == CU_STREAM_CAPTURE_STATUS_NONE ? CUDA_SUCCESS
-                                                 : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-}
-
 // cuMemcpyHtoD(Async): the data follows the record; pageable memory of ours, which the driver
 // has finished reading when it returns.
 void host_to_device(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
@@ -323,19 +314,12 @@ void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with
                          lacks(reinterpret_cast<const void*>(real().cuMemcpyDtoHAsync_v2)),
                          lacks(reinterpret_cast<const void*>(real().cuStreamSynchronize)));
   if (result == CUDA_SUCCESS && with_stream) result = not_capturing(request.stream);
-  const size_t at = out.size();
-  out.put<int32_t>(result);
-  if (result != CUDA_SUCCESS) return;
-  out.put<uint64_t>(request.bytes);
-  std::byte* landing = out.put_space(request.bytes);
-  if (with_stream) {
-    result = real().cuMemcpyDtoHAsync_v2(landing, request.device, request.bytes, request.stream);
-    if (result == CUDA_SUCCESS) result = real().cuStreamSynchronize(request.stream);
-  } else {
-    result = real().cuMemcpyDtoH_v2(landing, request.device, request.bytes);
-  }
-  out.store_at<int32_t>(at, result);
-  if (result != CUDA_SUCCESS) out.truncate(at + sizeof(int32_t));  // no data after a failure
+  landing_reply(out, result, request.bytes, [&](std::byte* landing) {
+    if (!with_stream) return real().cuMemcpyDtoH_v2(landing, request.device, request.bytes);
+    const CUresult r =
+        real().cuMemcpyDtoHAsync_v2(landing, request.device, request.bytes, request.stream);
+    return r == CUDA_SUCCESS ? real().cuStreamSynchronize(request.stream) : r;
+  });
 }
 
 }  // namespace
@@ -395,7 +379,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result) ||
              run_memory_pool(fn, in, out, result) || run_module_query(fn, in, out, result) ||
              run_link(fn, in, out, result) || run_shared_host(fn, in, out, result) ||
-             run_stream_attribute(fn, in, out, result);
+             run_stream_attribute(fn, in, out, result) || run_array_copy(fn, in, out, result);
   }
 }
 

@@ -18,12 +18,12 @@ constexpr uint64_t bit(HandleKind kind) {
   return uint64_t{1} << static_cast<uint16_t>(kind);
 }
 
-// What a primary context's reset destroys: its modules with their functions, streams, events and
-// executable graphs. Contexts of one's own, libraries and their kernels (context-independent),
-// graphs and memory pools are not the context's, and stay.
+// What a primary context's reset destroys: its modules with their functions, streams, events,
+// executable graphs and arrays. Contexts of one's own, libraries and their kernels
+// (context-independent), graphs and memory pools are not the context's, and stay.
 constexpr uint64_t kContextBound = bit(HandleKind::kModule) | bit(HandleKind::kFunction) |
                                    bit(HandleKind::kStream) | bit(HandleKind::kEvent) |
-                                   bit(HandleKind::kExecutableGraph);
+                                   bit(HandleKind::kExecutableGraph) | bit(HandleKind::kArray);
 
 }  // namespace
 

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "cuda_real.h"
 #include "elf_nv_info.h"
 #include "fatbin.h"
 #include "plugins/cuda/common/module_image.h"
@@ -34,6 +35,15 @@ std::vector<uint64_t> aligned_copy(std::span<const std::byte> image) {
   std::vector<uint64_t> aligned((image.size() + 7) / 8);
   if (!image.empty()) std::memcpy(aligned.data(), image.data(), image.size());
   return aligned;
+}
+
+CUresult not_capturing(CUstream stream) {
+  if (real().cuStreamIsCapturing == nullptr) return CUDA_SUCCESS;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  const CUresult r = real().cuStreamIsCapturing(stream, &status);
+  if (r != CUDA_SUCCESS) return r;
+  return status == CU_STREAM_CAPTURE_STATUS_NONE ? CUDA_SUCCESS
+                                                 : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
 }  // namespace gvirtus::cuda

@@ -1,6 +1,9 @@
-// What the cuda plugin checks of a module image from the wire before the driver, which trusts an
-// image's headers, reads it (module_checks.cpp): the module loaders' and the linker's.
+// What the cuda plugin checks before the driver sees a request (module_checks.cpp): a module image
+// from the wire, which the driver would trust (the module loaders' and the linker's check), and a
+// stream that takes a copy of the client's bytes (the host copies').
 #pragma once
+
+#include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -16,5 +19,10 @@ bool image_is_sound(std::span<const std::byte> image);
 
 // A copy in aligned memory of our own: the driver reads an image in place, as a program's.
 std::vector<uint64_t> aligned_copy(std::span<const std::byte> image);
+
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for a stream in the middle of a capture: it cannot take a
+// copy from or to memory of ours, which the graph would read or write when it runs, long after
+// the reply has gone.
+CUresult not_capturing(CUstream stream);
 
 }  // namespace gvirtus::cuda

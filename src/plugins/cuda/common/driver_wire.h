@@ -37,6 +37,9 @@
 //   cuLinkComplete        u64 state. Reply: i32 result, a blob (the linked image; empty after a
 //                         failure), then the link's options' outputs (the error log says why).
 //   cuLinkDestroy         u64 state. Reply: i32 result.
+//   cuMemcpyHtoA(Async)   ArrayCopyRequest, then `bytes` bytes of data. Reply: i32 result.
+//   cuMemcpyAtoH(Async)   ArrayCopyRequest. Reply: i32 result, then a blob with the bytes
+//                         (nothing after a failure).
 //   cuStreamSet/GetAttribute  StreamAttributeRequest (the value unused by Get). Reply: i32
 //                         result, then for Get the value (zeroed after a failure).
 //   cuMemPoolCreate       PoolCreateRequest. Reply: i32 result, u64 pool (null after a failure).
@@ -183,6 +186,17 @@ struct PoolCreateRequest {
       std::tuple{&PoolCreateRequest::alloc_type,    &PoolCreateRequest::handle_types,
                  &PoolCreateRequest::location_type, &PoolCreateRequest::location_id,
                  &PoolCreateRequest::max_size,      &PoolCreateRequest::usage};
+};
+
+// A copy between the client's memory and a CUDA array, at a byte offset in the array (the
+// synchronous copies carry a null stream). At most kCopyChunkBytes a request.
+struct ArrayCopyRequest {
+  CUarray array;
+  uint64_t offset;
+  uint64_t bytes;
+  CUstream stream;
+  static constexpr auto kFields = std::tuple{&ArrayCopyRequest::array, &ArrayCopyRequest::offset,
+                                             &ArrayCopyRequest::bytes, &ArrayCopyRequest::stream};
 };
 
 // A stream's attribute: which, and its value (CUstreamAttrValue's bytes).

@@ -10,6 +10,7 @@
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/chunks.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
@@ -23,20 +24,15 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
   if (bytes == 0) return CUDA_SUCCESS;
   if (src == nullptr || dst == 0) return CUDA_ERROR_INVALID_VALUE;
   const auto* from = static_cast<const std::byte*>(src);
-  for (size_t done = 0; done < bytes;) {
-    const size_t chunk = std::min(kCopyChunkBytes, bytes - done);
+  return in_chunks(bytes, [&](size_t done, size_t chunk) {
     const CopyRequest request{dst + done, chunk, stream};
     auto encode = [&](WireWriter& w) {
       put_record(w, request);
       w.put_raw(from + done, chunk);
     };
     const Fn fn = ahead || stream != nullptr ? Fn::cuMemcpyHtoDAsync_v2 : Fn::cuMemcpyHtoD_v2;
-    const CUresult result =
-        ahead ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
-    if (result != CUDA_SUCCESS) return result;
-    done += chunk;
-  }
-  return CUDA_SUCCESS;
+    return ahead ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
+  });
 }
 
 CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream, Fn fn) {
@@ -48,20 +44,12 @@ CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream strea
   if (bytes == 0) return CUDA_SUCCESS;
   if (dst == nullptr || src == 0) return CUDA_ERROR_INVALID_VALUE;
   auto* to = static_cast<std::byte*>(dst);
-  for (size_t done = 0; done < bytes;) {
-    const size_t chunk = std::min(kCopyChunkBytes, bytes - done);
+  return in_chunks(bytes, [&](size_t done, size_t chunk) {
     const CopyRequest request{src + done, chunk, stream};
-    const CUresult result = remote_sync(
+    return remote_sync(
         fn, [&](WireWriter& w) { put_record(w, request); },
-        [&](WireReader& r) {
-          if (r.remaining() == 0) return;  // a failure brings no data
-          const auto data = r.get_blob(chunk);
-          std::copy(data.begin(), data.end(), to + done);
-        });
-    if (result != CUDA_SUCCESS) return result;
-    done += chunk;
-  }
-  return CUDA_SUCCESS;
+        [&](WireReader& r) { land_chunk(r, to + done, chunk); });
+  });
 }
 
 }  // namespace

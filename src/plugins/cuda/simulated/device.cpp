@@ -255,6 +255,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     for (auto& [handle, module] : s.modules) module->placed.clear();
     s.streams.clear();
     s.stream_attributes.clear();
+    s.arrays.clear();
     s.events.clear();
     s.primary_references = 0;
     s.primary_active = false;

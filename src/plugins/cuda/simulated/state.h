@@ -80,6 +80,13 @@ struct Mapping {
   bool accessible;  // cuMemSetAccess gave the device access
 };
 
+// A CUDA array (arrays.cpp): its descriptor and its bytes, in row order, each element
+// Format x NumChannels.
+struct Array {
+  CUDA_ARRAY3D_DESCRIPTOR descriptor;
+  std::vector<std::byte> bytes;
+};
+
 // A JIT link (links.cpp): its inputs, and the image cuLinkComplete made of them.
 struct Link {
   std::vector<std::string> ptx;                // PTX inputs' texts, without their NULs
@@ -125,6 +132,7 @@ struct State {
   std::set<CUcontext> contexts;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
   std::map<CUlinkState, std::unique_ptr<Link>> links;
+  std::map<CUarray, std::unique_ptr<Array>> arrays;
   // Host memory registered with cuMemHostRegister (start -> bytes): device memory too, at the
   // same address (unified addressing).
   std::map<uintptr_t, uint64_t> registered_host;
