@@ -273,9 +273,15 @@ def not_supported_tu(d, spec, node, exports, missing, decls):
 
 def async_forms(name):
     """The names NAME's asynchronous form may have: cuMemcpyHtoD_v2 -> cuMemcpyHtoDAsync_v2,
-    cuMemsetD8_v2 -> cuMemsetD8Async, cudaMemcpy -> cudaMemcpyAsync."""
+    cuMemsetD8_v2 -> cuMemsetD8Async, cudaMemcpy -> cudaMemcpyAsync. An unaligned 2D copy has
+    none of its own: it takes the 2D copy's (cuMemcpy2DUnaligned_v2 -> cuMemcpy2DAsync_v2), which
+    keeps the driver's limit on pitches that the unaligned form lifts."""
     stem, v2 = (name[:-3], "_v2") if name.endswith("_v2") else (name, "")
-    return [stem + "Async" + v2, stem + "Async"]
+    forms = [stem + "Async" + v2, stem + "Async"]
+    if "Unaligned" in stem:
+        aligned = stem.replace("Unaligned", "")
+        forms += [aligned + "Async" + v2, aligned + "Async"]
+    return forms
 
 
 def per_thread_variants(d, spec, decls, missing, have):
