@@ -42,11 +42,10 @@ struct SessionServices {
   // Tells the other plugins that `device` was reset through this one.
   void peer_device_reset(int device) const;
 
+ private:
   // This plugin's answers to the others (the peer it joined with).
   bool holds_named(const char* kind, const void* handle) const;
   void forget_named(const char* kind, const void* handle);
-
- private:
   int kind_named(const char* kind) const;  // -1 when this plugin has no such kind
 
   const gvirtus_session_registry_v1* registry_ = nullptr;

@@ -6,11 +6,11 @@
 // unregistered.
 #include "plugins/cuda/backend/shared_host.h"
 
-#include <map>
 #include <mutex>
 #include <span>
 #include <string>
 
+#include "common/address_ranges.h"
 #include "common/error.h"
 #include "common/wire_record.h"
 #include "cuda_real.h"
@@ -22,7 +22,7 @@ namespace {
 
 std::mutex shared_mutex;
 std::span<std::byte> shared_memory;
-std::map<uint64_t, uint64_t> registered;  // offset -> bytes
+AddressRanges registered;  // the blocks registered, by their address here
 
 // The shared bytes of a block, or kInvalidInput.
 std::byte* shared_block(uint64_t offset, uint64_t bytes) {
@@ -43,12 +43,7 @@ void register_block(WireReader& in, WireWriter& out, CUresult& result) {
   in.expect_end();
   std::lock_guard lock(shared_mutex);
   std::byte* host = shared_block(request.offset, request.bytes);
-  const auto next = registered.lower_bound(request.offset);
-  const bool overlaps_next =
-      next != registered.end() && next->first < request.offset + request.bytes;
-  const bool overlaps_previous = next != registered.begin() &&
-                                 std::prev(next)->first + std::prev(next)->second > request.offset;
-  if (overlaps_next || overlaps_previous) {
+  if (registered.overlaps(host, request.bytes)) {
     raise(ErrorKind::kInvalidInput, "shared host block " + std::to_string(request.offset) +
                                         " overlaps one registered already");
   }
@@ -67,7 +62,7 @@ void register_block(WireReader& in, WireWriter& out, CUresult& result) {
     if (result != CUDA_SUCCESS) real().cuMemHostUnregister(host);
   }
   if (result == CUDA_SUCCESS) {
-    registered[request.offset] = request.bytes;
+    registered.add(host, request.bytes, request.flags);
     services::session_services().allocations.owned(
         host, reinterpret_cast<const void*>(static_cast<uintptr_t>(device)), request.bytes);
   }
@@ -79,16 +74,16 @@ void unregister_block(WireReader& in, WireWriter& out, CUresult& result) {
   const auto offset = in.get<uint64_t>();
   in.expect_end();
   std::lock_guard lock(shared_mutex);
-  const auto block = registered.find(offset);
-  if (block == registered.end()) {
+  std::byte* host = offset < shared_memory.size() ? shared_memory.data() + offset : nullptr;
+  const auto block = host != nullptr ? registered.find(host) : std::nullopt;
+  if (!block || block->start != reinterpret_cast<uintptr_t>(host)) {
     raise(ErrorKind::kInvalidInput,
           "shared host block " + std::to_string(offset) + " is not registered");
   }
-  std::byte* host = shared_block(offset, block->second);
   result = real().cuMemHostUnregister != nullptr ? real().cuMemHostUnregister(host)
                                                  : CUDA_ERROR_NOT_SUPPORTED;
   if (result == CUDA_SUCCESS) {
-    registered.erase(block);
+    registered.remove(host);
     services::session_services().allocations.owner_gone(host);
   }
   out.put<int32_t>(result);
@@ -98,8 +93,7 @@ void unregister_block(WireReader& in, WireWriter& out, CUresult& result) {
 
 void open_shared_memory(const SessionInfo& session) {
   std::lock_guard lock(shared_mutex);
-  shared_memory = session.shared_memory;
-  registered.clear();
+  shared_memory = session.shared_memory;  // one session per worker process: nothing registered
 }
 
 bool run_shared_host(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {

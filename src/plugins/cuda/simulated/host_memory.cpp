@@ -12,23 +12,15 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemHostRegister_v2(void* p, size_t bytesize,
     constexpr unsigned kKnown = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
                                 CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
     if (p == nullptr || bytesize == 0 || (Flags & ~kKnown) != 0) return CUDA_ERROR_INVALID_VALUE;
-    const auto start = reinterpret_cast<uintptr_t>(p);
-    const auto next = s.registered_host.lower_bound(start);
-    if ((next != s.registered_host.end() && next->first < start + bytesize) ||
-        (next != s.registered_host.begin() &&
-         std::prev(next)->first + std::prev(next)->second > start)) {
-      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-    }
-    s.registered_host[start] = bytesize;
+    if (s.registered_host.overlaps(p, bytesize)) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    s.registered_host.add(p, bytesize, Flags);
     return CUDA_SUCCESS;
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemHostUnregister(void* p) {
   return sim::guarded([&](sim::State& s) {
-    return s.registered_host.erase(reinterpret_cast<uintptr_t>(p)) != 0
-               ? CUDA_SUCCESS
-               : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    return s.registered_host.remove(p) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   });
 }
 
@@ -36,12 +28,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* pdpt
                                                                unsigned int Flags) {
   return sim::guarded([&](sim::State& s) {
     if (pdptr == nullptr || Flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    const auto address = reinterpret_cast<uintptr_t>(p);
-    auto it = s.registered_host.upper_bound(address);
-    if (it == s.registered_host.begin()) return CUDA_ERROR_INVALID_VALUE;
-    --it;
-    if (address - it->first >= it->second) return CUDA_ERROR_INVALID_VALUE;
-    *pdptr = address;
+    if (!s.registered_host.find(p)) return CUDA_ERROR_INVALID_VALUE;
+    *pdptr = reinterpret_cast<uintptr_t>(p);
     return CUDA_SUCCESS;
   });
 }

@@ -32,11 +32,10 @@ std::byte* mapped_range(State& s, CUdeviceptr address, uint64_t bytes) {
 
 // [address, address + bytes) in one registered host range (its device pointer is its address).
 std::byte* registered_range(State& s, CUdeviceptr address, uint64_t bytes) {
-  auto it = s.registered_host.upper_bound(address);
-  if (it == s.registered_host.begin()) return nullptr;
-  --it;
-  const uint64_t offset = address - it->first;
-  if (offset >= it->second || it->second - offset < bytes) return nullptr;
+  const auto range = s.registered_host.find(reinterpret_cast<const void*>(address));
+  if (!range) return nullptr;
+  const uint64_t offset = address - range->start;
+  if (offset >= range->bytes || range->bytes - offset < bytes) return nullptr;
   return reinterpret_cast<std::byte*>(address);
 }
 

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/address_ranges.h"
 #include "common/error.h"
 #include "fatbin.h"
 
@@ -135,7 +136,7 @@ struct State {
   std::map<CUarray, std::unique_ptr<Array>> arrays;
   // Host memory registered with cuMemHostRegister (start -> bytes): device memory too, at the
   // same address (unified addressing).
-  std::map<uintptr_t, uint64_t> registered_host;
+  AddressRanges registered_host;
 };
 
 // Records one launch on `stream` (a capturing stream keeps it instead): appended, as one JSON

@@ -2,6 +2,7 @@
 // stream is always idle and an event is complete once recorded.
 #include <utility>
 
+#include "plugins/cuda/common/driver_wire.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -48,23 +49,11 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   });
 }
 
-namespace {
-
-// The attributes a stream takes (the launch attributes' others are for launches and graphs).
-bool stream_attribute(CUstreamAttrID attr) {
-  return attr == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW ||
-         attr == CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY ||
-         attr == CU_LAUNCH_ATTRIBUTE_PRIORITY || attr == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP ||
-         attr == CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
-}
-
-}  // namespace
-
 // Stream attributes are kept as set and read back (zero until set); they change nothing here.
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr,
                                                        const CUstreamAttrValue* value) {
   return sim::guarded([&](sim::State& s) {
-    if (value == nullptr || !stream_attribute(attr)) return CUDA_ERROR_INVALID_VALUE;
+    if (value == nullptr || !gvirtus::cuda::stream_attribute(attr)) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     s.stream_attributes[hStream][attr] = *value;
     return CUDA_SUCCESS;
@@ -74,7 +63,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamSetAttribute(CUstream hStream, CUstrea
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr,
                                                        CUstreamAttrValue* value_out) {
   return sim::guarded([&](sim::State& s) {
-    if (value_out == nullptr || !stream_attribute(attr)) return CUDA_ERROR_INVALID_VALUE;
+    if (value_out == nullptr || !gvirtus::cuda::stream_attribute(attr))
+      return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     const auto& set = s.stream_attributes[hStream];
     const auto it = set.find(attr);
