@@ -13,7 +13,7 @@
 #include "cuda_real.h"
 #include "cuda_vetting.h"
 #include "plugins/cuda/backend/landing_reply.h"
-#include "plugins/cuda/backend/module_checks.h"
+#include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {

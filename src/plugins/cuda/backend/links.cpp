@@ -18,7 +18,7 @@
 #include "common/wire_record.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
-#include "plugins/cuda/backend/module_checks.h"
+#include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
 

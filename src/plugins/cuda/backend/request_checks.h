@@ -1,4 +1,4 @@
-// What the cuda plugin checks before the driver sees a request (module_checks.cpp): a module image
+// What the cuda plugin checks before the driver sees a request (request_checks.cpp): a module image
 // from the wire, which the driver would trust (the module loaders' and the linker's check), and a
 // stream that takes a copy of the client's bytes (the host copies').
 #pragma once

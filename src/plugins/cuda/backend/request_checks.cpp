@@ -1,4 +1,4 @@
-#include "plugins/cuda/backend/module_checks.h"
+#include "plugins/cuda/backend/request_checks.h"
 
 #include <cstring>
 
