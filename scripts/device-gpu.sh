@@ -4,19 +4,25 @@
 # the packages travel from here, as .deb files, and are unpacked there under /tmp, never into /.
 #
 #   scripts/device-gpu.sh fetch       here: downloads googletest (its sources), OpenSSL, lz4 and
-#                                     zstd (headers and libraries) and the cxxheaderparser wheel
-#                                     into .devdebs/ (git-ignored; name ".devdebs" in the run
-#                                     tool's carry list)
+#                                     zstd (headers and libraries), the cxxheaderparser wheel and
+#                                     NVIDIA's CUDA 12 runtime (for driver mode's CUDA 12
+#                                     programs) into .devdebs/ (git-ignored; name ".devdebs" in
+#                                     the run tool's carry list)
 #   scripts/device-gpu.sh build       there: builds build-gpu/, taking each carried package only
 #                                     where the machine lacks its headers
-#   scripts/device-gpu.sh suite OUT   there: scripts/gpu-suite.sh (ctest, then the parity programs
-#                                     native vs through tcp and shm) -> OUT/gpu-suite-DEV-DATE.log
+#   scripts/device-gpu.sh suite OUT   there: scripts/gpu-suite.sh (the parity programs native vs
+#                                     through tcp and shm, runtime and driver mode, then ctest)
+#                                     -> OUT/gpu-suite-DEV-DATE.log
+#   scripts/device-gpu.sh frameworks OUT  there: bench/frameworks/torch_smoke.py natively and in
+#                                     driver mode over shm -> OUT/frameworks-DEV-DATE.log
 #   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm vs native; add
 #                                     --quick as a third argument for a short run)
 #                                     -> OUT/gpu-DEV-DATE.{json,txt}
-#   scripts/device-gpu.sh all OUT     build, suite and bench in turn (may outlast one call)
+#   scripts/device-gpu.sh all OUT     build, suite, frameworks and bench (--quick) in turn, each
+#                                     step's time in OUT/steps-DEV-DATE.log; sized for one call
 # DEV is the GPU's short name (h100, h200, ...) and DATE today's; each log names the commit.
-# Each step fits in one call of the run tool (10 minutes); a warm machine keeps build-gpu/.
+# The configurations used there are etc/properties.json (tcp) and etc/examples/shm.json with the
+# driver plugin "cuda" added to their plugins (written under /tmp/gvirtus-gpu-configs).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEBS="$ROOT/.devdebs"
@@ -24,7 +30,7 @@ BUILD="$ROOT/build-gpu"
 DEVROOT=/tmp/gvirtus-devroot
 GTEST_PREFIX=/tmp/gvirtus-gtest
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 fetch() {
   mkdir -p "$DEBS"
@@ -32,6 +38,9 @@ fetch() {
     libzstd1)
   # The call generators' header parser (scripts/lib.sh: GVIRTUS_PYTHON_PACKAGES), as a wheel.
   python3 -m pip download -q --no-deps -d "$DEBS" cxxheaderparser==2.2.0
+  # NVIDIA's CUDA 12 runtime (the pin is scripts/lib.sh's), for the driver tests' CUDA 12 programs.
+  local cuda12; cuda12=$(sed -n 's/^GVIRTUS_CUDA12_PIP="\(.*\)"$/\1/p' "$ROOT/scripts/lib.sh")
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$DEBS/cuda12" "$cuda12"
   ls -la "$DEBS"
 }
 
@@ -86,6 +95,9 @@ build() {
     python3 -m zipfile -e "$DEBS"/cxxheaderparser-*.whl "$BUILD/tools/python"  # pure Python
     cmake_args+=(-DGVIRTUS_PYTHONPATH="$BUILD/tools/python")
   fi
+  if [ -f "$DEBS/cuda12/nvidia/cuda_runtime/lib/libcudart_static.a" ]; then
+    cmake_args+=(-DGVIRTUS_CUDA12_RUNTIME="$DEBS/cuda12/nvidia/cuda_runtime")
+  fi
   [ ${#prefixes[@]} -eq 0 ] || cmake_args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefixes[*]}")")
   cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}"
   cmake --build "$BUILD" -j "$(nproc)"
@@ -105,11 +117,48 @@ device_tag() {
   grep -oE '[a-z][0-9]{2,4}' <<<"$name" | head -1 || echo gpu
 }
 
+# The shipped tcp and shm configurations with the driver plugin added.
+CONFIGS=/tmp/gvirtus-gpu-configs
+driver_configs() {
+  local config
+  mkdir -p "$CONFIGS"
+  for config in "$ROOT/etc/properties.json" "$ROOT/etc/examples/shm.json"; do
+    sed 's/"plugins": \["cudart"\]/"plugins": ["cudart", "cuda"]/' "$config" \
+      > "$CONFIGS/$(basename "$config")"
+  done
+}
+
 suite() {
   local out=$1 tag; tag=$(device_tag)
-  mkdir -p "$out"; runtime_env
-  GVIRTUS_BUILD_DIR="$BUILD" "$ROOT/scripts/gpu-suite.sh" "$out/gpu-suite-$tag-$(date +%F).log" || true
+  mkdir -p "$out"; runtime_env; driver_configs
+  GVIRTUS_BUILD_DIR="$BUILD" "$ROOT/scripts/gpu-suite.sh" "$out/gpu-suite-$tag-$(date +%F).log" \
+    "$CONFIGS/properties.json" "$CONFIGS/shm.json" || true
   cat "$out/gpu-suite-$tag-$(date +%F).log"
+}
+
+frameworks() {
+  local out=$1 tag log config backend; tag=$(device_tag)
+  mkdir -p "$out"; runtime_env; driver_configs
+  log="$out/frameworks-$tag-$(date +%F).log"
+  config="$CONFIGS/shm.json"
+  {
+    echo "torch_smoke: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
+    echo "== native"
+    timeout 150 python3 "$ROOT/bench/frameworks/torch_smoke.py" > "$log.native" 2>&1
+    echo "exit $?"; cat "$log.native"
+    "$BUILD/bin/gvirtus-backend" --config "$config" 2> "$log.backend" &
+    backend=$!
+    sleep 1
+    echo "== driver mode over shm"
+    timeout 150 "$BUILD/bin/gvirtus-run" --mode driver --config "$config" -- \
+      python3 "$ROOT/bench/frameworks/torch_smoke.py" > "$log.remote" 2>&1
+    echo "exit $?"; tail -40 "$log.remote"
+    kill -TERM "$backend"; wait "$backend" 2>/dev/null
+    echo "== backend's log (last lines)"; tail -30 "$log.backend"
+    echo "== diff native remote (standard output and error)"; diff "$log.native" "$log.remote"
+  } > "$log" 2>&1
+  rm -f "$log.native" "$log.remote" "$log.backend"
+  cat "$log"
 }
 
 bench() {
@@ -123,11 +172,31 @@ bench() {
   } 2>&1 | tee "$base.txt"
 }
 
+# Everything, each step's wall time logged as it ends: the order puts what no earlier session
+# could see (driver mode, frameworks) before the suite's ctest and the bench.
+all() {
+  local out=$1 steps start
+  mkdir -p "$out"; steps="$out/steps-$(device_tag)-$(date +%F).log"
+  start=$SECONDS; build > "$out/build-gpu.log" 2>&1 || { tail -60 "$out/build-gpu.log"; exit 1; }
+  echo "build: $((SECONDS - start)) s" | tee -a "$steps"
+  start=$SECONDS; GVIRTUS_GPU_SUITE_CTEST=0 suite "$out"
+  echo "parity (runtime and driver mode, tcp and shm): $((SECONDS - start)) s" | tee -a "$steps"
+  start=$SECONDS; frameworks "$out"; echo "frameworks: $((SECONDS - start)) s" | tee -a "$steps"
+  start=$SECONDS; bench "$out" --quick; echo "bench: $((SECONDS - start)) s" | tee -a "$steps"
+  start=$SECONDS
+  { echo "ctest: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
+    runtime_env; ctest --test-dir "$BUILD" -j "$(nproc)" --timeout 120 2>&1 |
+      grep -vE '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed'; } > "$out/ctest-$(device_tag)-$(date +%F).log"
+  tail -30 "$out/ctest-$(device_tag)-$(date +%F).log"
+  echo "ctest: $((SECONDS - start)) s" | tee -a "$steps"
+}
+
 case ${1:-} in
   fetch) fetch ;;
   build) build ;;
   suite) [ $# -ge 2 ] || usage; suite "$2" ;;
   bench) [ $# -ge 2 ] || usage; bench "$2" "${3:-}" ;;
-  all) [ $# -ge 2 ] || usage; build; suite "$2"; bench "$2" "${3:-}" ;;
+  frameworks) [ $# -ge 2 ] || usage; frameworks "$2" ;;
+  all) [ $# -ge 2 ] || usage; all "$2" ;;
   *) usage ;;
 esac
