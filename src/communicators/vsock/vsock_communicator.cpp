@@ -1,7 +1,9 @@
 #include "communicators/vsock/vsock_communicator.h"
 
-#include <linux/vm_sockets.h>
+// sys/socket.h first: newer kernels' linux/vm_sockets.h uses struct sockaddr without including it.
 #include <sys/socket.h>
+// (keep the order)
+#include <linux/vm_sockets.h>
 
 #include <cerrno>
 #include <cstring>
