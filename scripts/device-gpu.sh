@@ -18,6 +18,11 @@
 #   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm vs native; add
 #                                     --quick as a third argument for a short run)
 #                                     -> OUT/gpu-DEV-DATE.{json,txt}
+#   scripts/device-gpu.sh bench-driver OUT  there: gpu_workloads --quick in driver mode over shm
+#                                     -> OUT/gpu-driver-DEV-DATE.json
+#   scripts/device-gpu.sh diagnose OUT MODE:PROGRAM...  there: each parity program again over
+#                                     shm, unbuffered, the backend at debug level, a backtrace
+#                                     where it crashed -> OUT/diagnose-DEV-DATE.log
 #   scripts/device-gpu.sh all OUT     build, suite, frameworks and bench (--quick) in turn, each
 #                                     step's time in OUT/steps-DEV-DATE.log; sized for one call
 # DEV is the GPU's short name (h100, h200, ...) and DATE today's; each log names the commit.
@@ -26,7 +31,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DEBS="$ROOT/.devdebs"
-BUILD="$ROOT/build-gpu"
+BUILD="${GVIRTUS_DEVICE_BUILD:-$ROOT/build-gpu}"  # another build tree to try the steps here
 DEVROOT=/tmp/gvirtus-devroot
 GTEST_PREFIX=/tmp/gvirtus-gtest
 
@@ -139,6 +144,7 @@ suite() {
 }
 
 frameworks() {
+  set +e  # a probe that fails is what the log is for
   local out=$1 tag log config backend; tag=$(device_tag)
   mkdir -p "$out"; runtime_env; driver_configs
   log="$out/frameworks-$tag-$(date +%F).log"
@@ -146,13 +152,13 @@ frameworks() {
   {
     echo "torch_smoke: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
     echo "== native"
-    timeout 150 python3 "$ROOT/bench/frameworks/torch_smoke.py" > "$log.native" 2>&1
+    timeout 60 python3 "$ROOT/bench/frameworks/torch_smoke.py" > "$log.native" 2>&1
     echo "exit $?"; cat "$log.native"
     "$BUILD/bin/gvirtus-backend" --config "$config" 2> "$log.backend" &
     backend=$!
     sleep 1
     echo "== driver mode over shm"
-    timeout 150 "$BUILD/bin/gvirtus-run" --mode driver --config "$config" -- \
+    timeout 90 "$BUILD/bin/gvirtus-run" --mode driver --config "$config" -- \
       python3 "$ROOT/bench/frameworks/torch_smoke.py" > "$log.remote" 2>&1
     echo "exit $?"; tail -40 "$log.remote"
     kill -TERM "$backend"; wait "$backend" 2>/dev/null
@@ -174,6 +180,60 @@ bench() {
   } 2>&1 | tee "$base.txt"
 }
 
+# The bench's workloads (bench/gpu/gpu_workloads, quick) in driver mode over shm: NVIDIA's
+# runtime on gvirtus's libcuda.so.1, beside the runtime-mode figures of `bench`
+# -> OUT/gpu-driver-DEV-DATE.json.
+bench_driver() {
+  set +e
+  local out=$1 tag backend; tag=$(device_tag)
+  mkdir -p "$out"; runtime_env; driver_configs
+  "$BUILD/bin/gvirtus-backend" --config "$CONFIGS/shm.json" 2>/dev/null &
+  backend=$!
+  sleep 1
+  timeout 120 "$BUILD/bin/gvirtus-run" --mode driver --config "$CONFIGS/shm.json" -- \
+    "$BUILD/bin/gpu_workloads" --quick > "$out/gpu-driver-$tag-$(date +%F).json"
+  echo "driver-mode gpu_workloads: exit $?"
+  kill -TERM "$backend"; wait "$backend" 2>/dev/null
+}
+
+# What a run's failures need looked at closer (-> OUT/diagnose-DEV-DATE.log): each given parity
+# program run again in MODE over shm, its output unbuffered and the backend logging at debug
+# level, and under cuda-gdb where it crashed (a backtrace).
+#   diagnose OUT MODE:PROGRAM...   (PROGRAM in tests/e2e/programs or tests/driver/static)
+diagnose() {
+  set +e
+  local out=$1 log tag item mode program bin backend rc; shift; tag=$(device_tag)
+  mkdir -p "$out"; runtime_env; driver_configs
+  log="$out/diagnose-$tag-$(date +%F).log"
+  for item in "$@"; do
+    mode=${item%%:*}; program=${item#*:}
+    bin="$BUILD/tests/e2e/programs/$program"
+    [ "$mode" = driver ] && bin="$BUILD/tests/driver/static/$program"
+    {
+      echo "== $program in $mode mode over shm"
+      GVIRTUS_LOGLEVEL=debug "$BUILD/bin/gvirtus-backend" --config "$CONFIGS/shm.json" \
+        2> "$log.backend" &
+      backend=$!
+      sleep 1
+      timeout 60 stdbuf -o0 -e0 "$BUILD/bin/gvirtus-run" --mode "$mode" \
+        --config "$CONFIGS/shm.json" -- "$bin" > "$log.out" 2>&1
+      rc=$?
+      echo "exit $rc; the last lines of its output:"; tail -12 "$log.out"
+      if [ $rc -ge 128 ] && command -v cuda-gdb >/dev/null; then
+        echo "-- under cuda-gdb:"
+        timeout 90 "$BUILD/bin/gvirtus-run" --mode "$mode" --config "$CONFIGS/shm.json" -- \
+          cuda-gdb -batch -ex run -ex bt -ex "info sharedlibrary" --args "$bin" 2>&1 |
+          grep -vE '^\[(New|Thread|Detaching)' | tail -60
+      fi
+      kill -TERM "$backend"; wait "$backend" 2>/dev/null
+      echo "-- backend's log (last 40 lines that are not per-call debug lines):"
+      grep -vE 'debug: .*(call|reply)' "$log.backend" | tail -40
+    } >> "$log" 2>&1
+  done
+  rm -f "$log.out" "$log.backend"
+  cat "$log"
+}
+
 # Everything, each step's wall time logged as it ends: the order puts what no earlier session
 # could see (driver mode, frameworks) before the suite's ctest and the bench.
 all() {
@@ -185,7 +245,9 @@ all() {
   start=$SECONDS; GVIRTUS_GPU_SUITE_CTEST=0 suite "$out"
   echo "parity (runtime and driver mode, tcp and shm): $((SECONDS - start)) s" | tee -a "$steps"
   start=$SECONDS; frameworks "$out"; echo "frameworks: $((SECONDS - start)) s" | tee -a "$steps"
-  start=$SECONDS; bench "$out" --quick; echo "bench: $((SECONDS - start)) s" | tee -a "$steps"
+  start=$SECONDS; bench "$out" --quick || true
+  bench_driver "$out" || true
+  echo "bench (runtime mode, then driver mode): $((SECONDS - start)) s" | tee -a "$steps"
   start=$SECONDS
   { echo "ctest: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
     runtime_env; ctest --test-dir "$BUILD" -j "$(nproc)" --timeout 120 2>&1 |
@@ -200,6 +262,8 @@ case ${1:-} in
   suite) [ $# -ge 2 ] || usage; suite "$2" ;;
   bench) [ $# -ge 2 ] || usage; bench "$2" "${3:-}" ;;
   frameworks) [ $# -ge 2 ] || usage; frameworks "$2" ;;
+  bench-driver) [ $# -ge 2 ] || usage; bench_driver "$2" ;;
+  diagnose) [ $# -ge 3 ] || usage; out=$2; shift 2; diagnose "$out" "$@" ;;
   all) [ $# -ge 2 ] || usage; all "$2" ;;
   *) usage ;;
 esac

@@ -48,6 +48,21 @@ std::vector<std::byte> variant(const std::string& name) {
   return bytes;
 }
 
+// Per-architecture libraries (CUTLASS's kernels) give one kernel different layouts in different
+// ELF entries: the runtime stub, which packs one buffer for whichever code runs, refuses the
+// fatbin; a driver-side reader takes the highest arch's layout.
+TEST(fatbin_layouts, disagreeing_architectures_are_refused_or_resolved_by_policy) {
+  const auto bytes = variant("arch_conflict");
+  expect_invalid(bytes, "k_conflict's sm_75 and sm_90 layouts differ");
+  const auto layouts = kernel_layouts(bytes, ArchConflicts::kHighestArch);
+  ASSERT_EQ(layouts.size(), 1u);
+  EXPECT_EQ(layouts[0].name, "_Z10k_conflict6ParamsPi");
+  ASSERT_EQ(layouts[0].params.size(), 2u);
+  EXPECT_EQ(layouts[0].params[0], (ParamInfo{0, 16}));  // sm_90's Params
+  EXPECT_EQ(layouts[0].params[1], (ParamInfo{16, 8}));
+  EXPECT_EQ(layouts[0].param_bytes, 24u);
+}
+
 TEST(fatbin_hostile, bad_magic_and_version) {
   auto bytes = variant("no_compress");
   poke<uint32_t>(bytes, 0, 0xdeadbeef);

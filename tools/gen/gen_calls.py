@@ -54,6 +54,10 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   library generated whole without them reports a failure of a call sent ahead
                   as CUDA does: the thread's next waited-for call that succeeds answers with it
   enums           enum types the hand-written code checks too, beyond those the rows use
+  context_faults  {"sticky": [STATUS], "unavailable": STATUS, "clearing": [FUNCTION],
+                  "context_free": [FUNCTION]}: for a library generated whole, how its context's
+                  faults show (frontend/generated_stub.h's ContextFaults), so that calls sent
+                  ahead answer as the library would at once; FUNCTIONs are rows' names
   allocation_hooks {"allocated": FUNCTION, "freed": FUNCTION}: what the stub calls after an
                   "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes) and
                   FUNCTION(Fn, address), written by hand (cudart records device allocations so
@@ -462,8 +466,33 @@ constexpr gvirtus::LastErrorRole last_error_role(Fn fn) {{
 """
 
 
-def stub_support(d):
+def context_faults(d, calls):
+    """The ContextFaults of a library generated whole (descriptor: context_faults), as C++."""
+    faults = d.context_faults
+    if not faults:
+        return "", ""
+    rows = {c.name for c in calls}
+    for key in ("clearing", "context_free"):
+        for name in faults.get(key, []):
+            if name not in rows:
+                sys.exit(f"{d.path}: context_faults.{key} names {name}, which no row defines")
+    def functions(key):
+        return ", ".join(f"static_cast<uint16_t>(Fn::{n})" for n in faults.get(key, []))
+    sticky = ", ".join(str(int(v)) for v in faults["sticky"])
+    table = f"""// How this library's context faults show (the descriptor's context_faults).
+constexpr int32_t kStickyStatuses[] = {{{sticky}}};
+constexpr uint16_t kClearingCalls[] = {{{functions("clearing")}}};
+constexpr uint16_t kContextFreeCalls[] = {{{functions("context_free")}}};
+const gvirtus::stub::ContextFaults kContextFaults{{kStickyStatuses, {int(faults["unavailable"])},
+                                                 kClearingCalls, kContextFreeCalls}};
+
+"""
+    return table, ",\n    &kContextFaults"
+
+
+def stub_support(d, calls):
     """The calling code of a library generated whole (a hand-written one names stub_include)."""
+    faults_table, faults_arg = context_faults(d, calls)
     return f"""#include <string>
 
 #include "common/error.h"
@@ -475,10 +504,10 @@ def stub_support(d):
 namespace {d.namespace} {{
 namespace {{
 
-// Joins the process's session when the stub is loaded (or at its first connection).
+{faults_table}// Joins the process's session when the stub is loaded (or at its first connection).
 const gvirtus::stub::Library<{d.status}> library(
     kIdentity, [](uint16_t f) {{ return name_of(Fn(f)).data(); }},
-    {{kSuccess, kBackendLost, kInvalidValue, kNotSupported}});
+    {{kSuccess, kBackendLost, kInvalidValue, kNotSupported}}{faults_arg});
 
 }}  // namespace
 
@@ -525,7 +554,7 @@ def stub_variants(c, d, sig):
 
 def stub(calls, d):
     out = [generated_by(d)]
-    out += [f'#include "{d.stub_include}"'] if d.stub_include else [stub_support(d)]
+    out += [f'#include "{d.stub_include}"'] if d.stub_include else [stub_support(d, calls)]
     out += ["", "using gvirtus::WireReader;", "using gvirtus::WireWriter;",
             f"namespace cr = {d.namespace};", "namespace mr = gvirtus::marshal;", ""]
     for c in calls:

@@ -64,6 +64,9 @@ class Descriptor:
             # when a session opens (what the plugin keeps of it: its shared memory).
             self.session_opened = d.get("session_opened")
             self.not_supported = d["status"].get("not_supported", self.invalid_value)
+            # {"sticky": [STATUS], "unavailable": STATUS, "clearing": [FUNCTION],
+            #  "context_free": [FUNCTION]} (frontend/generated_stub.h's ContextFaults).
+            self.context_faults = d.get("context_faults")
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")
             self.note_freed = hooks.get("freed")

@@ -58,6 +58,10 @@ void note_ahead_failure(int32_t result, int32_t success) {
   ahead_failure = {result, true};
 }
 
+void drop_ahead_failure() {
+  ahead_failure.pending = false;
+}
+
 int32_t deferred_failure(int32_t result, int32_t success) {
   if (result != success || !ahead_failure.pending) return result;
   ahead_failure.pending = false;

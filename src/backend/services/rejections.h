@@ -54,6 +54,9 @@ Status run_call(LastErrorRole role, Status success, WireWriter& reply, Body&& bo
 // call's own result; a call that fails itself answers its own failure and leaves the pending one).
 void note_ahead_failure(int32_t result, int32_t success);
 int32_t deferred_failure(int32_t result, int32_t success);
+// A reset destroyed the context the pending failure came from: it goes with it (the reset itself
+// answers its own success, as the driver's does).
+void drop_ahead_failure();
 
 // The first failure among already computed checks, or `success`.
 template <typename Status, typename... Results>

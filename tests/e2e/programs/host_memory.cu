@@ -111,7 +111,10 @@ int main() {
   if (OK(cudaHostRegister(registered, n, cudaHostRegisterDefault))) {
     SHOW(cudaHostRegister(registered, n, cudaHostRegisterDefault));            // already registered
     SHOW(cudaHostRegister(registered + 8192, 4096, cudaHostRegisterDefault));  // overlaps
-    if (have_dev && OK(cudaMemcpyAsync(dev, registered, n, cudaMemcpyHostToDevice, stream))) {
+    // Page-locked memory is copied truly asynchronously: wait before overwriting the source (a
+    // real GPU read the zeros otherwise).
+    if (have_dev && OK(cudaMemcpyAsync(dev, registered, n, cudaMemcpyHostToDevice, stream)) &&
+        OK(cudaStreamSynchronize(stream))) {
       std::memset(registered, 0, n);
       if (OK(cudaMemcpyAsync(registered, dev, n, cudaMemcpyDeviceToHost, stream)) &&
           OK(cudaStreamSynchronize(stream)))

@@ -6,6 +6,7 @@
 // session's other plugins, and one through the cudart plugin (cudaDeviceReset) is heard here.
 #include <cuda.h>
 
+#include "backend/services/rejections.h"
 #include "common/call_marshal.h"
 #include "cuda_calls.h"
 #include "cuda_real.h"
@@ -33,11 +34,15 @@ int context_device() {
   return device;
 }
 
+// Also what a failure sent ahead left pending on this thread (backend/services/rejections.h):
+// the reset context took it along.
 void forget_device(int device) {
   services::session_services().handles.forget_owned(device, kContextBound);
+  services::drop_ahead_failure();
 }
 
 void after_call(Fn fn, WireReader request, CUresult result) {
+  if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) services::drop_ahead_failure();
   if (fn != Fn::cuDevicePrimaryCtxReset_v2 || result != CUDA_SUCCESS) return;
   const auto device = marshal::get_value<CUdevice>(request);
   forget_device(device);

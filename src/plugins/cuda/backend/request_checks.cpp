@@ -16,7 +16,9 @@ bool image_is_sound(std::span<const std::byte> image) {
   try {
     switch (module_image_kind(image.data(), image.size())) {
       case ModuleImageKind::kFatbin:
-        fatbin::kernel_layouts(image);
+        // Validated whole; layouts are the device's to give (cuFuncGetParamInfo), so entries
+        // that disagree between architectures are fine.
+        fatbin::kernel_layouts(image, fatbin::ArchConflicts::kHighestArch);
         break;
       case ModuleImageKind::kCubin:
         fatbin::elf_kernel_layouts(image);

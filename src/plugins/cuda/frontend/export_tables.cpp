@@ -436,5 +436,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRes
     CUdevice dev) {
   CUcontext primary = nullptr;
   if (cr::primary_context(dev, &primary) == CUDA_SUCCESS) cr::destroy_context_storage(primary);
-  return cr::remote::cuDevicePrimaryCtxReset_v2(dev);
+  const CUresult result = cr::remote::cuDevicePrimaryCtxReset_v2(dev);
+  if (result == CUDA_SUCCESS) cr::forget_launch_facts();
+  return result;
 }

@@ -8,6 +8,7 @@
 
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
+#include "plugins/cuda/frontend/modules.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -73,12 +74,18 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetManaged(C
 
 extern "C" __attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule hmod) {
   const CUresult result = cr::remote::cuModuleUnload(hmod);
-  if (result == CUDA_SUCCESS) cr::forget(hmod);
+  if (result == CUDA_SUCCESS) {
+    cr::forget(hmod);
+    cr::forget_launch_facts();
+  }
   return result;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuLibraryUnload(CUlibrary library) {
   const CUresult result = cr::remote::cuLibraryUnload(library);
-  if (result == CUDA_SUCCESS) cr::forget(library);
+  if (result == CUDA_SUCCESS) {
+    cr::forget(library);
+    cr::forget_launch_facts();
+  }
   return result;
 }

@@ -189,6 +189,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemHostAlloc(void**
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemFreeHost(void* p) {
+  if (p == nullptr) return CUDA_SUCCESS;  // as the driver (and so cudaFreeHost(nullptr)) answers
   if (const auto freed = cr::shared_free(p)) return *freed;
   const auto range = cr::host_allocations().find(p);
   if (!range || range->start != reinterpret_cast<uintptr_t>(p)) return CUDA_ERROR_INVALID_VALUE;

@@ -2,7 +2,10 @@
 // own memory (kernelParams: one per parameter), so the stub packs them into one parameter buffer
 // by the kernel's layout, which it asks the backend's driver for once per function
 // (cuFuncGetParamInfo) and keeps. The `extra` form already is such a buffer. The launch is sent
-// ahead: the backend checks the buffer against the layout before it launches.
+// ahead: the backend checks the buffer against the layout before it launches. What the driver
+// refuses at once - a configuration beyond the device's limits, more dynamic shared memory than
+// the function allows (its attribute, asked once and forgotten when it may change) - the stub
+// refuses at once too, so that the failure is the launch's and not a later call's.
 #include <cuda.h>
 
 #include <algorithm>
@@ -17,6 +20,7 @@
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/modules.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -37,6 +41,8 @@ auto& layouts = *new std::unordered_map<CUfunction, Layout>;
 // The library kernels the stub handed out: cuLaunchKernel takes them as functions, and their
 // layouts come from cuKernelGetParamInfo.
 auto& kernels = *new std::unordered_set<CUfunction>;
+// Each function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, as its driver last said.
+auto& shared_limits = *new std::unordered_map<CUfunction, unsigned>;
 
 CUresult param_info(CUfunction function, bool kernel, size_t index, size_t* offset, size_t* size) {
   return kernel ? cuKernelGetParamInfo(reinterpret_cast<CUkernel>(function), index, offset, size)
@@ -69,6 +75,34 @@ CUresult layout_of(CUfunction function, const Layout*& layout) {
   std::lock_guard lock(mutex);
   layout = &layouts.emplace(function, std::move(found)).first->second;
   return CUDA_SUCCESS;
+}
+
+// Whether a launch of `function` may have `shared` bytes of dynamic shared memory: at most its
+// attribute, asked of the backend once (a kernel's for the current context's device). When the
+// attribute cannot be had, the backend judges.
+bool shared_fits(CUfunction function, unsigned shared) {
+  if (shared == 0) return true;
+  bool kernel;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = shared_limits.find(function); it != shared_limits.end()) {
+      return shared <= it->second;
+    }
+    kernel = kernels.count(function) != 0;
+  }
+  int limit = 0;
+  CUdevice device = 0;
+  const CUresult result =
+      kernel
+          ? (cuCtxGetDevice(&device) == CUDA_SUCCESS
+                 ? cuKernelGetAttribute(&limit, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        reinterpret_cast<CUkernel>(function), device)
+                 : CUDA_ERROR_INVALID_CONTEXT)
+          : cuFuncGetAttribute(&limit, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, function);
+  if (result != CUDA_SUCCESS || limit < 0) return true;
+  std::lock_guard lock(mutex);
+  shared_limits[function] = static_cast<unsigned>(limit);
+  return shared <= static_cast<unsigned>(limit);
 }
 
 // The parameter buffer of the `extra` form: CU_LAUNCH_PARAM_BUFFER_POINTER and _SIZE, to
@@ -184,6 +218,11 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   if ((params != nullptr) == (extra != nullptr) && params != nullptr) {
     return CUDA_ERROR_INVALID_VALUE;  // both forms at once
   }
+  if (!shared_fits(f, shared)) {
+    GVIRTUS_LOG(kDebug) << "libcuda.so.1: a launch with " << shared
+                        << " bytes of dynamic shared memory is beyond the function's maximum";
+    return CUDA_ERROR_INVALID_VALUE;
+  }
   thread_local std::vector<std::byte> packed;
   const void* buffer = nullptr;
   size_t bytes = 0;
@@ -210,7 +249,37 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
 }
 
 }  // namespace
+
+void forget_launch_facts() {
+  std::lock_guard lock(mutex);
+  layouts.clear();
+  shared_limits.clear();
+}
+
 }  // namespace gvirtus::cuda
+
+// Setting a function's or a kernel's attribute may change its dynamic shared memory limit, under
+// the handle set or another one for the same code (a kernel and its function): the limits known
+// are asked again.
+extern "C" __attribute__((visibility("default"))) CUresult cuFuncSetAttribute(
+    CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  const CUresult result = gvirtus::cuda::remote::cuFuncSetAttribute(hfunc, attrib, value);
+  if (result == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    std::lock_guard lock(gvirtus::cuda::mutex);
+    gvirtus::cuda::shared_limits.clear();
+  }
+  return result;
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuKernelSetAttribute(
+    CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+  const CUresult result = gvirtus::cuda::remote::cuKernelSetAttribute(attrib, val, kernel, dev);
+  if (result == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+    std::lock_guard lock(gvirtus::cuda::mutex);
+    gvirtus::cuda::shared_limits.clear();
+  }
+  return result;
+}
 
 extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel(
     CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,

@@ -18,4 +18,9 @@ CUresult load_module(std::span<const std::byte> image, CUmodule* module);
 // cannot be read, CUDA_ERROR_INVALID_IMAGE when it is larger than any image.
 CUresult read_module_file(const char* path, std::vector<char>& bytes);
 
+// What launches learnt of functions (launch.cpp: parameter layouts, dynamic shared memory
+// limits), forgotten when modules go - an unload, a primary context's reset - since the backend's
+// driver may give a new function a freed one's handle.
+void forget_launch_facts();
+
 }  // namespace gvirtus::cuda

@@ -66,8 +66,10 @@ CUresult attribute(const Known& k, CUdeviceptr ptr, CUpointer_attribute which, v
       return CUDA_SUCCESS;
     }
     case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+      // Memory the driver never saw is host memory at that address: cuPointerGetAttributes
+      // gives the address itself (seen on an H200, driver 580), cuPointerGetAttribute an error.
       if (strict && (!known || device)) return CUDA_ERROR_INVALID_VALUE;
-      put(data, known && !device ? const_cast<void*>(as_pointer(ptr)) : nullptr);
+      put(data, !device ? const_cast<void*>(as_pointer(ptr)) : nullptr);
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
       return CUDA_ERROR_NOT_SUPPORTED;  // tokens for a kernel driver on another machine

@@ -27,7 +27,7 @@ std::vector<fatbin::KernelLayout> kernels_of(const void* image, size_t size) {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(image), size);
   switch (gvirtus::cuda::module_image_kind(image, size)) {
     case gvirtus::cuda::ModuleImageKind::kFatbin:
-      return fatbin::kernel_layouts(bytes);
+      return fatbin::kernel_layouts(bytes, fatbin::ArchConflicts::kHighestArch);
     case gvirtus::cuda::ModuleImageKind::kCubin:
       return fatbin::elf_kernel_layouts(bytes);
     case gvirtus::cuda::ModuleImageKind::kPtx:

@@ -21,15 +21,15 @@ struct Found {
   uint32_t sm_arch;
 };
 
-// Records `layout` unless a higher arch gave it already; then the two must agree, since one
-// argument buffer is packed for whichever code the device ends up running.
+// Records `layout` unless a higher arch gave it already; then the two must agree where
+// `conflicts` refuses disagreement (see fatbin.h).
 void merge_elf(std::map<std::string, Found, std::less<>>& found, KernelLayout layout,
-               uint32_t sm_arch) {
+               uint32_t sm_arch, ArchConflicts conflicts) {
   const auto it = found.find(layout.name);
   if (it == found.end()) {
     std::string name = layout.name;
     found.emplace(std::move(name), Found{std::move(layout), sm_arch});
-  } else if (it->second.layout != layout) {
+  } else if (it->second.layout != layout && conflicts == ArchConflicts::kRefuse) {
     fail("kernel " + layout.name + " has different parameter layouts in sm_" +
          std::to_string(it->second.sm_arch) + " and sm_" + std::to_string(sm_arch));
   }
@@ -43,7 +43,8 @@ std::string_view ptx_text(const std::vector<std::byte>& bytes) {
 
 }  // namespace
 
-std::vector<KernelLayout> kernel_layouts(std::span<const std::byte> fatbin) {
+std::vector<KernelLayout> kernel_layouts(std::span<const std::byte> fatbin,
+                                         ArchConflicts conflicts) {
   auto entries = fatbin_entries(fatbin);
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.sm_arch > b.sm_arch; });
@@ -51,7 +52,7 @@ std::vector<KernelLayout> kernel_layouts(std::span<const std::byte> fatbin) {
   for (const auto& entry : entries) {
     if (entry.kind != static_cast<uint16_t>(EntryKind::kElf)) continue;
     for (auto& layout : elf_kernel_layouts(entry_bytes(entry))) {
-      merge_elf(found, std::move(layout), entry.sm_arch);
+      merge_elf(found, std::move(layout), entry.sm_arch, conflicts);
     }
   }
   for (const auto& entry : entries) {

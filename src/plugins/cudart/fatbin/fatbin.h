@@ -39,10 +39,21 @@ struct KernelLayout {
 // malformed.
 std::span<const std::byte> fatbin_from_wrapper(const void* wrapper);
 
+// What kernel_layouts() does with a kernel whose ELF entries disagree on its parameter layout
+// (libraries built per architecture do this: CUTLASS's kernels differ between sm_90 and sm_120).
+enum class ArchConflicts {
+  kRefuse,       // the fatbin is refused: one argument buffer is packed for whichever code the
+                 // device runs, so the runtime stub needs one layout (its registry)
+  kHighestArch,  // the highest arch's layout is returned: a driver-side reader, which asks the
+                 // device for layouts and only needs the image validated (or, on the simulated
+                 // device, one layout to record launches by)
+};
+
 // The parameter layouts of every kernel in a fatbin (ELF entries preferred; PTX-only kernels from
-// their PTX; when several ELFs hold a kernel, their layouts must agree and the highest arch's is
-// returned). Sorted by name. Throws gvirtus::Error (kInvalidInput) on malformed input.
-std::vector<KernelLayout> kernel_layouts(std::span<const std::byte> fatbin);
+// their PTX; when several ELFs hold a kernel, the highest arch's, their disagreeing handled as
+// `conflicts` says). Sorted by name. Throws gvirtus::Error (kInvalidInput) on malformed input.
+std::vector<KernelLayout> kernel_layouts(std::span<const std::byte> fatbin,
+                                         ArchConflicts conflicts = ArchConflicts::kRefuse);
 
 // The SM archs (e.g. 90 for sm_90) of the ELF entries, in fatbin order, so a caller can tell
 // whether a device has native code. Throws like kernel_layouts.

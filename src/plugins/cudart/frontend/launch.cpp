@@ -34,8 +34,7 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   Kernel* kernel = find_kernel(function);
   if (kernel == nullptr) {
-    const cudaError_t init = runtime_init_status();
-    return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+    return unknown_function();
   }
   if (const cudaError_t rc = prepare(*kernel); rc != cudaSuccess) return rc;
   const fatbin::KernelLayout& layout = *kernel->layout;
@@ -65,8 +64,7 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
 cudaError_t kernel_id(const void* function, const void*& id) {
   Kernel* kernel = find_kernel(function);
   if (kernel == nullptr) {
-    const cudaError_t init = runtime_init_status();
-    return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+    return unknown_function();
   }
   if (const cudaError_t rc = prepare(*kernel); rc != cudaSuccess) return rc;
   id = reinterpret_cast<const void*>(kernel->id());
@@ -144,8 +142,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncGetParamInfo(const void* function, siz
                                                        size_t* offset, size_t* size) {
   cr::Kernel* kernel = cr::find_kernel(function);
   if (kernel == nullptr) {
-    const cudaError_t init = cr::runtime_init_status();
-    return cr::record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+    return cr::unknown_function();
   }
   if (const cudaError_t rc = cr::prepare(*kernel); rc != cudaSuccess) return rc;
   const auto& params = kernel->layout->params;

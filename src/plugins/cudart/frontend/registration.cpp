@@ -27,8 +27,7 @@ cudaError_t get_kernel(cudaKernel_t* handle, const void* function) {
   if (handle == nullptr) return record_local_error(cudaErrorInvalidValue);
   Kernel* kernel = find_kernel(function);
   if (kernel == nullptr) {
-    const cudaError_t init = runtime_init_status();
-    return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidDeviceFunction);
+    return unknown_function();
   }
   *handle = reinterpret_cast<cudaKernel_t>(kernel);
   return cudaSuccess;

@@ -62,6 +62,12 @@ cudaError_t runtime_init_status();
 // cudaPeekAtLastError report it.
 cudaError_t record_local_error(cudaError_t error);
 
+// What the runtime answers for a function that is no kernel it registered (a host function's
+// address) in a launch or a cudaFunc* query: cudaErrorInvalidResourceHandle (CUDA 13.0's runtime
+// on an H200, driver 580), recorded as the last error; the initialisation failure first where the
+// runtime cannot start.
+cudaError_t unknown_function();
+
 // Counts the remote results that may have changed state the stub keeps on the side (a sticky
 // context error, a lost backend): caches made at another count are not to be trusted.
 uint64_t state_epoch();
