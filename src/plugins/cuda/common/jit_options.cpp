@@ -58,11 +58,13 @@ void put_jit_options(WireWriter& out, const CUjit_option* options, void* const* 
   }
 }
 
-void get_jit_outputs(WireReader& in, const CUjit_option* options, void** values, unsigned count) {
+void get_jit_outputs(WireReader& in, const CUjit_option* options, void** values, unsigned count,
+                     void* const* capacities) {
   std::vector<uint64_t> returned(count);
   for (unsigned i = 0; i < count; ++i) returned[i] = in.get<uint64_t>();
   // No log is longer than the caller's buffer: the size option it gave, read before it changes.
-  auto capacity_of = [&, original = std::vector<void*>(values, values + count)](CUjit_option log) {
+  void* const* sizes = capacities != nullptr ? capacities : values;
+  auto capacity_of = [&, original = std::vector<void*>(sizes, sizes + count)](CUjit_option log) {
     uint64_t capacity = 0;
     for (unsigned j = 0; j < count; ++j) {
       if (options[j] == size_option_of(log)) capacity = value_bits(original[j]) & 0xffffffffu;

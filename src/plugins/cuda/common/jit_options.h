@@ -39,7 +39,11 @@ void put_jit_options(WireWriter& out, const CUjit_option* options, void* const* 
                      unsigned count);
 // Writes the reply's outputs into the caller's values and log buffers. Throws Error{kInvalidInput}
 // on a reply of the wrong shape.
-void get_jit_outputs(WireReader& in, const CUjit_option* options, void** values, unsigned count);
+// `capacities` (the values as the caller first gave them; default: `values` as they are now)
+// says how large each log buffer is: a link's size options are outputs too, overwritten with the
+// bytes each call filled, so its buffers' sizes are the ones cuLinkCreate was given.
+void get_jit_outputs(WireReader& in, const CUjit_option* options, void** values, unsigned count,
+                     void* const* capacities = nullptr);
 
 // The backend's side: the options as the driver takes them, with log buffers of our own.
 class JitOptions {

@@ -25,7 +25,8 @@ namespace {
 
 struct Link {
   std::vector<CUjit_option> options;
-  void** values = nullptr;  // the caller's
+  void** values = nullptr;            // the caller's
+  std::vector<void*> created_values;  // as cuLinkCreate was given them: the log buffers' sizes
   std::vector<std::byte> image;
 };
 
@@ -41,7 +42,7 @@ std::shared_ptr<Link> link_of(CUlinkState state) {
 // The link's outputs in a reply: into the caller's buffers and values.
 void take_link_outputs(gvirtus::WireReader& r, Link& link) {
   cr::get_jit_outputs(r, link.options.data(), link.values,
-                      static_cast<unsigned>(link.options.size()));
+                      static_cast<unsigned>(link.options.size()), link.created_values.data());
 }
 
 CUresult add_data(CUlinkState state, CUjitInputType type, const void* data, size_t size,
@@ -86,7 +87,10 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLinkCreate_v2(unsig
     return r;
   }
   auto link = std::make_shared<Link>();
-  if (numOptions != 0) link->options.assign(options, options + numOptions);
+  if (numOptions != 0) {
+    link->options.assign(options, options + numOptions);
+    link->created_values.assign(optionValues, optionValues + numOptions);
+  }
   link->values = optionValues;
   CUlinkState state = nullptr;
   const CUresult result = cr::remote_sync(

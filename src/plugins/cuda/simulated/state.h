@@ -93,6 +93,12 @@ struct Link {
   std::vector<std::string> ptx;                // PTX inputs' texts, without their NULs
   std::vector<std::vector<std::byte>> images;  // cubin and fatbinary inputs
   std::vector<std::byte> linked;
+  // The info log cuLinkCreate was given (its buffer and its size option, which the driver
+  // overwrites with the bytes filled after each call), written as a real linker writes it.
+  char* info_log = nullptr;
+  size_t info_capacity = 0;
+  void** info_filled = nullptr;
+  std::string info;
 };
 
 struct State {

@@ -67,9 +67,15 @@ bool is_sticky(cudaError_t e) {
   }
 }
 
-// Calls the runtime answers without a context (their success says nothing of one).
+// Calls the runtime answers without a context (their success says nothing of one): queries,
+// and the loading of modules and resolving of their kernels and variables, which the backend
+// does through the runtime's context-independent libraries.
 bool needs_no_context(Fn fn) {
   switch (fn) {
+    case Fn::cudaModuleLoad:
+    case Fn::cudaKernelResolve:
+    case Fn::cudaVarResolve:
+    case Fn::cudaGetDeviceProperties:
     case Fn::cudaGetDeviceCount:
     case Fn::cudaGetDevice:
     case Fn::cudaGetLastError:

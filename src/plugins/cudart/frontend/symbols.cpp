@@ -1,6 +1,7 @@
 // __device__ and __constant__ variables: cudaMemcpyToSymbol/FromSymbol (and Async), and
 // cudaGetSymbolAddress/Size. A variable is resolved once per session to its address on the
 // backend (registry.h); copies then are ordinary copies at that address.
+#include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -20,14 +21,21 @@ cudaError_t resolve(const void* symbol, uint64_t& address, uint64_t& bytes) {
   return cudaSuccess;
 }
 
-// Validates a symbol copy as the runtime does and gives the device address it touches.
-cudaError_t symbol_span(const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
-                        bool to_symbol, char*& device) {
+// Validates a symbol copy as the runtime does and gives the device address it touches. The
+// symbol's side is device memory whatever the stub recorded, so cudaMemcpyDefault becomes the
+// direction to or from `other` (the copy's other pointer) here: resolved later from the two
+// addresses, a variable the stub never recorded as an allocation would make it a host-to-host
+// copy into a device address (seen on an H200: a crash).
+cudaError_t symbol_span(const void* symbol, size_t count, size_t offset, cudaMemcpyKind& kind,
+                        const void* other, bool to_symbol, char*& device) {
   uint64_t address = 0, bytes = 0;
   if (const cudaError_t rc = resolve(symbol, address, bytes); rc != cudaSuccess) return rc;
   const cudaMemcpyKind host_side = to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   if (kind != host_side && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault) {
     return record_local_error(cudaErrorInvalidMemcpyDirection);
+  }
+  if (kind == cudaMemcpyDefault) {
+    kind = is_device_pointer(other) ? cudaMemcpyDeviceToDevice : host_side;
   }
   if (offset > bytes || count > bytes - offset) return record_local_error(cudaErrorInvalidValue);
   device = reinterpret_cast<char*>(static_cast<uintptr_t>(address)) + offset;
@@ -43,7 +51,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbol(const void* symbol, const v
                                                      size_t count, size_t offset,
                                                      cudaMemcpyKind kind) {
   char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, true, device); rc != cudaSuccess) {
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
+      rc != cudaSuccess) {
     return rc;
   }
   return cudaMemcpy(device, src, count, kind);
@@ -52,7 +61,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbol(const void* symbol, const v
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count,
                                                        size_t offset, cudaMemcpyKind kind) {
   char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, false, device); rc != cudaSuccess) {
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
+      rc != cudaSuccess) {
     return rc;
   }
   return cudaMemcpy(dst, device, count, kind);
@@ -63,7 +73,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, co
                                                           cudaMemcpyKind kind,
                                                           cudaStream_t stream) {
   char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, true, device); rc != cudaSuccess) {
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
+      rc != cudaSuccess) {
     return rc;
   }
   return cudaMemcpyAsync(device, src, count, kind, stream);
@@ -74,7 +85,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const voi
                                                             cudaMemcpyKind kind,
                                                             cudaStream_t stream) {
   char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, false, device); rc != cudaSuccess) {
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
+      rc != cudaSuccess) {
     return rc;
   }
   return cudaMemcpyAsync(dst, device, count, kind, stream);
