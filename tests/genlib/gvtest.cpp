@@ -4,6 +4,7 @@
 #include "gvtest.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -32,7 +33,18 @@ gvtStatus_t failed(gvtStatus_t status) {
   return status;
 }
 
+// The library's fault (gvtInjectFault), GVT_SUCCESS when it has none.
+std::atomic<gvtStatus_t> g_fault{GVT_SUCCESS};
+
 }  // namespace
+
+// Every call that needs the library fails with its fault first.
+#define GVT_NEEDS_LIBRARY()                                               \
+  if (const gvtStatus_t fault_ = g_fault.load(); fault_ != GVT_SUCCESS) { \
+    return failed(fault_);                                                \
+  }
+
+namespace {}  // namespace
 
 extern "C" {
 
@@ -43,6 +55,7 @@ gvtStatus_t gvtGetVersion(int* version) {
 }
 
 gvtStatus_t gvtBagCreate(gvtBag_t* bag, size_t capacity) {
+  GVT_NEEDS_LIBRARY();
   if (bag == nullptr || capacity == 0 || capacity > (1u << 20)) {
     return failed(GVT_ERROR_INVALID_VALUE);
   }
@@ -51,12 +64,14 @@ gvtStatus_t gvtBagCreate(gvtBag_t* bag, size_t capacity) {
 }
 
 gvtStatus_t gvtBagDestroy(gvtBag_t bag) {
+  GVT_NEEDS_LIBRARY();
   if (bag == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   delete bag;
   return GVT_SUCCESS;
 }
 
 gvtStatus_t gvtBagAdd(gvtBag_t bag, const int* values, size_t count) {
+  GVT_NEEDS_LIBRARY();
   if (bag == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   if (values == nullptr && count != 0) return failed(GVT_ERROR_INVALID_VALUE);
   if (count > bag->capacity - bag->values.size()) return failed(GVT_ERROR_FULL);
@@ -65,6 +80,7 @@ gvtStatus_t gvtBagAdd(gvtBag_t bag, const int* values, size_t count) {
 }
 
 gvtStatus_t gvtBagSum(gvtBag_t bag, long long* sum) {
+  GVT_NEEDS_LIBRARY();
   if (bag == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   if (sum == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
   long long total = 0;
@@ -75,6 +91,7 @@ gvtStatus_t gvtBagSum(gvtBag_t bag, long long* sum) {
 
 gvtStatus_t gvtBagSorted(gvtBag_t bag, gvtOrder_t order, int* values, size_t capacity,
                          size_t* count) {
+  GVT_NEEDS_LIBRARY();
   if (bag == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   if (count == nullptr || (values == nullptr && capacity != 0)) {
     return failed(GVT_ERROR_INVALID_VALUE);
@@ -92,6 +109,7 @@ gvtStatus_t gvtBagSorted(gvtBag_t bag, gvtOrder_t order, int* values, size_t cap
 }
 
 gvtStatus_t gvtBagPush(gvtBag_t bag, int value) {
+  GVT_NEEDS_LIBRARY();
   if (bag == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   if (bag->values.size() == bag->capacity) return failed(GVT_ERROR_FULL);
   bag->values.push_back(value);
@@ -109,18 +127,21 @@ gvtStatus_t gvtPeekAtLastError(void) {
 }
 
 gvtStatus_t gvtLabelCreate(gvtLabel_t* label, const char* text) {
+  GVT_NEEDS_LIBRARY();
   if (label == nullptr || text == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
   *label = new gvtLabel_st{text};
   return GVT_SUCCESS;
 }
 
 gvtStatus_t gvtLabelDestroy(gvtLabel_t label) {
+  GVT_NEEDS_LIBRARY();
   if (label == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   delete label;
   return GVT_SUCCESS;
 }
 
 gvtStatus_t gvtLabelGet(gvtLabel_t label, char* text, size_t capacity) {
+  GVT_NEEDS_LIBRARY();
   if (label == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   if (text == nullptr || capacity == 0) return failed(GVT_ERROR_INVALID_VALUE);
   const size_t n = std::min(capacity - 1, label->text.size());
@@ -130,6 +151,7 @@ gvtStatus_t gvtLabelGet(gvtLabel_t label, char* text, size_t capacity) {
 }
 
 gvtStatus_t gvtLabelFind(gvtLabel_t label, const char* needle, int* offset) {
+  GVT_NEEDS_LIBRARY();
   if (label == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   if (needle == nullptr || offset == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
   const size_t at = label->text.find(needle);
@@ -139,6 +161,7 @@ gvtStatus_t gvtLabelFind(gvtLabel_t label, const char* needle, int* offset) {
 }
 
 gvtStatus_t gvtMalloc(void** ptr, size_t rows, size_t row_bytes) {
+  GVT_NEEDS_LIBRARY();
   size_t bytes = 0;
   if (ptr == nullptr || __builtin_mul_overflow(rows, row_bytes, &bytes) || bytes == 0 ||
       bytes > (size_t{1} << 30)) {
@@ -149,23 +172,27 @@ gvtStatus_t gvtMalloc(void** ptr, size_t rows, size_t row_bytes) {
 }
 
 gvtStatus_t gvtFree(void* ptr) {
+  GVT_NEEDS_LIBRARY();
   std::free(ptr);
   return GVT_SUCCESS;
 }
 
 gvtStatus_t gvtMemset(void* ptr, int value, size_t bytes) {
+  GVT_NEEDS_LIBRARY();
   if (ptr == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
   std::memset(ptr, value, bytes);
   return GVT_SUCCESS;
 }
 
 gvtStatus_t gvtMemRead(const void* ptr, unsigned char* host, size_t bytes) {
+  GVT_NEEDS_LIBRARY();
   if (ptr == nullptr || host == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
   std::memcpy(host, ptr, bytes);
   return GVT_SUCCESS;
 }
 
 gvtStatus_t gvtStreamCreate(gvtStream_t* stream) {
+  GVT_NEEDS_LIBRARY();
   if (stream == nullptr) return failed(GVT_ERROR_INVALID_VALUE);
   std::lock_guard lock(streams_mutex);
   *stream = reinterpret_cast<gvtStream_t>(new char);
@@ -174,6 +201,7 @@ gvtStatus_t gvtStreamCreate(gvtStream_t* stream) {
 }
 
 gvtStatus_t gvtStreamDestroy(gvtStream_t stream) {
+  GVT_NEEDS_LIBRARY();
   if (stream == nullptr) return failed(GVT_ERROR_INVALID_HANDLE);
   std::lock_guard lock(streams_mutex);
   if (own_streams.erase(stream) != 0) delete reinterpret_cast<char*>(stream);
@@ -181,7 +209,21 @@ gvtStatus_t gvtStreamDestroy(gvtStream_t stream) {
 }
 
 gvtStatus_t gvtStreamQuery(gvtStream_t stream) {
+  GVT_NEEDS_LIBRARY();
   return stream != nullptr ? GVT_SUCCESS : failed(GVT_ERROR_INVALID_HANDLE);
+}
+
+gvtStatus_t gvtInjectFault(gvtFault_t fault) {
+  if (fault != GVT_FAULT_STICKY && fault != GVT_FAULT_UNAVAILABLE) {
+    return failed(GVT_ERROR_INVALID_VALUE);
+  }
+  g_fault = fault == GVT_FAULT_STICKY ? GVT_ERROR_FAULTED : GVT_ERROR_UNAVAILABLE;
+  return failed(g_fault);
+}
+
+gvtStatus_t gvtReset(void) {
+  g_fault = GVT_SUCCESS;
+  return GVT_SUCCESS;
 }
 
 }  // extern "C"

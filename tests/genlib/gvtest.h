@@ -3,8 +3,9 @@
  * real library's calls have: its own status type, three handle kinds with create and destroy
  * (streams shared with other libraries), an array argument whose length is another argument,
  * strings in and out, memory it allocates
- * ("device" memory, vetted and counted by the backend), and an asynchronous call whose error is
- * reported later, by the library's last error. gvtest.cpp is the real library. */
+ * ("device" memory, vetted and counted by the backend), an asynchronous call whose error is
+ * reported later, by the library's last error, and faults as a GPU library has them: a sticky
+ * one, and a library that cannot be had for a while. gvtest.cpp is the real library. */
 #ifndef GVTEST_H
 #define GVTEST_H
 
@@ -20,8 +21,12 @@ typedef enum gvtStatus {
   GVT_ERROR_INVALID_HANDLE = 2,
   GVT_ERROR_FULL = 3,
   GVT_ERROR_NOT_FOUND = 4,
-  GVT_ERROR_BACKEND_LOST = 5
+  GVT_ERROR_BACKEND_LOST = 5,
+  GVT_ERROR_FAULTED = 6,    /* sticky: until gvtReset */
+  GVT_ERROR_UNAVAILABLE = 7 /* the library cannot be had, until gvtReset */
 } gvtStatus_t;
+
+typedef enum gvtFault { GVT_FAULT_STICKY = 0, GVT_FAULT_UNAVAILABLE = 1 } gvtFault_t;
 
 typedef enum gvtOrder { GVT_ORDER_ASCENDING = 0, GVT_ORDER_DESCENDING = 1 } gvtOrder_t;
 
@@ -66,6 +71,13 @@ gvtStatus_t gvtStreamCreate(gvtStream_t* stream);
 /* Ends a stream of this library's (freed) or another's (released: its creator frees it). */
 gvtStatus_t gvtStreamDestroy(gvtStream_t stream);
 gvtStatus_t gvtStreamQuery(gvtStream_t stream);
+
+/* Puts the library in a fault (and returns it): every later call but gvtGetVersion, the
+ * last-error calls and these two fails with it, as a GPU library does after a kernel fault
+ * (GVT_ERROR_FAULTED) or while its device cannot be had (GVT_ERROR_UNAVAILABLE). gvtReset ends
+ * either. */
+gvtStatus_t gvtInjectFault(gvtFault_t fault);
+gvtStatus_t gvtReset(void);
 
 #ifdef __cplusplus
 }

@@ -76,6 +76,31 @@ int main(void) {
   printf("bytes 0 and 63 are 0x%02x 0x%02x\n", bytes[0], bytes[63]);
   expect("free", gvtFree(memory), GVT_SUCCESS);
 
+  /* Faults. A sticky one: every call that needs the library fails with it, the asynchronous
+   * push too (through gvirtus: answered at once, without the backend), until gvtReset. */
+  gvtBag_t spare = NULL;
+  expect("spare bag create", gvtBagCreate(&spare, 8), GVT_SUCCESS);
+  expect("inject a sticky fault", gvtInjectFault(GVT_FAULT_STICKY), GVT_ERROR_FAULTED);
+  expect("push while faulted", gvtBagPush(spare, 1), GVT_ERROR_FAULTED);
+  expect("sum while faulted", gvtBagSum(spare, &sum), GVT_ERROR_FAULTED);
+  expect("version while faulted", gvtGetVersion(&version), GVT_SUCCESS);
+  expect("push while faulted, after a call that succeeded", gvtBagPush(spare, 1),
+         GVT_ERROR_FAULTED);
+  expect("reset", gvtReset(), GVT_SUCCESS);
+  expect("push after the reset", gvtBagPush(spare, 1), GVT_SUCCESS);
+  /* A library that cannot be had: each call fails while it lasts, pushes too (through gvirtus:
+   * sent and waited for), and a call that needs no library says nothing of it. */
+  expect("inject unavailability", gvtInjectFault(GVT_FAULT_UNAVAILABLE), GVT_ERROR_UNAVAILABLE);
+  expect("push while unavailable", gvtBagPush(spare, 2), GVT_ERROR_UNAVAILABLE);
+  expect("version while unavailable", gvtGetVersion(&version), GVT_SUCCESS);
+  expect("push still unavailable", gvtBagPush(spare, 2), GVT_ERROR_UNAVAILABLE);
+  expect("reset", gvtReset(), GVT_SUCCESS);
+  expect("push once available", gvtBagPush(spare, 3), GVT_SUCCESS);
+  expect("sum of what the pushes added", gvtBagSum(spare, &sum), GVT_SUCCESS);
+  printf("sum after the faults %lld\n", sum);
+  expect("last error after all", gvtGetLastError(), GVT_ERROR_UNAVAILABLE);
+  expect("spare bag destroy", gvtBagDestroy(spare), GVT_SUCCESS);
+
   expect("label destroy", gvtLabelDestroy(label), GVT_SUCCESS);
   expect("bag destroy", gvtBagDestroy(bag), GVT_SUCCESS);
   printf("%s\n", failures == 0 ? "all as expected" : "SOME UNEXPECTED");
