@@ -129,6 +129,59 @@ class Library {
     }
   }
 
+  // A call sent and not yet waited for (begin, then finish): calls may leave before its reply is
+  // read, so that a copy in chunks keeps two in flight. `failed`: it could not be sent, and this
+  // is its status.
+  struct Pending {
+    uint32_t call_id = 0;
+    Status failed{};
+    bool sent = false;
+    process_session::PendingCall call{};
+  };
+
+  Pending begin(uint32_t call_id, Encoder encode) const noexcept {
+    Pending pending{call_id, statuses_.success, false, {}};
+    if (faults_ != nullptr) {
+      if (const int32_t sticky = sticky_.load(std::memory_order_relaxed);
+          sticky != static_cast<int32_t>(statuses_.success)) {
+        pending.failed = static_cast<Status>(sticky);
+        return pending;
+      }
+    }
+    try {
+      WireWriter& args = encoder();
+      encode(args);
+      const ByteView pieces[] = {args.view()};
+      pending.call = process_session::begin_call(call_id, pieces);
+      pending.sent = true;
+    } catch (const Error& e) {
+      pending.failed = failure(call_id, e);
+    } catch (...) {
+      pending.failed = statuses_.invalid_value;
+    }
+    return pending;
+  }
+
+  // Waits for a begun call's status; `decode` reads the outputs that follow it. Calls begun on a
+  // thread are finished on it, in the order they were begun.
+  Status finish(const Pending& pending, Decoder decode) const noexcept {
+    if (!pending.sent) return pending.failed;
+    try {
+      Status result = statuses_.lost;
+      process_session::finish_call(pending.call, [&](WireReader& in) {
+        result = static_cast<Status>(in.get<int32_t>());
+        decode(in);
+        in.expect_end();
+      });
+      follow_context(pending.call_id, result);
+      return result;
+    } catch (const Error& e) {
+      return failure(pending.call_id, e);
+    } catch (...) {
+      return statuses_.invalid_value;
+    }
+  }
+
   // Sends one call without waiting: its failure on the backend is the library's to report later
   // (its last error), as the library reports its own asynchronous errors.
   Status send(uint32_t call_id, Encoder encode) const noexcept {

@@ -106,6 +106,18 @@ TEST_F(SimulatedDriverMode, static_saxpy_reaches_its_launch_with_its_grid_and_ar
   EXPECT_TRUE(backend_->logged("simulated")) << backend_->log();
 }
 
+// Linear copies move data too: memory's copies every way, a 40 MiB one in three chunks each way
+// (two in flight from the device: the stub reads one chunk's reply while the next is copied),
+// come back as they went.
+TEST_F(SimulatedDriverMode, linear_copies_in_chunks_round_trip_their_bytes) {
+  const RunResult result = run_program(std::string(GVIRTUS_STATIC_DIR) + "/memory");
+  for (const char* line : {"check std::memcmp(host.data(), back.data(), n) == 0 ok",
+                           "check large == large_back                    ok",
+                           "check std::memcmp(host.data(), async_back.data(), n) == 0 ok"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+}
+
 // The 2D copies move data, not kernels, so the simulated device shows them whole: host_memory's
 // 2D section (pitched rows up, across, back down, sync and async, offsets, host to host) checks
 // every row it gets back, through the stub's packing, the backend's handler and device memory.
@@ -243,10 +255,53 @@ TEST(SimulatedHostMemory, a_mapped_block_over_shm_is_the_same_pages_on_both_side
        {"cuMemHostAlloc(&host, bytes, CU_MEMHOSTALLOC_DEVICEMAP) -> 0",
         "cuMemHostGetDevicePointer -> 0", "the attribute is the device pointer: yes",
         "the device reads what the host wrote: yes", "the host sees what the device wrote: yes",
-        "cuMemFreeHost(host) -> 0"}) {
+        "a synchronous round trip through page-locked memory: intact",
+        "an asynchronous round trip at offsets: intact", "cuMemFreeHost(host) -> 0"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
   EXPECT_EQ(result.status, 0) << result.output;
+}
+
+// Copies between page-locked memory and the device over shm carry no bytes: the request names the
+// block's place in the shared memory and the backend copies those pages (GVIRTUS_STATS counts the
+// payload). Over tcp the same copies carry their 8192 and 3000 bytes.
+TEST(SimulatedHostMemory, copies_of_page_locked_memory_over_shm_carry_no_bytes) {
+  // The request payload bytes GVIRTUS_STATS counted for `call` (its table row: name, sync calls,
+  // async calls, failures, request bytes, ...), or -1 when the row is missing.
+  const auto request_bytes = [](const std::string& stats, const std::string& call) -> long long {
+    const size_t at = stats.find(call + " ");
+    if (at == std::string::npos) return -1;
+    std::istringstream row(stats.substr(at, stats.find('\n', at) - at));
+    std::string name;
+    long long sync = 0, async = 0, failures = 0, bytes = -1;
+    row >> name >> sync >> async >> failures >> bytes;
+    return bytes;
+  };
+  for (const TestTransport transport : {TestTransport::shm, TestTransport::tcp}) {
+    BackendOptions options;
+    options.plugins = R"(["cuda-simulated"])";
+    options.transport = transport;
+    BackendProcess backend(options);
+    const RunResult result =
+        run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 GVIRTUS_CONFIG=" +
+            backend.client_config_file() + " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " +
+            GVIRTUS_STATIC_DIR + "/host_mapped 2>&1");
+    const bool shm = transport == TestTransport::shm;
+    EXPECT_NE(result.output.find("a synchronous round trip through page-locked memory: intact"),
+              std::string::npos)
+        << result.output;
+    const long long up = request_bytes(result.output, "cuMemcpyHtoD_v2");
+    const long long up_async = request_bytes(result.output, "cuMemcpyHtoDAsync_v2");
+    ASSERT_GE(up, 0) << result.output;
+    ASSERT_GE(up_async, 0) << result.output;
+    if (shm) {
+      EXPECT_LT(up, 100) << "the record alone\n" << result.output;
+      EXPECT_LT(up_async, 100) << result.output;
+    } else {
+      EXPECT_GT(up, 8192) << result.output;
+      EXPECT_GT(up_async, 3000) << result.output;
+    }
+  }
 }
 
 TEST(SimulatedHostMemory, over_tcp_host_memory_has_no_device_pointer) {

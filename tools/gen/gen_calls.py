@@ -364,6 +364,12 @@ def remote_calls_header(calls, d):
                  f"{d.status} remote_sync(Fn fn, gvirtus::stub::Encoder encode, "
                  "gvirtus::stub::Decoder decode);\n"
                  f"{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode);\n"
+                 "// A custom row's call begun now and finished later (frontend/generated_stub.h's\n"
+                 "// Library::begin and finish): two in flight, as a copy in chunks keeps them.\n"
+                 f"using RemotePending = gvirtus::stub::Library<{d.status}>::Pending;\n"
+                 "RemotePending remote_begin(Fn fn, gvirtus::stub::Encoder encode);\n"
+                 f"{d.status} remote_finish(const RemotePending& pending, "
+                 "gvirtus::stub::Decoder decode);\n"
                  + hook_declarations(calls, d) +
                  f"\n}}  // namespace {d.namespace}\n\n")
     return (text + f"namespace {d.namespace}::remote {{\n\n" + remote_declarations(calls, d) +
@@ -517,6 +523,14 @@ const gvirtus::stub::Library<{d.status}> library(
 
 {d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode) {{
   return library.send(call_id(fn), encode);
+}}
+
+RemotePending remote_begin(Fn fn, gvirtus::stub::Encoder encode) {{
+  return library.begin(call_id(fn), encode);
+}}
+
+{d.status} remote_finish(const RemotePending& pending, gvirtus::stub::Decoder decode) {{
+  return library.finish(pending, decode);
 }}
 
 }}  // namespace {d.namespace}

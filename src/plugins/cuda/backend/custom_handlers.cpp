@@ -270,15 +270,60 @@ void max_active_clusters(WireReader& in, WireWriter& out, CUresult& result) {
   out.put<int32_t>(result == CUDA_SUCCESS ? clusters : 0);  // the stub reads it either way
 }
 
+// A copy's record, checked whatever its host side: a stream only where the call takes one, and
+// bytes that travel within one chunk.
+CopyRequest copy_request(WireReader& in, bool with_stream, const char* call) {
+  const auto request = get_record<CopyRequest>(in);
+  if (!with_stream && request.stream != nullptr) {
+    raise(ErrorKind::kInvalidInput, std::string("a stream on ") + call);
+  }
+  if (request.shared_offset == kInlineHost && request.bytes > kCopyChunkBytes) {
+    raise(ErrorKind::kInvalidInput, "a copy chunk of " + std::to_string(request.bytes) + " bytes");
+  }
+  return request;
+}
+
+// A copy with its host side in the shared memory: the driver's copy engine reads or writes the
+// registered pages themselves, asynchronously when the copy is (the application synchronises
+// before it reuses them, as natively), and capturing is the driver's to allow.
+void shared_copy(const CopyRequest& request, bool to_device, bool with_stream, WireWriter& out,
+                 CUresult& result) {
+  std::byte* host = registered_shared_span(request.shared_offset, request.bytes);
+  result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
+                         with_stream ? vet(request.stream) : CUDA_SUCCESS);
+  if (result == CUDA_SUCCESS) {
+    const auto& r = real();
+    if (to_device) {
+      result =
+          with_stream
+              ? (r.cuMemcpyHtoDAsync_v2 != nullptr
+                     ? r.cuMemcpyHtoDAsync_v2(request.device, host, request.bytes, request.stream)
+                     : CUDA_ERROR_NOT_SUPPORTED)
+              : (r.cuMemcpyHtoD_v2 != nullptr
+                     ? r.cuMemcpyHtoD_v2(request.device, host, request.bytes)
+                     : CUDA_ERROR_NOT_SUPPORTED);
+    } else {
+      result =
+          with_stream
+              ? (r.cuMemcpyDtoHAsync_v2 != nullptr
+                     ? r.cuMemcpyDtoHAsync_v2(host, request.device, request.bytes, request.stream)
+                     : CUDA_ERROR_NOT_SUPPORTED)
+              : (r.cuMemcpyDtoH_v2 != nullptr
+                     ? r.cuMemcpyDtoH_v2(host, request.device, request.bytes)
+                     : CUDA_ERROR_NOT_SUPPORTED);
+    }
+  }
+  out.put<int32_t>(result);
+}
+
 // cuMemcpyHtoD(Async): the data follows the record; pageable memory of ours, which the driver
 // has finished reading when it returns.
 void host_to_device(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
-  const auto request = get_record<CopyRequest>(in);
-  if (!with_stream && request.stream != nullptr) {
-    raise(ErrorKind::kInvalidInput, "a stream on cuMemcpyHtoD");
-  }
-  if (request.bytes > kCopyChunkBytes) {
-    raise(ErrorKind::kInvalidInput, "a copy chunk of " + std::to_string(request.bytes) + " bytes");
+  const auto request = copy_request(in, with_stream, "cuMemcpyHtoD");
+  if (request.shared_offset != kInlineHost) {
+    in.expect_end();
+    shared_copy(request, true, with_stream, out, result);
+    return;
   }
   const auto data = in.get_raw(request.bytes);
   in.expect_end();
@@ -300,13 +345,11 @@ void host_to_device(WireReader& in, WireWriter& out, CUresult& result, bool with
 // cuMemcpyDtoH(Async): the reply buffer is the landing buffer, so an asynchronous copy is waited
 // for before the reply leaves.
 void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
-  const auto request = get_record<CopyRequest>(in);
+  const auto request = copy_request(in, with_stream, "cuMemcpyDtoH");
   in.expect_end();
-  if (!with_stream && request.stream != nullptr) {
-    raise(ErrorKind::kInvalidInput, "a stream on cuMemcpyDtoH");
-  }
-  if (request.bytes > kCopyChunkBytes) {
-    raise(ErrorKind::kInvalidInput, "a copy chunk of " + std::to_string(request.bytes) + " bytes");
+  if (request.shared_offset != kInlineHost) {
+    shared_copy(request, false, with_stream, out, result);
+    return;
   }
   result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
                          with_stream ? vet(request.stream) : CUDA_SUCCESS,

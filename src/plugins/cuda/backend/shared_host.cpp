@@ -96,6 +96,25 @@ void open_shared_memory(const SessionInfo& session) {
   shared_memory = session.shared_memory;  // one session per worker process: nothing registered
 }
 
+std::byte* registered_shared_span(uint64_t offset, uint64_t bytes) {
+  std::lock_guard lock(shared_mutex);
+  if (shared_memory.empty() || bytes == 0 || offset > shared_memory.size() ||
+      bytes > shared_memory.size() - offset) {
+    raise(ErrorKind::kInvalidInput, "a copy of shared host memory " + std::to_string(offset) +
+                                        " + " + std::to_string(bytes) + " outside the " +
+                                        std::to_string(shared_memory.size()) + " shared bytes");
+  }
+  std::byte* host = shared_memory.data() + offset;
+  const auto block = registered.find(host);
+  if (!block || bytes > block->bytes ||
+      reinterpret_cast<uintptr_t>(host) - block->start > block->bytes - bytes) {
+    raise(ErrorKind::kInvalidInput, "a copy of shared host memory " + std::to_string(offset) +
+                                        " + " + std::to_string(bytes) +
+                                        " outside every block registered");
+  }
+  return host;
+}
+
 bool run_shared_host(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   switch (fn) {
     case Fn::cuMemHostRegister_v2:

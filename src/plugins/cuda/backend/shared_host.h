@@ -6,6 +6,9 @@
 
 #include <cuda.h>
 
+#include <cstddef>
+#include <cstdint>
+
 #include "backend/plugin.h"
 #include "common/wire.h"
 #include "cuda_calls.h"
@@ -16,5 +19,10 @@ namespace gvirtus::cuda {
 void open_shared_memory(const SessionInfo& session);
 
 bool run_shared_host(Fn fn, WireReader& in, WireWriter& out, CUresult& result);
+
+// The host side of a copy in the shared memory (driver_wire.h's CopyRequest::shared_offset): the
+// bytes [offset, offset + bytes) here, which must lie in one block the session registered;
+// anything else is malformed (no stub sends it): Error{kInvalidInput}.
+std::byte* registered_shared_span(uint64_t offset, uint64_t bytes);
 
 }  // namespace gvirtus::cuda

@@ -10,10 +10,12 @@
 //                         kMaxLaunchAttributes), then the parameter blob as above.
 //   cuOccupancyMaxActiveClusters  LaunchRequest (function and configuration), then the blob of
 //                         attributes. Reply: i32 result, i32 clusters (0 after a failure).
-//   cuMemcpyHtoD(Async)   CopyRequest (device = destination), then `bytes` bytes of data.
+//   cuMemcpyHtoD(Async)   CopyRequest (device = destination), then `bytes` bytes of data, or
+//                         none when the host side is in the shared memory (shared_offset).
 //                         Reply: i32 result.
 //   cuMemcpyDtoH(Async)   CopyRequest (device = source). Reply: i32 result, then a blob with the
-//                         bytes (nothing after a failure).
+//                         bytes (nothing after a failure), or nothing more when the host side is
+//                         in the shared memory (the driver writes it there).
 //   cuMemcpy2D(Unaligned|Async)  Copy2DRequest; host to device, then the rows' bytes packed
 //                         (width x height, no gaps). Reply: i32 result; device to host, then
 //                         a blob with the rows packed (nothing after a failure).
@@ -80,12 +82,20 @@ struct LaunchRequest {
                  &LaunchRequest::block_z,  &LaunchRequest::shared_bytes, &LaunchRequest::stream};
 };
 
+// A copy's host side: its bytes travel (kInlineHost: in chunks of at most kCopyChunkBytes), or
+// it is page-locked memory in the memory shared with the backend, which the backend registered
+// (a cuMemAllocHost or cuMemHostAlloc block): then shared_offset is its place there, no bytes
+// travel, the copy has any size within the block, and the driver's copy engine reads or writes
+// those very pages, asynchronously when the copy is.
+inline constexpr uint64_t kInlineHost = ~uint64_t{0};
+
 struct CopyRequest {
   CUdeviceptr device;
   uint64_t bytes;
   CUstream stream;
-  static constexpr auto kFields =
-      std::tuple{&CopyRequest::device, &CopyRequest::bytes, &CopyRequest::stream};
+  uint64_t shared_offset = kInlineHost;
+  static constexpr auto kFields = std::tuple{&CopyRequest::device, &CopyRequest::bytes,
+                                             &CopyRequest::stream, &CopyRequest::shared_offset};
 };
 
 // A 2D copy between a device range and the client's memory, or between two device ranges (the

@@ -1,11 +1,19 @@
-// The copies between host and device memory of the client libcuda.so.1: the host side is the
+// The copies between host and device memory of the client libcuda.so.1. When the host side is
+// page-locked memory in the memory shared with the backend (cuMemAllocHost, cuMemHostAlloc over
+// shm), no bytes travel: the request names its place there and the backend's driver copies
+// those very pages with its copy engine - of any size, and sent ahead when asynchronous in either
+// direction (it completes with its stream, as natively). Otherwise the host side is the
 // application's memory, so its bytes travel (common/driver_wire.h), in chunks of at most
 // kCopyChunkBytes. Host to device is sent ahead when asynchronous: the data is in the request,
-// so the application may reuse its buffer at once, as the driver allows for pageable memory.
+// so the application may reuse its buffer at once, as the driver allows for pageable memory; a
+// synchronous one sends every chunk but the last ahead and waits for the last, whose reply
+// answers for all (the backend runs them in order, and a failure of one sent ahead is the
+// answer of the next it waits for).
 #include <cuda.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
@@ -17,12 +25,24 @@
 namespace gvirtus::cuda {
 namespace {
 
+// A copy whose host side is at `offset` in the shared memory: one request, no bytes.
+CUresult shared_copy(Fn fn, CUdeviceptr device, uint64_t offset, size_t bytes, CUstream stream,
+                     bool ahead) {
+  const CopyRequest request{device, bytes, stream, offset};
+  auto encode = [&](WireWriter& w) { put_record(w, request); };
+  return ahead ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
+}
+
 CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream,
                         bool ahead) {
-  // Captured, the copy would read the backend's transient copy of the bytes when the graph runs.
-  if (stream != nullptr && capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   if (bytes == 0) return CUDA_SUCCESS;
   if (src == nullptr || dst == 0) return CUDA_ERROR_INVALID_VALUE;
+  const Fn fn = ahead || stream != nullptr ? Fn::cuMemcpyHtoDAsync_v2 : Fn::cuMemcpyHtoD_v2;
+  if (const auto offset = shared_offset(src, bytes)) {
+    return shared_copy(fn, dst, *offset, bytes, stream, ahead);
+  }
+  // Captured, the copy would read the backend's transient copy of the bytes when the graph runs.
+  if (stream != nullptr && capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   const auto* from = static_cast<const std::byte*>(src);
   return in_chunks(bytes, [&](size_t done, size_t chunk) {
     const CopyRequest request{dst + done, chunk, stream};
@@ -30,26 +50,49 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
       put_record(w, request);
       w.put_raw(from + done, chunk);
     };
-    const Fn fn = ahead || stream != nullptr ? Fn::cuMemcpyHtoDAsync_v2 : Fn::cuMemcpyHtoD_v2;
-    return ahead ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
+    const bool last = done + chunk == bytes;
+    return ahead || !last ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
   });
 }
 
 CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream, Fn fn) {
+  if (bytes == 0) return CUDA_SUCCESS;
+  if (dst == nullptr || src == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (const auto offset = shared_offset(dst, bytes)) {
+    return shared_copy(fn, src, *offset, bytes, stream, fn == Fn::cuMemcpyDtoHAsync_v2);
+  }
   // The bytes land in the client's memory when the copy is done: waited for, which a capture
   // cannot hold.
   if (fn == Fn::cuMemcpyDtoHAsync_v2 && capturing(stream)) {
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   }
-  if (bytes == 0) return CUDA_SUCCESS;
-  if (dst == nullptr || src == 0) return CUDA_ERROR_INVALID_VALUE;
+  // Two chunks in flight: the next chunk's request leaves before the previous chunk's reply is
+  // read, so the backend copies one while this side takes in the other. A failure stops the copy
+  // one chunk later at worst (that chunk's reply is read and dropped).
   auto* to = static_cast<std::byte*>(dst);
-  return in_chunks(bytes, [&](size_t done, size_t chunk) {
+  struct Flight {
+    size_t done;
+    size_t chunk;
+    RemotePending pending;
+  };
+  auto land = [&](const Flight& f) {
+    return remote_finish(f.pending, [&](WireReader& r) { land_chunk(r, to + f.done, f.chunk); });
+  };
+  std::optional<Flight> in_flight;
+  for (size_t done = 0; done < bytes;) {
+    const size_t chunk = std::min(kCopyChunkBytes, bytes - done);
     const CopyRequest request{src + done, chunk, stream};
-    return remote_sync(
-        fn, [&](WireWriter& w) { put_record(w, request); },
-        [&](WireReader& r) { land_chunk(r, to + done, chunk); });
-  });
+    const RemotePending sent = remote_begin(fn, [&](WireWriter& w) { put_record(w, request); });
+    if (in_flight) {
+      if (const CUresult result = land(*in_flight); result != CUDA_SUCCESS) {
+        (void)remote_finish(sent, [](WireReader& r) { (void)r.get_raw(r.remaining()); });
+        return result;
+      }
+    }
+    in_flight = Flight{done, chunk, sent};
+    done += chunk;
+  }
+  return land(*in_flight);
 }
 
 }  // namespace

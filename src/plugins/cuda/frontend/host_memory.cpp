@@ -173,6 +173,18 @@ CUdeviceptr shared_device_pointer(const void* address) {
   return block->second.device + (reinterpret_cast<uintptr_t>(address) - allocation->start);
 }
 
+std::optional<uint64_t> shared_offset(const void* address, size_t bytes) {
+  if (bytes == 0) return std::nullopt;
+  const auto allocation = host_allocations().find(address);
+  if (!allocation) return std::nullopt;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address) - allocation->start;
+  if (bytes > allocation->bytes || at > allocation->bytes - bytes) return std::nullopt;
+  std::lock_guard lock(shared_mutex);
+  const auto block = shared_blocks().find(allocation->start);
+  if (block == shared_blocks().end()) return std::nullopt;
+  return block->second.offset + at;
+}
+
 }  // namespace gvirtus::cuda
 
 namespace cr = gvirtus::cuda;

@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "common/address_ranges.h"
 #include "cuda_calls.h"
@@ -29,6 +30,11 @@ bool host_mapped(const void* address, size_t bytes);
 // The device pointer of an address in a page-locked block of the memory shared with the backend
 // (host_memory.cpp), or 0 when it lies in none.
 CUdeviceptr shared_device_pointer(const void* address);
+
+// Where [address, address + bytes) lies in the memory shared with the backend, when it is inside
+// one page-locked block of it (host_memory.cpp): copies of it travel as that place
+// (driver_wire.h's CopyRequest::shared_offset), not as bytes. nullopt otherwise.
+std::optional<uint64_t> shared_offset(const void* address, size_t bytes);
 
 inline const void* as_pointer(CUdeviceptr address) {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));
