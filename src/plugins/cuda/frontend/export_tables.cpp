@@ -353,6 +353,12 @@ const auto tools_module = [] {
   return t;
 }();
 
+// cuBLASLt's table (1734dc26-..., CUDA 13's libcublasLt.so.13, asked for at its first heuristic
+// query): what it holds is not known. cuBLASLt does not check that the table was found - it
+// calls slot 4 through it (seen: a null table crashed PyTorch's first bf16 matmul) - and takes
+// its other path when that slot fails, so every slot answers CUDA_ERROR_NOT_SUPPORTED, logged.
+const auto cublaslt_table = table<9, 32>(true);
+
 const std::array<Slot, 3> integrity_table = [] {
   auto t = table<6, 3>(true);
   t[1] = reinterpret_cast<Slot>(&integrity_check);
@@ -370,6 +376,7 @@ const Known kKnown[] = {
     {"263e8860-7cd2-6143-92f6-bbd5006dfa7e", "CONTEXT_CHECKS", context_checks.data()},
     {"21318c60-9714-3248-8ca6-41ff7324c8f2", "TOOLS_CONTEXT", tools_context.data()},
     {"6e163fbe-b958-444d-835c-e182aff1991e", "TOOLS_MODULE", tools_module.data()},
+    {"1734dc26-800d-4745-8726-c0f1e7dd8bca", "CUBLASLT (unknown slots)", cublaslt_table.data()},
 };
 
 // Logs an unknown table once per UUID, with the library that asked.
