@@ -91,6 +91,26 @@ install_cuda12_runtime() {
   fi
 }
 
+# PyTorch for the framework tests (tests/frameworks: driver mode on the simulated device), from
+# PyPI with its CUDA 13 libraries (about 4.5 GB; pip's cache keeps the wheels between runs).
+GVIRTUS_TORCH_PIP="torch==2.11.0"
+GVIRTUS_TORCH_DIR="$BUILD_DIR/tools/torch"
+
+# Installs PyTorch where the CUDA toolkit is, and checks that it imports; stops, saying why, when
+# it cannot (the framework tests run it).
+install_torch() {
+  [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
+  PYTHONPATH="$GVIRTUS_TORCH_DIR" python3 -c "import torch" 2>/dev/null && return 0
+  echo "== installing PyTorch from PyPI ($GVIRTUS_TORCH_PIP) into $GVIRTUS_TORCH_DIR"
+  python3 -m pip install -q --disable-pip-version-check --target "$GVIRTUS_TORCH_DIR" \
+    "$GVIRTUS_TORCH_PIP" || true
+  if ! PYTHONPATH="$GVIRTUS_TORCH_DIR" python3 -c "import torch" 2>/dev/null; then
+    echo "error: could not install $GVIRTUS_TORCH_PIP into $GVIRTUS_TORCH_DIR; the framework" \
+      "tests run it" >&2
+    exit 1
+  fi
+}
+
 # Installs the build's Python packages (GVIRTUS_PYTHON_PACKAGES) where the CUDA toolkit is, and
 # checks that they import; stops naming the package otherwise.
 install_python_packages() {
@@ -131,6 +151,7 @@ install_missing() {
   install_cuobjdump
   install_python_packages
   install_cuda12_runtime
+  [ "$purpose" = test ] && install_torch
   for entry in $(listed_programs "$purpose"); do
     program=${entry%%:*} package=${entry#*:}
     [ -n "$(system_program "$program")" ] && package_installed "$package" && continue

@@ -2,8 +2,8 @@
 # The tests: installs what is missing, builds, and runs every test suite through ctest.
 # Suites that need a GPU or other hardware skip themselves and say why.
 # Then the same suites again from a second build directory under ASan+UBSan ($BUILD_DIR-asan;
-# the fuzzer, the packaging tests and the VM harness are left out there); GVIRTUS_SKIP_SANITIZED=1
-# skips that.
+# the fuzzer, the packaging tests, the VM harness and the framework tests are left out there);
+# GVIRTUS_SKIP_SANITIZED=1 skips that.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 install_missing test
@@ -23,8 +23,10 @@ if [ "${GVIRTUS_SKIP_SANITIZED:-0}" != 1 ] && [[ "${GVIRTUS_CMAKE_ARGS:-}" != *S
   # halt_on_error: a report fails its test; detect_leaks: the daemon's exit checks for leaks.
   # Left out: the fuzzer (sanitized already), the packaging tests, which install and package
   # the build as a user would and run uninstrumented programs with it (no ASan runtime there),
-  # and the VM harness (it ran above; under emulation it would double the suite's time).
+  # the VM harness (it ran above; under emulation it would double the suite's time), and the
+  # framework tests (PyTorch's gigabytes of libraries in an uninstrumented Python under ASan's
+  # runtime would cost minutes; the stub paths they take run sanitized in the library programs).
   ASAN_OPTIONS="detect_leaks=1:halt_on_error=1" UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     PATH="$LISTED" "$LISTED/ctest" --test-dir "$BUILD_DIR-asan" --output-on-failure -j "$(nproc)" --timeout 900 \
-    -E '^(session_fuzz|install_tree_runs_a_sample|debs_build_with_checked_file_lists|vm_rdma_vsock)$'
+    -E '^(session_fuzz|install_tree_runs_a_sample|debs_build_with_checked_file_lists|vm_rdma_vsock|Frameworks\..*)$'
 fi
