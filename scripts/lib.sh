@@ -96,37 +96,32 @@ install_cuda12_runtime() {
 GVIRTUS_TORCH_PIP="torch==2.11.0"
 GVIRTUS_TORCH_DIR="$BUILD_DIR/tools/torch"
 
-# Installs PyTorch where the CUDA toolkit is, and checks that it imports; stops, saying why, when
-# it cannot (the framework tests run it).
-install_torch() {
-  [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
-  PYTHONPATH="$GVIRTUS_TORCH_DIR" python3 -c "import torch" 2>/dev/null && return 0
-  echo "== installing PyTorch from PyPI ($GVIRTUS_TORCH_PIP) into $GVIRTUS_TORCH_DIR"
-  python3 -m pip install -q --disable-pip-version-check --target "$GVIRTUS_TORCH_DIR" \
-    "$GVIRTUS_TORCH_PIP" || true
-  if ! PYTHONPATH="$GVIRTUS_TORCH_DIR" python3 -c "import torch" 2>/dev/null; then
-    echo "error: could not install $GVIRTUS_TORCH_PIP into $GVIRTUS_TORCH_DIR; the framework" \
-      "tests run it" >&2
+# pip_install_checked PACKAGE DIR WHY: installs PACKAGE (name==version) from PyPI into DIR unless
+# its module imports from there already, then checks that it does; stops, saying WHY it is needed,
+# when it cannot.
+pip_install_checked() {
+  local package=$1 dir=$2 why=$3 module=${1%%=*}
+  PYTHONPATH="$dir" python3 -c "import $module" 2>/dev/null && return 0
+  echo "== installing $package from PyPI into $dir"
+  python3 -m pip install -q --disable-pip-version-check --target "$dir" "$package" || true
+  if ! PYTHONPATH="$dir" python3 -c "import $module" 2>/dev/null; then
+    echo "error: scripts/lib.sh could not install $package (PyPI) into $dir; $why" >&2
     exit 1
   fi
 }
 
-# Installs the build's Python packages (GVIRTUS_PYTHON_PACKAGES) where the CUDA toolkit is, and
-# checks that they import; stops naming the package otherwise.
+# Installs PyTorch where the CUDA toolkit is (the framework tests run it).
+install_torch() {
+  [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
+  pip_install_checked "$GVIRTUS_TORCH_PIP" "$GVIRTUS_TORCH_DIR" "the framework tests run it"
+}
+
+# Installs the build's Python packages (GVIRTUS_PYTHON_PACKAGES) where the CUDA toolkit is.
 install_python_packages() {
   command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || return 0
-  local package module
+  local package
   for package in "${GVIRTUS_PYTHON_PACKAGES[@]}"; do
-    module=${package%%=*}
-    PYTHONPATH="$GVIRTUS_PYTHON_DIR" python3 -c "import $module" 2>/dev/null && continue
-    echo "== installing $package from PyPI into $GVIRTUS_PYTHON_DIR"
-    python3 -m pip install -q --disable-pip-version-check --target "$GVIRTUS_PYTHON_DIR" \
-      "$package" || true
-    if ! PYTHONPATH="$GVIRTUS_PYTHON_DIR" python3 -c "import $module" 2>/dev/null; then
-      echo "== scripts/lib.sh could not install the Python package $package (PyPI) into" \
-        "$GVIRTUS_PYTHON_DIR; the build needs it to read CUDA's headers" >&2
-      exit 1
-    fi
+    pip_install_checked "$package" "$GVIRTUS_PYTHON_DIR" "the build needs it to read CUDA's headers"
   done
 }
 

@@ -1,5 +1,6 @@
 // Frameworks on the simulated device (issue 20): PyTorch, installed by scripts/lib.sh into the
-// build tree, runs torch_simulated.py on gvirtus's libcuda.so.1 against a backend whose cuda
+// build tree, runs bench/frameworks/torch_smoke.py --simulated (the script the GPU runs compare
+// with native) on gvirtus's libcuda.so.1 against a backend whose cuda
 // plugin is the simulated device (never GPU evidence: docs/driver.md). The test asserts what
 // reached the backend - the kernels of each step, recorded - and that every step returned; the
 // values are the simulated device's, which computes nothing.
@@ -42,10 +43,11 @@ TEST(Frameworks, torch_runs_its_first_steps_on_the_simulated_device) {
   const RunResult result =
       run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " GVIRTUS_CONFIG=" +
           backend.client_config_file() +
-          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " GVIRTUS_TORCH_SCRIPT " 2>&1");
+          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " GVIRTUS_TORCH_SCRIPT
+          " --simulated 2>&1");
   for (const char* line :
        {"cuda available: True", "devices: 1", "elementwise: returned", "matmul fp32: returned",
-        "matmul bf16: returned", "training steps: returned", "done"}) {
+        "matmul bf16: returned", "mlp step 3: returned", "done"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
   EXPECT_EQ(result.status, 0) << result.output << backend.log();
