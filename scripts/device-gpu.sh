@@ -15,11 +15,10 @@
 #                                     -> OUT/gpu-suite-DEV-DATE.log
 #   scripts/device-gpu.sh frameworks OUT  there: bench/frameworks/torch_smoke.py natively and in
 #                                     driver mode over shm -> OUT/frameworks-DEV-DATE.log
-#   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm vs native; add
+#   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm, runtime and driver
+#                                     mode, vs native in one run; add
 #                                     --quick as a third argument for a short run)
 #                                     -> OUT/gpu-DEV-DATE.{json,txt}
-#   scripts/device-gpu.sh bench-driver OUT  there: gpu_workloads --quick in driver mode over shm
-#                                     -> OUT/gpu-driver-DEV-DATE.json
 #   scripts/device-gpu.sh diagnose OUT MODE:PROGRAM...  there: each parity program again over
 #                                     shm, unbuffered, the backend at debug level, a backtrace
 #                                     where it crashed -> OUT/diagnose-DEV-DATE.log
@@ -176,24 +175,8 @@ bench() {
   {
     echo "gvirtus-bench gpu: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)," \
          "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
-    "$BUILD/bin/gvirtus-bench" gpu $quick --json "$base.json"
+    "$BUILD/bin/gvirtus-bench" gpu --mode runtime --mode driver $quick --json "$base.json"
   } 2>&1 | tee "$base.txt"
-}
-
-# The bench's workloads (bench/gpu/gpu_workloads, quick) in driver mode over shm: NVIDIA's
-# runtime on gvirtus's libcuda.so.1, beside the runtime-mode figures of `bench`
-# -> OUT/gpu-driver-DEV-DATE.json.
-bench_driver() {
-  set +e
-  local out=$1 tag backend; tag=$(device_tag)
-  mkdir -p "$out"; runtime_env; driver_configs
-  "$BUILD/bin/gvirtus-backend" --config "$CONFIGS/shm.json" 2>/dev/null &
-  backend=$!
-  sleep 1
-  timeout 120 "$BUILD/bin/gvirtus-run" --mode driver --config "$CONFIGS/shm.json" -- \
-    "$BUILD/bin/gpu_workloads" --quick > "$out/gpu-driver-$tag-$(date +%F).json"
-  echo "driver-mode gpu_workloads: exit $?"
-  kill -TERM "$backend"; wait "$backend" 2>/dev/null
 }
 
 # What a run's failures need looked at closer (-> OUT/diagnose-DEV-DATE.log): each given parity
@@ -246,8 +229,7 @@ all() {
   echo "parity (runtime and driver mode, tcp and shm): $((SECONDS - start)) s" | tee -a "$steps"
   start=$SECONDS; frameworks "$out"; echo "frameworks: $((SECONDS - start)) s" | tee -a "$steps"
   start=$SECONDS; bench "$out" --quick || true
-  bench_driver "$out" || true
-  echo "bench (runtime mode, then driver mode): $((SECONDS - start)) s" | tee -a "$steps"
+  echo "bench (native, runtime and driver mode): $((SECONDS - start)) s" | tee -a "$steps"
   start=$SECONDS
   { echo "ctest: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
     runtime_env; ctest --test-dir "$BUILD" -j "$(nproc)" --timeout 120 2>&1 |
@@ -262,7 +244,6 @@ case ${1:-} in
   suite) [ $# -ge 2 ] || usage; suite "$2" ;;
   bench) [ $# -ge 2 ] || usage; bench "$2" "${3:-}" ;;
   frameworks) [ $# -ge 2 ] || usage; frameworks "$2" ;;
-  bench-driver) [ $# -ge 2 ] || usage; bench_driver "$2" ;;
   diagnose) [ $# -ge 3 ] || usage; out=$2; shift 2; diagnose "$out" "$@" ;;
   all) [ $# -ge 2 ] || usage; all "$2" ;;
   *) usage ;;

@@ -25,6 +25,7 @@ namespace {
 
 struct GpuOptions {
   std::vector<std::string> transports;  // empty: tcp and shm (the transports of one GPU machine)
+  std::vector<std::string> modes;       // gvirtus-run's: runtime (default), driver
   std::string json_path;
   std::string program;  // empty: bin/gpu_workloads beside this tool
   bool quick = false;
@@ -46,12 +47,19 @@ GpuOptions parse_options(std::span<char* const> args) {
       o.program = next();
     } else if (arg == "--quick") {
       o.quick = true;
+    } else if (arg == "--mode") {
+      const std::string mode(next());
+      if (mode != "runtime" && mode != "driver") {
+        throw UsageError("gpu: --mode is runtime or driver, not \"" + mode + "\"");
+      }
+      o.modes.push_back(mode);
     } else {
       throw UsageError("gpu: unknown argument \"" + std::string(arg) + "\"");
     }
   }
   // vsock and rdma need a guest or RDMA hardware: measured when asked for with --transport.
   if (o.transports.empty()) o.transports = {"tcp", "shm"};
+  if (o.modes.empty()) o.modes = {"runtime"};
   if (o.program.empty()) {
     // Beside this tool in the build tree; <prefix>/libexec/gvirtus once installed.
     const auto installed = executable_dir() / ".." / "libexec" / "gvirtus" / "gpu_workloads";
@@ -68,14 +76,17 @@ GpuOptions parse_options(std::span<char* const> args) {
 
 void print_help() {
   std::cout
-      << "usage: gvirtus-bench gpu [--transport NAME]... [--json FILE] [--quick]\n"
-         "                         [--program PATH]\n"
+      << "usage: gvirtus-bench gpu [--transport NAME]... [--mode MODE]... [--json FILE]\n"
+         "                         [--quick] [--program PATH]\n"
          "Runs the GPU workloads (saxpy, matrixMul, H2D/D2H bandwidth pageable and pinned\n"
          "1 KiB..1 GiB, empty-kernel launch rate) natively, then through gvirtus-run against\n"
-         "a gvirtus-backend it starts per transport, and prints remote/native ratios.\n\n"
+         "a gvirtus-backend it starts per transport and mode, and prints remote/native ratios.\n\n"
          "  --transport NAME  a transport to measure (repeatable; default tcp and shm; can: "
       << bench_transport_list()
       << ")\n"
+         "  --mode MODE       gvirtus-run's mode (repeatable; default runtime; can: runtime,\n"
+         "                    driver - NVIDIA's runtime on gvirtus's libcuda.so.1, whose\n"
+         "                    columns are named TRANSPORT/driver)\n"
          "  --json FILE       also write every run's figures and the ratios to FILE\n"
          "  --quick           shorter workloads (copies up to 16 MiB, 10000 launches)\n"
          "  --program PATH    the workload program (default bin/gpu_workloads)\n"
@@ -165,16 +176,23 @@ int run_gpu_mode(std::span<char* const> args) {
   results.native = workloads_result(native, "the native run");
 
   const std::string gvirtus_run = (executable_dir() / "gvirtus-run").string();
-  for (const std::string& name : o.transports) {
-    std::cerr << "gvirtus-bench gpu: run through gvirtus over " << name << "...\n";
-    try {
-      BackendChild backend(*find_bench_transport(name), R"(["cudart"])");
-      std::vector<std::string> argv = {gvirtus_run, "--config", backend.client_config_file(), "--"};
-      argv.insert(argv.end(), program.begin(), program.end());
-      results.remote[name] = workloads_result(run_program(argv), "the run over " + name);
-    } catch (const Error& e) {
-      std::cerr << "gvirtus-bench gpu: over " << name << ": " << e.what() << "\n";
-      results.failed[name] = e.what();
+  for (const std::string& transport : o.transports) {
+    for (const std::string& mode : o.modes) {
+      const bool driver = mode == "driver";
+      const std::string name = driver ? transport + "/driver" : transport;
+      std::cerr << "gvirtus-bench gpu: run through gvirtus over " << transport << " in " << mode
+                << " mode...\n";
+      try {
+        BackendChild backend(*find_bench_transport(transport),
+                             driver ? R"(["cudart", "cuda"])" : R"(["cudart"])");
+        std::vector<std::string> argv = {
+            gvirtus_run, "--mode", mode, "--config", backend.client_config_file(), "--"};
+        argv.insert(argv.end(), program.begin(), program.end());
+        results.remote[name] = workloads_result(run_program(argv), "the run over " + name);
+      } catch (const Error& e) {
+        std::cerr << "gvirtus-bench gpu: over " << name << ": " << e.what() << "\n";
+        results.failed[name] = e.what();
+      }
     }
   }
   results.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
