@@ -12,16 +12,16 @@
 // Reply payload of every generated call: i32 status, then the call's outputs.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <span>
+#include <optional>
 #include <string>
 
 #include "common/error.h"
 #include "common/function_ref.h"
 #include "common/log.h"
 #include "common/wire.h"
+#include "frontend/context_faults.h"
 #include "frontend/process_session.h"
 
 namespace gvirtus::stub {
@@ -76,22 +76,6 @@ inline void join_session(const PluginIdentity& identity, const char* (*name_of)(
   }
 }
 
-// How a library's context faults show (the descriptor's context_faults), for calls sent ahead to
-// answer what the library would answer at once, as a local library knows its context's state:
-//  - a sticky status (a kernel fault): every call fails with it until a clearing call (a context
-//    reset) succeeds; calls sent ahead return it without a round trip.
-//  - the unavailable status (the device cannot be had): the library tries again at every call,
-//    so calls sent ahead are sent and waited for (the reply is the library's answer) until a call
-//    that needs a context succeeds.
-// One state for the process: a fault in one of several contexts makes calls sent ahead to the
-// others wait for their replies or fail too (rare; correct for the one-context case).
-struct ContextFaults {
-  std::span<const int32_t> sticky;
-  int32_t unavailable;
-  std::span<const uint16_t> clearing;      // functions whose success clears a sticky status
-  std::span<const uint16_t> context_free;  // functions that succeed without a context
-};
-
 template <typename Status>
 class Library {
  public:
@@ -102,9 +86,13 @@ class Library {
     Status not_supported;  // the backend does not serve the call or the plugin
   };
 
+  // `faults`: the descriptor's context_faults (frontend/context_faults.h), if it has them.
   Library(const PluginIdentity& identity, const char* (*name_of)(uint16_t), Statuses statuses,
           const ContextFaults* faults = nullptr)
-      : statuses_(statuses), faults_(faults), sticky_(static_cast<int32_t>(statuses.success)) {
+      : statuses_(statuses) {
+    if (faults != nullptr) {
+      faults_.emplace(*faults, static_cast<int32_t>(statuses.success));
+    }
     join_session(identity, name_of);
   }
 
@@ -141,12 +129,9 @@ class Library {
 
   Pending begin(uint32_t call_id, Encoder encode) const noexcept {
     Pending pending{call_id, statuses_.success, false, {}};
-    if (faults_ != nullptr) {
-      if (const int32_t sticky = sticky_.load(std::memory_order_relaxed);
-          sticky != static_cast<int32_t>(statuses_.success)) {
-        pending.failed = static_cast<Status>(sticky);
-        return pending;
-      }
+    if (faults_ && faults_->has_sticky()) {
+      pending.failed = static_cast<Status>(faults_->sticky());
+      return pending;
     }
     try {
       WireWriter& args = encoder();
@@ -185,14 +170,9 @@ class Library {
   // Sends one call without waiting: its failure on the backend is the library's to report later
   // (its last error), as the library reports its own asynchronous errors.
   Status send(uint32_t call_id, Encoder encode) const noexcept {
-    if (faults_ != nullptr) {
-      if (const int32_t sticky = sticky_.load(std::memory_order_relaxed);
-          sticky != static_cast<int32_t>(statuses_.success)) {
-        return static_cast<Status>(sticky);
-      }
-      if (unavailable_.load(std::memory_order_relaxed)) {
-        return call(call_id, encode, [](WireReader&) {});
-      }
+    if (faults_) {
+      if (faults_->has_sticky()) return static_cast<Status>(faults_->sticky());
+      if (faults_->unavailable()) return call(call_id, encode, [](WireReader&) {});
     }
     try {
       WireWriter& args = encoder();
@@ -208,25 +188,8 @@ class Library {
   }
 
  private:
-  static bool listed(std::span<const uint16_t> functions, uint32_t call_id) {
-    return std::ranges::find(functions, call_function(call_id)) != functions.end();
-  }
-
-  // What a reply says of the context (ContextFaults).
   void follow_context(uint32_t call_id, Status result) const {
-    if (faults_ == nullptr) return;
-    const auto status = static_cast<int32_t>(result);
-    const auto success = static_cast<int32_t>(statuses_.success);
-    if (std::ranges::find(faults_->sticky, status) != faults_->sticky.end()) {
-      sticky_.store(status, std::memory_order_relaxed);
-    } else if (status == success && listed(faults_->clearing, call_id)) {
-      sticky_.store(success, std::memory_order_relaxed);
-    }
-    if (status == faults_->unavailable) {
-      unavailable_.store(true, std::memory_order_relaxed);
-    } else if (status == success && !listed(faults_->context_free, call_id)) {
-      unavailable_.store(false, std::memory_order_relaxed);
-    }
+    if (faults_) faults_->follow(call_function(call_id), static_cast<int32_t>(result));
   }
 
   Status failure(uint32_t call_id, const Error& e) const {
@@ -245,9 +208,7 @@ class Library {
   }
 
   Statuses statuses_;
-  const ContextFaults* faults_;
-  mutable std::atomic<int32_t> sticky_;
-  mutable std::atomic<bool> unavailable_{false};
+  mutable std::optional<ContextFaultState> faults_;
 };
 
 // What an export of a library generated whole calls when its stub does not implement it (the

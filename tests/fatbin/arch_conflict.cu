@@ -9,4 +9,6 @@ struct Params {
 #endif
 };
 
-__global__ void k_conflict(Params p, int* out) { out[0] = p.bytes[0]; }
+__global__ void k_conflict(Params p, int* out) {
+  out[0] = p.bytes[0];
+}

@@ -56,7 +56,7 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
   enums           enum types the hand-written code checks too, beyond those the rows use
   context_faults  {"sticky": [STATUS], "unavailable": STATUS, "clearing": [FUNCTION],
                   "context_free": [FUNCTION]}: for a library generated whole, how its context's
-                  faults show (frontend/generated_stub.h's ContextFaults), so that calls sent
+                  faults show (frontend/context_faults.h), so that calls sent
                   ahead answer as the library would at once; FUNCTIONs are rows' names
   allocation_hooks {"allocated": FUNCTION, "freed": FUNCTION}: what the stub calls after an
                   "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes) and

@@ -65,7 +65,7 @@ class Descriptor:
             self.session_opened = d.get("session_opened")
             self.not_supported = d["status"].get("not_supported", self.invalid_value)
             # {"sticky": [STATUS], "unavailable": STATUS, "clearing": [FUNCTION],
-            #  "context_free": [FUNCTION]} (frontend/generated_stub.h's ContextFaults).
+            #  "context_free": [FUNCTION]} (frontend/context_faults.h).
             self.context_faults = d.get("context_faults")
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")

@@ -283,85 +283,74 @@ CopyRequest copy_request(WireReader& in, bool with_stream, const char* call) {
   return request;
 }
 
-// A copy with its host side in the shared memory: the driver's copy engine reads or writes the
-// registered pages themselves, asynchronously when the copy is (the application synchronises
-// before it reuses them, as natively), and capturing is the driver's to allow.
-void shared_copy(const CopyRequest& request, bool to_device, bool with_stream, WireWriter& out,
-                 CUresult& result) {
-  std::byte* host = registered_shared_span(request.shared_offset, request.bytes);
-  result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
-                         with_stream ? vet(request.stream) : CUDA_SUCCESS);
-  if (result == CUDA_SUCCESS) {
-    const auto& r = real();
-    if (to_device) {
-      result =
-          with_stream
-              ? (r.cuMemcpyHtoDAsync_v2 != nullptr
-                     ? r.cuMemcpyHtoDAsync_v2(request.device, host, request.bytes, request.stream)
-                     : CUDA_ERROR_NOT_SUPPORTED)
-              : (r.cuMemcpyHtoD_v2 != nullptr
-                     ? r.cuMemcpyHtoD_v2(request.device, host, request.bytes)
-                     : CUDA_ERROR_NOT_SUPPORTED);
-    } else {
-      result =
-          with_stream
-              ? (r.cuMemcpyDtoHAsync_v2 != nullptr
-                     ? r.cuMemcpyDtoHAsync_v2(host, request.device, request.bytes, request.stream)
-                     : CUDA_ERROR_NOT_SUPPORTED)
-              : (r.cuMemcpyDtoH_v2 != nullptr
-                     ? r.cuMemcpyDtoH_v2(host, request.device, request.bytes)
-                     : CUDA_ERROR_NOT_SUPPORTED);
-    }
+// The driver's copy between `host` (memory of this process) and the request's device range, on
+// its stream when the call has one.
+CUresult real_to_device(const CopyRequest& request, const void* host, bool with_stream) {
+  const auto& r = real();
+  if (with_stream) {
+    return r.cuMemcpyHtoDAsync_v2 != nullptr
+               ? r.cuMemcpyHtoDAsync_v2(request.device, host, request.bytes, request.stream)
+               : CUDA_ERROR_NOT_SUPPORTED;
   }
-  out.put<int32_t>(result);
+  return r.cuMemcpyHtoD_v2 != nullptr ? r.cuMemcpyHtoD_v2(request.device, host, request.bytes)
+                                      : CUDA_ERROR_NOT_SUPPORTED;
 }
 
-// cuMemcpyHtoD(Async): the data follows the record; pageable memory of ours, which the driver
-// has finished reading when it returns.
+CUresult real_to_host(void* host, const CopyRequest& request, bool with_stream) {
+  const auto& r = real();
+  if (with_stream) {
+    return r.cuMemcpyDtoHAsync_v2 != nullptr
+               ? r.cuMemcpyDtoHAsync_v2(host, request.device, request.bytes, request.stream)
+               : CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return r.cuMemcpyDtoH_v2 != nullptr ? r.cuMemcpyDtoH_v2(host, request.device, request.bytes)
+                                      : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+// The device range and stream of a copy, vetted; a copy of the client's bytes (not of the shared
+// memory, whose pages outlive the call) is refused on a capturing stream.
+CUresult vet_copy(const CopyRequest& request, bool with_stream, bool shared) {
+  CUresult result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
+                                  with_stream ? vet(request.stream) : CUDA_SUCCESS);
+  if (result == CUDA_SUCCESS && with_stream && !shared) result = not_capturing(request.stream);
+  return result;
+}
+
+// cuMemcpyHtoD(Async): the data follows the record - pageable memory of ours, which the driver
+// has finished reading when it returns - or is the registered pages of the shared memory the
+// record names, which the driver's copy engine reads, asynchronously when the copy is (the
+// application synchronises before it reuses them, as natively).
 void host_to_device(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
   const auto request = copy_request(in, with_stream, "cuMemcpyHtoD");
-  if (request.shared_offset != kInlineHost) {
-    in.expect_end();
-    shared_copy(request, true, with_stream, out, result);
-    return;
-  }
-  const auto data = in.get_raw(request.bytes);
+  const bool shared = request.shared_offset != kInlineHost;
+  const void* host = shared ? registered_shared_span(request.shared_offset, request.bytes)
+                            : in.get_raw(request.bytes).data();
   in.expect_end();
-  result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
-                         with_stream ? vet(request.stream) : CUDA_SUCCESS);
-  if (result == CUDA_SUCCESS && with_stream) result = not_capturing(request.stream);
-  if (result == CUDA_SUCCESS) {
-    result = with_stream ? (real().cuMemcpyHtoDAsync_v2 != nullptr
-                                ? real().cuMemcpyHtoDAsync_v2(request.device, data.data(),
-                                                              request.bytes, request.stream)
-                                : CUDA_ERROR_NOT_SUPPORTED)
-                         : (real().cuMemcpyHtoD_v2 != nullptr
-                                ? real().cuMemcpyHtoD_v2(request.device, data.data(), request.bytes)
-                                : CUDA_ERROR_NOT_SUPPORTED);
-  }
+  result = vet_copy(request, with_stream, shared);
+  if (result == CUDA_SUCCESS) result = real_to_device(request, host, with_stream);
   out.put<int32_t>(result);
 }
 
-// cuMemcpyDtoH(Async): the reply buffer is the landing buffer, so an asynchronous copy is waited
-// for before the reply leaves.
+// cuMemcpyDtoH(Async): into the registered pages of the shared memory the record names (the
+// driver writes them, asynchronously when the copy is), or else into the reply buffer, the
+// landing buffer, so an asynchronous copy is waited for before the reply leaves.
 void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with_stream) {
   const auto request = copy_request(in, with_stream, "cuMemcpyDtoH");
   in.expect_end();
-  if (request.shared_offset != kInlineHost) {
-    shared_copy(request, false, with_stream, out, result);
+  const bool shared = request.shared_offset != kInlineHost;
+  result = vet_copy(request, with_stream, shared);
+  if (shared) {
+    std::byte* host = registered_shared_span(request.shared_offset, request.bytes);
+    if (result == CUDA_SUCCESS) result = real_to_host(host, request, with_stream);
+    out.put<int32_t>(result);
     return;
   }
-  result = first_failure(CUDA_SUCCESS, vet_device_pointer(request.device, request.bytes),
-                         with_stream ? vet(request.stream) : CUDA_SUCCESS,
-                         lacks(reinterpret_cast<const void*>(real().cuMemcpyDtoH_v2)),
-                         lacks(reinterpret_cast<const void*>(real().cuMemcpyDtoHAsync_v2)),
-                         lacks(reinterpret_cast<const void*>(real().cuStreamSynchronize)));
-  if (result == CUDA_SUCCESS && with_stream) result = not_capturing(request.stream);
+  if (result == CUDA_SUCCESS && with_stream) {
+    result = lacks(reinterpret_cast<const void*>(real().cuStreamSynchronize));
+  }
   landing_reply(out, result, request.bytes, [&](std::byte* landing) {
-    if (!with_stream) return real().cuMemcpyDtoH_v2(landing, request.device, request.bytes);
-    const CUresult r =
-        real().cuMemcpyDtoHAsync_v2(landing, request.device, request.bytes, request.stream);
-    return r == CUDA_SUCCESS ? real().cuStreamSynchronize(request.stream) : r;
+    const CUresult r = real_to_host(landing, request, with_stream);
+    return r == CUDA_SUCCESS && with_stream ? real().cuStreamSynchronize(request.stream) : r;
   });
 }
 

@@ -256,29 +256,32 @@ void forget_launch_facts() {
   shared_limits.clear();
 }
 
-}  // namespace gvirtus::cuda
+namespace {
 
 // Setting a function's or a kernel's attribute may change its dynamic shared memory limit, under
-// the handle set or another one for the same code (a kernel and its function): the limits known
-// are asked again.
-extern "C" __attribute__((visibility("default"))) CUresult cuFuncSetAttribute(
-    CUfunction hfunc, CUfunction_attribute attrib, int value) {
-  const CUresult result = gvirtus::cuda::remote::cuFuncSetAttribute(hfunc, attrib, value);
+// the handle set or another one for the same code (a kernel and its function): after such a
+// change succeeded, the limits known are asked again. Returns `result`.
+CUresult after_set_attribute(CUresult result, CUfunction_attribute attrib) {
   if (result == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-    std::lock_guard lock(gvirtus::cuda::mutex);
-    gvirtus::cuda::shared_limits.clear();
+    std::lock_guard lock(mutex);
+    shared_limits.clear();
   }
   return result;
 }
 
+}  // namespace
+}  // namespace gvirtus::cuda
+
+extern "C" __attribute__((visibility("default"))) CUresult cuFuncSetAttribute(
+    CUfunction hfunc, CUfunction_attribute attrib, int value) {
+  return gvirtus::cuda::after_set_attribute(
+      gvirtus::cuda::remote::cuFuncSetAttribute(hfunc, attrib, value), attrib);
+}
+
 extern "C" __attribute__((visibility("default"))) CUresult cuKernelSetAttribute(
     CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
-  const CUresult result = gvirtus::cuda::remote::cuKernelSetAttribute(attrib, val, kernel, dev);
-  if (result == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
-    std::lock_guard lock(gvirtus::cuda::mutex);
-    gvirtus::cuda::shared_limits.clear();
-  }
-  return result;
+  return gvirtus::cuda::after_set_attribute(
+      gvirtus::cuda::remote::cuKernelSetAttribute(attrib, val, kernel, dev), attrib);
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel(

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "frontend/call_stats.h"
+#include "frontend/context_faults.h"
 #include "frontend/generated_stub.h"
 #include "frontend/process_session.h"
 
@@ -39,68 +40,30 @@ bool may_change_state(cudaError_t e) {
 
 std::atomic<uint64_t> g_state_epoch{0};
 
-// A context the runtime cannot use, as a local runtime knows at once and a stub learns from
-// replies, so that calls sent ahead answer what the runtime would answer (seen on an H200):
-//  - a sticky error (a kernel fault): every call that needs the context returns it, until
-//    cudaDeviceReset succeeds. Calls sent ahead return it without a round trip.
-//  - cudaErrorDevicesUnavailable: the runtime tries to create the context at each call and fails
-//    each time; nothing says when it would succeed, so calls sent ahead are sent and waited for
-//    (their reply is the runtime's answer) until a call that needs the context succeeds.
-std::atomic<int> g_sticky_error{cudaSuccess};
-std::atomic<bool> g_devices_unavailable{false};
-
-bool is_sticky(cudaError_t e) {
-  switch (e) {
-    case cudaErrorECCUncorrectable:
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorAssert:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchFailure:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Calls the runtime answers without a context (their success says nothing of one): queries,
-// and the loading of modules and resolving of their kernels and variables, which the backend
-// does through the runtime's context-independent libraries.
-bool needs_no_context(Fn fn) {
-  switch (fn) {
-    case Fn::cudaModuleLoad:
-    case Fn::cudaKernelResolve:
-    case Fn::cudaVarResolve:
-    case Fn::cudaGetDeviceProperties:
-    case Fn::cudaGetDeviceCount:
-    case Fn::cudaGetDevice:
-    case Fn::cudaGetLastError:
-    case Fn::cudaPeekAtLastError:
-    case Fn::cudaDriverGetVersion:
-    case Fn::cudaRuntimeGetVersion:
-    case Fn::cudaDeviceGetAttribute:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void follow_context_state(Fn fn, cudaError_t result) {
-  if (is_sticky(result)) {
-    g_sticky_error.store(result, std::memory_order_relaxed);
-  } else if (fn == Fn::cudaDeviceReset && result == cudaSuccess) {
-    g_sticky_error.store(cudaSuccess, std::memory_order_relaxed);
-  }
-  if (result == cudaErrorDevicesUnavailable) {
-    g_devices_unavailable.store(true, std::memory_order_relaxed);
-  } else if (result == cudaSuccess && !needs_no_context(fn)) {
-    g_devices_unavailable.store(false, std::memory_order_relaxed);
-  }
-}
+// The runtime's context faults (frontend/context_faults.h): the sticky errors (a kernel fault),
+// cleared by cudaDeviceReset; cudaErrorDevicesUnavailable; and the calls it answers without a
+// context - queries, and the loading of modules and resolving of their kernels and variables,
+// which the backend does through the runtime's context-independent libraries.
+constexpr int32_t kStickyErrors[] = {cudaErrorECCUncorrectable,   cudaErrorIllegalAddress,
+                                     cudaErrorLaunchTimeout,      cudaErrorAssert,
+                                     cudaErrorHardwareStackError, cudaErrorIllegalInstruction,
+                                     cudaErrorMisalignedAddress,  cudaErrorInvalidAddressSpace,
+                                     cudaErrorInvalidPc,          cudaErrorLaunchFailure};
+constexpr uint16_t kClearingCalls[] = {static_cast<uint16_t>(Fn::cudaDeviceReset)};
+constexpr uint16_t kContextFreeCalls[] = {static_cast<uint16_t>(Fn::cudaModuleLoad),
+                                          static_cast<uint16_t>(Fn::cudaKernelResolve),
+                                          static_cast<uint16_t>(Fn::cudaVarResolve),
+                                          static_cast<uint16_t>(Fn::cudaGetDeviceProperties),
+                                          static_cast<uint16_t>(Fn::cudaGetDeviceCount),
+                                          static_cast<uint16_t>(Fn::cudaGetDevice),
+                                          static_cast<uint16_t>(Fn::cudaGetLastError),
+                                          static_cast<uint16_t>(Fn::cudaPeekAtLastError),
+                                          static_cast<uint16_t>(Fn::cudaDriverGetVersion),
+                                          static_cast<uint16_t>(Fn::cudaRuntimeGetVersion),
+                                          static_cast<uint16_t>(Fn::cudaDeviceGetAttribute)};
+constexpr stub::ContextFaults kContextFaults{kStickyErrors, cudaErrorDevicesUnavailable,
+                                             kClearingCalls, kContextFreeCalls};
+constinit stub::ContextFaultState g_context(kContextFaults, cudaSuccess);
 
 cudaError_t to_cuda_error(const Error& e, Fn fn) {
   GVIRTUS_LOG(kDebug) << name_of(fn) << ": " << e.what();
@@ -170,7 +133,7 @@ cudaError_t read_result(Fn fn, FunctionRef<void(process_session::ReplyDecoder)> 
   wait(read_reply);
   if (is_init_failure(result)) g_init_failure.store(result, std::memory_order_relaxed);
   if (may_change_state(result)) g_state_epoch.fetch_add(1, std::memory_order_relaxed);
-  follow_context_state(fn, result);
+  g_context.follow(static_cast<uint16_t>(fn), result);
   // The backend now holds a newer error than any the stub recorded (see last_error.cpp).
   if (result != cudaSuccess && fn != Fn::cudaGetLastError && fn != Fn::cudaPeekAtLastError) {
     t_local_error = cudaSuccess;
@@ -232,13 +195,8 @@ cudaError_t remote_finish(const RemotePending& pending, Decoder decode) {
 cudaError_t remote_async(Fn fn, Encoder encode) {
   (void)registered;
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
-  if (const auto sticky = static_cast<cudaError_t>(g_sticky_error.load(std::memory_order_relaxed));
-      sticky != cudaSuccess) {
-    return sticky;
-  }
-  if (g_devices_unavailable.load(std::memory_order_relaxed)) {
-    return remote_sync(fn, encode, [](WireReader&) {});
-  }
+  if (g_context.has_sticky()) return static_cast<cudaError_t>(g_context.sticky());
+  if (g_context.unavailable()) return remote_sync(fn, encode, [](WireReader&) {});
   try {
     WireWriter& args = stub::encoder();
     encode(args);
