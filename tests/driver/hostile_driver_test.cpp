@@ -771,5 +771,213 @@ TEST_F(HostileDriver, array_copies_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+// An array of 16 x 4 floats (with `flags`: CUDA_ARRAY3D_SURFACE_LDST for a surface), made in
+// `c`'s session.
+CUarray make_array(Client& c, unsigned flags = 0) {
+  CUDA_ARRAY3D_DESCRIPTOR d{};
+  d.Width = 16;
+  d.Height = 4;
+  d.Format = CU_AD_FORMAT_FLOAT;
+  d.NumChannels = 1;
+  d.Flags = flags;
+  CUarray array = nullptr;
+  WireWriter w;
+  mr::put_output(w, &array);
+  mr::put_output(w, &d);
+  const ByteView piece = w.view();
+  c.call(cu::call_id(cu::Fn::cuArray3DCreate_v2), std::span(&piece, 1), [&](WireReader& in) {
+    EXPECT_EQ(in.get<int32_t>(), CUDA_SUCCESS);
+    const auto rest = in.get_raw(in.remaining());
+    if (rest.size() >= 1 + sizeof array) std::memcpy(&array, rest.data() + 1, sizeof array);
+  });
+  return array;
+}
+
+CUdeviceptr allocate(Client& c, size_t bytes) {
+  CUdeviceptr dptr = 0;
+  WireWriter w;
+  mr::put_output(w, &dptr);
+  mr::put_value(w, bytes);
+  const ByteView piece = w.view();
+  c.call(cu::call_id(cu::Fn::cuMemAlloc_v2), std::span(&piece, 1), [&](WireReader& in) {
+    EXPECT_EQ(in.get<int32_t>(), CUDA_SUCCESS);
+    const auto rest = in.get_raw(in.remaining());
+    if (rest.size() >= 1 + sizeof dptr) std::memcpy(&dptr, rest.data() + 1, sizeof dptr);
+  });
+  return dptr;
+}
+
+// A box copy request of width x height x 1 between two sides, each an array, device memory at
+// `device` (pitch 64) or the client's memory, packed.
+cu::ArrayBoxRequest box(cu::BoxSide src, CUarray src_array, CUdeviceptr src_device, cu::BoxSide dst,
+                        CUarray dst_array, CUdeviceptr dst_device, uint64_t width,
+                        uint64_t height) {
+  cu::ArrayBoxRequest r{};
+  const auto pitch_of = [&](cu::BoxSide side) { return side == cu::BoxSide::kHost ? width : 64; };
+  r.src_side = static_cast<uint32_t>(src), r.src_array = src_array, r.src_device = src_device;
+  r.src_pitch = pitch_of(src), r.src_height = height;
+  r.dst_side = static_cast<uint32_t>(dst), r.dst_array = dst_array, r.dst_device = dst_device;
+  r.dst_pitch = pitch_of(dst), r.dst_height = height;
+  r.width = width, r.height = height, r.depth = 1;
+  return r;
+}
+
+// Copies with arrays: an array the session never created is refused (no bytes after the
+// failure), and the device memory a box spans must be the session's; a side of no kind is
+// malformed and ends only the session.
+TEST_F(HostileDriver, box_copies_with_arrays_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUarray array = make_array(c);
+  const CUdeviceptr dptr = allocate(c, 4096);
+  const auto foreign = reinterpret_cast<CUarray>(uintptr_t{0x6400});
+  const auto copy = [&](const cu::ArrayBoxRequest& request) {
+    return call(c, cu::Fn::cuMemcpy3D_v2, [&](WireWriter& w) { put_record(w, request); });
+  };
+  using cu::BoxSide;
+  Reply r = copy(box(BoxSide::kArray, array, 0, BoxSide::kHost, nullptr, 0, 64, 4));
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_EQ(r.rest.size(), sizeof(uint64_t) + 64 * 4) << "the array's rows, packed";
+  r = copy(box(BoxSide::kArray, foreign, 0, BoxSide::kHost, nullptr, 0, 64, 4));
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(r.rest.empty()) << "no bytes after a failure";
+  EXPECT_EQ(copy(box(BoxSide::kArray, array, 0, BoxSide::kDevice, nullptr, dptr, 64, 4)).status,
+            CUDA_SUCCESS);
+  cu::ArrayBoxRequest past = box(BoxSide::kArray, array, 0, BoxSide::kDevice, nullptr, dptr, 64, 4);
+  past.dst_pitch = 2048;
+  EXPECT_EQ(copy(past).status, CUDA_ERROR_INVALID_VALUE) << "the fourth row lies past the memory";
+  EXPECT_EQ(copy(box(BoxSide::kDevice, nullptr, CUdeviceptr{0x7fff0000}, BoxSide::kArray, array, 0,
+                     64, 4))
+                .status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "a source the session never allocated";
+  EXPECT_EQ(copy(box(BoxSide::kArray, array, 0, BoxSide::kArray, foreign, 0, 64, 4)).status,
+            CUDA_ERROR_INVALID_HANDLE);
+  expect_session_goes_on(c);
+  cu::ArrayBoxRequest odd = box(BoxSide::kArray, array, 0, BoxSide::kHost, nullptr, 0, 64, 4);
+  odd.dst_side = 9;
+  EXPECT_EQ(copy(odd).error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
+// A box with its client side's bytes over a chunk, or with no array at all, is no request a stub
+// sends: each ends only its session.
+TEST_F(HostileDriver, a_box_over_a_chunk_or_without_an_array_ends_only_its_session) {
+  using cu::BoxSide;
+  for (const cu::ArrayBoxRequest& request :
+       {box(BoxSide::kArray, reinterpret_cast<CUarray>(uintptr_t{0x6400}), 0, BoxSide::kHost,
+            nullptr, 0, 1 << 20, 32),
+        box(BoxSide::kDevice, nullptr, CUdeviceptr{0x1000}, BoxSide::kDevice, nullptr,
+            CUdeviceptr{0x2000}, 64, 4)}) {
+    const auto owned = client();
+    const Reply r =
+        call(*owned, cu::Fn::cuMemcpy3D_v2, [&](WireWriter& w) { put_record(w, request); });
+    EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+    expect_session_ended_alone(*owned);
+  }
+}
+
+// Texture and surface objects: what the resource names must be the session's (an array, device
+// memory over its whole extent); objects the session never got, or destroyed, are refused, and a
+// surface object is no texture object though both be 1. A mipmapped array's level cannot be
+// destroyed alone, and goes with its mipmapped array. A malformed view flag ends the session.
+TEST_F(HostileDriver, texture_and_surface_objects_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto texture = [&](const CUDA_RESOURCE_DESC& resource) {
+    CUDA_TEXTURE_DESC desc{};
+    return call(c, cu::Fn::cuTexObjectCreate, [&](WireWriter& w) {
+      w.put<uint32_t>(0);
+      w.put_raw(&resource, sizeof resource);
+      w.put_raw(&desc, sizeof desc);
+    });
+  };
+  const auto object_call = [&](cu::Fn fn, uint64_t object) {
+    return call(c, fn, [&](WireWriter& w) { w.put<uint64_t>(object); });
+  };
+  CUDA_RESOURCE_DESC resource{};
+  resource.resType = CU_RESOURCE_TYPE_ARRAY;
+  resource.res.array.hArray = reinterpret_cast<CUarray>(uintptr_t{0x6400});
+  Reply r = texture(resource);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE) << "an array the session never created";
+  const CUdeviceptr dptr = allocate(c, 4096);
+  CUDA_RESOURCE_DESC linear{};
+  linear.resType = CU_RESOURCE_TYPE_LINEAR;
+  linear.res.linear.devPtr = dptr;
+  linear.res.linear.format = CU_AD_FORMAT_FLOAT;
+  linear.res.linear.numChannels = 1;
+  linear.res.linear.sizeInBytes = 8192;
+  EXPECT_EQ(texture(linear).status, CUDA_ERROR_INVALID_VALUE) << "past the allocation";
+  CUDA_RESOURCE_DESC pitched{};
+  pitched.resType = CU_RESOURCE_TYPE_PITCH2D;
+  pitched.res.pitch2D.devPtr = dptr;
+  pitched.res.pitch2D.format = CU_AD_FORMAT_FLOAT;
+  pitched.res.pitch2D.numChannels = 1;
+  pitched.res.pitch2D.width = 16;
+  pitched.res.pitch2D.height = 64;
+  pitched.res.pitch2D.pitchInBytes = 128;
+  EXPECT_EQ(texture(pitched).status, CUDA_ERROR_INVALID_VALUE) << "rows past the allocation";
+  resource.res.array.hArray = make_array(c);
+  r = texture(resource);
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  uint64_t tex = 0;
+  std::memcpy(&tex, r.rest.data(), sizeof tex);
+  resource.res.array.hArray = make_array(c, CUDA_ARRAY3D_SURFACE_LDST);
+  r = call(c, cu::Fn::cuSurfObjectCreate,
+           [&](WireWriter& w) { w.put_raw(&resource, sizeof resource); });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  uint64_t surf = 0;
+  std::memcpy(&surf, r.rest.data(), sizeof surf);
+  EXPECT_EQ(tex, surf) << "the simulated device numbers both kinds from 1";
+  EXPECT_EQ(object_call(cu::Fn::cuSurfObjectDestroy, surf + 1).status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(object_call(cu::Fn::cuTexObjectDestroy, tex).status, CUDA_SUCCESS);
+  r = object_call(cu::Fn::cuTexObjectGetResourceDesc, tex);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE) << "destroyed";
+  EXPECT_EQ(r.rest.size(), sizeof(CUDA_RESOURCE_DESC)) << "zeroed, as the stub reads it";
+  EXPECT_EQ(object_call(cu::Fn::cuSurfObjectGetResourceDesc, surf).status, CUDA_SUCCESS)
+      << "the surface object of the same value lives on";
+
+  CUDA_ARRAY3D_DESCRIPTOR mip{};
+  mip.Width = 32;
+  mip.Height = 32;
+  mip.Format = CU_AD_FORMAT_FLOAT;
+  mip.NumChannels = 1;
+  CUmipmappedArray mipmapped = nullptr;
+  r = call(c, cu::Fn::cuMipmappedArrayCreate, [&](WireWriter& w) {
+    mr::put_output(w, &mipmapped);
+    mr::put_output(w, &mip);
+    mr::put_value(w, 3u);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&mipmapped, r.rest.data() + 1, sizeof mipmapped);
+  r = call(c, cu::Fn::cuMipmappedArrayGetLevel, [&](WireWriter& w) {
+    w.put<uint64_t>(reinterpret_cast<uintptr_t>(mipmapped));
+    w.put<uint32_t>(1);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  uint64_t level = 0;
+  std::memcpy(&level, r.rest.data(), sizeof level);
+  const auto describe_level = [&] {
+    return call(c, cu::Fn::cuArray3DGetDescriptor_v2, [&](WireWriter& w) {
+      CUDA_ARRAY3D_DESCRIPTOR d{};
+      mr::put_output(w, &d);
+      mr::put_value(w, reinterpret_cast<CUarray>(static_cast<uintptr_t>(level)));
+    });
+  };
+  EXPECT_EQ(describe_level().status, CUDA_SUCCESS) << "a level is an array of the session's";
+  EXPECT_EQ(object_call(cu::Fn::cuArrayDestroy, level).status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(
+      object_call(cu::Fn::cuMipmappedArrayDestroy, reinterpret_cast<uintptr_t>(mipmapped)).status,
+      CUDA_SUCCESS);
+  EXPECT_EQ(describe_level().status, CUDA_ERROR_INVALID_HANDLE) << "gone with its mipmapped array";
+  expect_session_goes_on(c);
+  r = call(c, cu::Fn::cuTexObjectCreate, [&](WireWriter& w) {
+    w.put<uint32_t>(2);
+    w.put_raw(&resource, sizeof resource);
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

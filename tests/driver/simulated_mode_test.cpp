@@ -168,6 +168,25 @@ TEST_F(SimulatedDriverMode, virtual_memory_copies_cross_the_seam_of_two_mappings
   EXPECT_NE(result.output.find("seam: ok"), std::string::npos) << result.output;
 }
 
+// Arrays through NVIDIA's runtime on the simulated device: 2D copies to and from arrays (with
+// offsets, array to array, array to device memory), 3D copies up and back (the asynchronous one
+// too), a mipmapped array's level filled; the data comes back as it went, and a texture's
+// resource names the array it was made over. Each texture and surface object reaches its kernel
+// as the integer the driver gave: the first texture object and the first surface object are
+// both 1 on the simulated device, as the driver's two spaces may make them.
+TEST_F(SimulatedDriverMode, arrays_round_trip_and_texture_objects_reach_their_kernels) {
+  const RunResult result =
+      run_program(std::string(GVIRTUS_STATIC_DIR) + "/library_driver_textures");
+  EXPECT_NE(result.output.find("calls: ok"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("round trips: ok"), std::string::npos) << result.output;
+  std::vector<std::string> first_params;
+  for (const Launch& l : recorded(launches_)) first_params.push_back(l.params.substr(0, 16));
+  const std::vector<std::string> objects = {"0100000000000000", "0100000000000000",
+                                            "0200000000000000", "0300000000000000",
+                                            "0400000000000000", "0500000000000000"};
+  EXPECT_EQ(first_params, objects) << result.output;
+}
+
 // A module file lies on the client's machine: the stub reads it and sends it (cuModuleLoad,
 // cuLibraryLoadFromFile); a missing one is the driver's CUDA_ERROR_FILE_NOT_FOUND, and a file
 // cannot be "preserved" (CUDA_ERROR_INVALID_VALUE, as cuda.h says).

@@ -19,6 +19,7 @@
 #include "cuda_vetting.h"
 #include "elf_nv_info.h"
 #include "fatbin.h"
+#include "plugins/cuda/backend/array_boxes.h"
 #include "plugins/cuda/backend/array_copies.h"
 #include "plugins/cuda/backend/copies_2d.h"
 #include "plugins/cuda/backend/landing_reply.h"
@@ -28,6 +29,7 @@
 #include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/backend/shared_host.h"
 #include "plugins/cuda/backend/stream_attributes.h"
+#include "plugins/cuda/backend/textures.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
@@ -411,7 +413,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result) ||
              run_memory_pool(fn, in, out, result) || run_module_query(fn, in, out, result) ||
              run_link(fn, in, out, result) || run_shared_host(fn, in, out, result) ||
-             run_stream_attribute(fn, in, out, result) || run_array_copy(fn, in, out, result);
+             run_stream_attribute(fn, in, out, result) || run_array_copy(fn, in, out, result) ||
+             run_array_box(fn, in, out, result) || run_texture(fn, in, out, result);
   }
 }
 

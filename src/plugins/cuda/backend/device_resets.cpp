@@ -11,6 +11,7 @@
 #include "cuda_calls.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/backend/textures.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -20,11 +21,13 @@ constexpr uint64_t bit(HandleKind kind) {
 }
 
 // What a primary context's reset destroys: its modules with their functions, streams, events,
-// executable graphs and arrays. Contexts of one's own, libraries and their kernels
+// executable graphs, arrays and mipmapped arrays (their levels with them), and texture and surface
+// objects. Contexts of one's own, libraries and their kernels
 // (context-independent), graphs and memory pools are not the context's, and stay.
 constexpr uint64_t kContextBound = bit(HandleKind::kModule) | bit(HandleKind::kFunction) |
                                    bit(HandleKind::kStream) | bit(HandleKind::kEvent) |
-                                   bit(HandleKind::kExecutableGraph) | bit(HandleKind::kArray);
+                                   bit(HandleKind::kExecutableGraph) | bit(HandleKind::kArray) |
+                                   bit(HandleKind::kMipmappedArray);
 
 }  // namespace
 
@@ -38,6 +41,7 @@ int context_device() {
 // the reset context took it along.
 void forget_device(int device) {
   services::session_services().handles.forget_owned(device, kContextBound);
+  forget_textures(device);
   services::drop_ahead_failure();
 }
 

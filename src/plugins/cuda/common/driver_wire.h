@@ -44,6 +44,20 @@
 //                         (nothing after a failure).
 //   cuStreamSet/GetAttribute  StreamAttributeRequest (the value unused by Get). Reply: i32
 //                         result, then for Get the value (zeroed after a failure).
+//   cuMemcpy3D(Async)     ArrayBoxRequest (a copy with a CUDA array on either side; the stub
+//                         copies the others as 2D slices); host to array, then the host side's
+//                         bytes packed (width x height x depth, no gaps). Reply: i32 result;
+//                         array to host, then a blob with the bytes packed (nothing after a
+//                         failure).
+//   cuTexObjectCreate     u32 view (0 or 1), then the bytes of the resource descriptor, the
+//                         texture descriptor and, with view 1, the resource view descriptor.
+//                         Reply: i32 result, u64 object (0 after a failure).
+//   cuSurfObjectCreate    the resource descriptor's bytes. Reply: i32 result, u64 object.
+//   cuTexObjectDestroy, cuSurfObjectDestroy  u64 object. Reply: i32 result.
+//   cuTexObjectGet(Resource|Texture|ResourceView)Desc, cuSurfObjectGetResourceDesc  u64 object.
+//                         Reply: i32 result, then the descriptor's bytes (zeroed after a failure).
+//   cuMipmappedArrayGetLevel  u64 mipmapped array, u32 level. Reply: i32 result, u64 array.
+//   cuMipmappedArrayDestroy, cuArrayDestroy  u64 handle. Reply: i32 result.
 //   cuMemPoolCreate       PoolCreateRequest. Reply: i32 result, u64 pool (null after a failure).
 //   cuMemHostRegister     SharedHostRequest (whole pages of the shared memory). Reply: i32
 //                         result, u64 device pointer (0 after a failure).
@@ -207,6 +221,35 @@ struct ArrayCopyRequest {
   CUstream stream;
   static constexpr auto kFields = std::tuple{&ArrayCopyRequest::array, &ArrayCopyRequest::offset,
                                              &ArrayCopyRequest::bytes, &ArrayCopyRequest::stream};
+};
+
+// What one side of an ArrayBoxRequest is: the client's memory (packed on the wire: its x, y
+// and z are 0, its pitch the width and its height the box's), device memory, or a CUDA array.
+enum class BoxSide : uint32_t { kHost = 1, kDevice = 2, kArray = 3 };
+
+// A box (width bytes x height rows x depth slices) copied between two sides, at least one an
+// array, at most one the client's memory (at most kCopyChunkBytes of it a request). Each side's
+// corner is at (x bytes, y rows, z slices); device memory's rows are pitch bytes apart and its
+// slices height rows. The synchronous copy carries a null stream.
+struct ArrayBoxRequest {
+  uint32_t src_side;  // a BoxSide, checked by the backend
+  CUdeviceptr src_device;
+  CUarray src_array;
+  uint64_t src_x, src_y, src_z, src_pitch, src_height;
+  uint32_t dst_side;
+  CUdeviceptr dst_device;
+  CUarray dst_array;
+  uint64_t dst_x, dst_y, dst_z, dst_pitch, dst_height;
+  uint64_t width, height, depth;
+  CUstream stream;
+  static constexpr auto kFields = std::tuple{
+      &ArrayBoxRequest::src_side,   &ArrayBoxRequest::src_device, &ArrayBoxRequest::src_array,
+      &ArrayBoxRequest::src_x,      &ArrayBoxRequest::src_y,      &ArrayBoxRequest::src_z,
+      &ArrayBoxRequest::src_pitch,  &ArrayBoxRequest::src_height, &ArrayBoxRequest::dst_side,
+      &ArrayBoxRequest::dst_device, &ArrayBoxRequest::dst_array,  &ArrayBoxRequest::dst_x,
+      &ArrayBoxRequest::dst_y,      &ArrayBoxRequest::dst_z,      &ArrayBoxRequest::dst_pitch,
+      &ArrayBoxRequest::dst_height, &ArrayBoxRequest::width,      &ArrayBoxRequest::height,
+      &ArrayBoxRequest::depth,      &ArrayBoxRequest::stream};
 };
 
 // A stream's attribute: which, and its value (CUstreamAttrValue's bytes).

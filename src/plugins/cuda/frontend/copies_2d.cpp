@@ -2,8 +2,8 @@
 // cuMemcpy3D(Async) as the 2D copies of their slices):
 // the host side is the application's memory, so its rows travel, packed, and its pitch never
 // leaves the stub (common/driver_wire.h). Each side's memory type is the caller's, or, for
-// CU_MEMORYTYPE_UNIFIED, what the stub knows of the address; arrays are not remoted yet
-// (CUDA_ERROR_NOT_SUPPORTED). Host to device is sent ahead when asynchronous, as the 1D copy is;
+// CU_MEMORYTYPE_UNIFIED, what the stub knows of the address; a copy with an array on either side
+// goes as a box (array_boxes.h). Host to device is sent ahead when asynchronous, as the 1D copy is;
 // device to host waits for its rows; host to host is the caller's own memcpy, in stream order.
 #include <cuda.h>
 
@@ -13,7 +13,9 @@
 
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "plugins/cuda/common/copy_boxes.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/array_boxes.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
@@ -27,9 +29,9 @@ struct Side {
   size_t pitch;
 };
 
-// One side of the copy, or an error for what the stub cannot copy.
-CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, CUarray array,
-                 size_t pitch, Side& side) {
+// One side of the copy (not an array), or an error for what the stub cannot copy.
+CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, size_t pitch,
+                 Side& side) {
   switch (type) {
     case CU_MEMORYTYPE_HOST:
       side = {false, 0, static_cast<std::byte*>(const_cast<void*>(host)), pitch};
@@ -45,8 +47,7 @@ CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, CUarra
       return device != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     }
     case CU_MEMORYTYPE_ARRAY:
-      (void)array;
-      return CUDA_ERROR_NOT_SUPPORTED;  // CUDA arrays are not remoted yet
+      break;  // copy_2d sends those as boxes
   }
   return CUDA_ERROR_INVALID_VALUE;
 }
@@ -144,14 +145,17 @@ CUresult copy_2d(Fn fn, const CUDA_MEMCPY2D* copy, CUstream stream) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const size_t width = copy->WidthInBytes;
   const size_t height = copy->Height;
+  if (copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+    return copy_array_box(as_box(*copy), stream, fn == Fn::cuMemcpy2DAsync_v2);
+  }
   Side src{}, dst{};
-  if (const CUresult r = side_of(copy->srcMemoryType, copy->srcHost, copy->srcDevice,
-                                 copy->srcArray, copy->srcPitch, src);
+  if (const CUresult r =
+          side_of(copy->srcMemoryType, copy->srcHost, copy->srcDevice, copy->srcPitch, src);
       r != CUDA_SUCCESS) {
     return r;
   }
-  if (const CUresult r = side_of(copy->dstMemoryType, copy->dstHost, copy->dstDevice,
-                                 copy->dstArray, copy->dstPitch, dst);
+  if (const CUresult r =
+          side_of(copy->dstMemoryType, copy->dstHost, copy->dstDevice, copy->dstPitch, dst);
       r != CUDA_SUCCESS) {
     return r;
   }
@@ -217,16 +221,15 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2DAsync_v2(
 namespace gvirtus::cuda {
 namespace {
 
-// A 3D copy as the 2D copies of its slices (CUDA arrays are not remoted yet: their slices have no
-// pitch to name). Slice z of a side starts (offset z + z) x pitch x height bytes in.
+// A 3D copy as the 2D copies of its slices, or, with an array on either side (whose slices have
+// no pitch to name), as a box (array_boxes.h). Slice z of a side starts (offset z + z) x pitch x
+// height bytes in.
 CUresult copy_3d(const CUDA_MEMCPY3D* copy, CUstream stream, bool with_stream) {
   if (copy == nullptr || copy->reserved0 != nullptr || copy->reserved1 != nullptr ||
       copy->srcLOD != 0 || copy->dstLOD != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  if (copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
+  if (has_array_side(*copy)) return copy_array_box(*copy, stream, with_stream);
   if (copy->Depth > 1 && (copy->srcHeight < copy->Height || copy->dstHeight < copy->Height)) {
     return CUDA_ERROR_INVALID_VALUE;  // a slice would overlap the next
   }

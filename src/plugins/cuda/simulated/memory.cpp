@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "common/log.h"
+#include "plugins/cuda/common/copy_boxes.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -308,12 +309,16 @@ CUresult side_2d(sim::State& s, CUmemorytype type, const void* host, CUdeviceptr
       at = range(s, device + offset, span);
       return at != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     default:
-      return CUDA_ERROR_NOT_SUPPORTED;  // the simulated device has no arrays
+      return CUDA_ERROR_INVALID_VALUE;  // arrays: copy_2d copies them as boxes
   }
 }
 
 CUresult copy_2d(const CUDA_MEMCPY2D* copy, CUstream stream) {
   if (copy == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (copy->srcMemoryType == CU_MEMORYTYPE_ARRAY || copy->dstMemoryType == CU_MEMORYTYPE_ARRAY) {
+    const CUDA_MEMCPY3D box = gvirtus::cuda::as_box(*copy);  // arrays.cpp copies boxes
+    return cuMemcpy3DAsync_v2(&box, stream);
+  }
   return sim::guarded([&](sim::State& s) {
     if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
     if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;

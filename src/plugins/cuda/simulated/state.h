@@ -86,6 +86,20 @@ struct Mapping {
 struct Array {
   CUDA_ARRAY3D_DESCRIPTOR descriptor;
   std::vector<std::byte> bytes;
+  CUmipmappedArray owner = nullptr;  // the mipmapped array whose level it is, if any
+};
+
+// A mipmapped array (arrays.cpp): its levels, arrays made with it and destroyed with it.
+struct Mipmapped {
+  std::vector<CUarray> levels;
+};
+
+// A texture object (textures.cpp): its descriptors, as given.
+struct TextureObject {
+  CUDA_RESOURCE_DESC resource;
+  CUDA_TEXTURE_DESC texture;
+  CUDA_RESOURCE_VIEW_DESC view;
+  bool has_view;
 };
 
 // A JIT link (links.cpp): its inputs, and the image cuLinkComplete made of them.
@@ -140,6 +154,12 @@ struct State {
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
   std::map<CUlinkState, std::unique_ptr<Link>> links;
   std::map<CUarray, std::unique_ptr<Array>> arrays;
+  std::map<CUmipmappedArray, std::unique_ptr<Mipmapped>> mipmapped;
+  // Texture and surface objects, numbered apart from 1 each, as the driver's may be.
+  std::map<CUtexObject, TextureObject> textures;
+  std::map<CUsurfObject, CUDA_RESOURCE_DESC> surfaces;
+  uint64_t next_texture = 1;
+  uint64_t next_surface = 1;
   // Host memory registered with cuMemHostRegister (start -> bytes): device memory too, at the
   // same address (unified addressing).
   AddressRanges registered_host;
@@ -194,6 +214,11 @@ CUfunction function_handle(State& s, CUmodule module, const fatbin::KernelLayout
 // The function a kernel handle names (kernels and functions both launch), or null.
 Function* function_of(State& s, CUfunction handle);
 CUkernel kernel_of(CUfunction function);
+
+// Whether a resource descriptor names live objects and memory of the device: an array (for a
+// surface, one made with CUDA_ARRAY3D_SURFACE_LDST), a mipmapped array, or device memory
+// (arrays.cpp).
+CUresult check_resource(State& s, const CUDA_RESOURCE_DESC& resource, bool surface);
 
 // A stream is null, one of the predefined ones, or a live one of ours.
 bool known_stream(const State& s, CUstream stream);
