@@ -178,6 +178,15 @@ TEST(fatbin_hostile, malformed_ptx_parameter_lists) {
   // The .align after .ptr is the pointee's: b stays at 8, like any .u64.
   EXPECT_EQ(layouts[0].params, (std::vector<ParamInfo>{{0, 1}, {8, 8}, {16, 6}}));
   EXPECT_EQ(layouts[0].param_bytes, 22u);
+  // Entries are found between comments of both kinds, past lone slashes, as whole tokens only.
+  const auto found = ptx_kernel_layouts(
+      "/* .entry hidden(.param .u8 x) */ .file 1 \"a/b.cu\"\n.entryway\n.entry one(.param .u32 "
+      "a)\n{ ret; } // .entry two(.param .u8 x)\n.visible .entry three()\n{ ret; }");
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].name, "one");
+  EXPECT_EQ(found[0].param_bytes, 4u);
+  EXPECT_EQ(found[1].name, "three");
+  EXPECT_EQ(found[1].param_bytes, 0u);
 }
 
 }  // namespace

@@ -246,8 +246,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     s.allocation_bytes.clear();
     s.module_memory.clear();
     s.allocated = 0;
-    std::erase_if(s.functions, [&](const auto& f) {
-      const auto module = s.modules.find(f.second->module);
+    sim::forget_functions_if(s, [&](const sim::Function& f) {
+      const auto module = s.modules.find(f.module);
       return module == s.modules.end() || !module->second->library;
     });
     std::erase_if(s.modules, [](const auto& m) { return !m.second->library; });

@@ -72,13 +72,9 @@ namespace {
 CUfunction function_of(CUkernel kernel) {
   CUfunction function = nullptr;
   sim::guarded([&](sim::State& s) {
-    const auto handle = reinterpret_cast<CUfunction>(kernel);
-    if (s.functions.count(handle) == 0) {  // a kernel handle, not a function's own
-      if (sim::Function* f = sim::function_of(s, handle)) {
-        for (const auto& [h, object] : s.functions) {
-          if (object.get() == f) function = h;
-        }
-      }
+    // A kernel handle, not a function's own.
+    if (const auto found = s.function_by_kernel.find(kernel); found != s.function_by_kernel.end()) {
+      function = found->second;
     }
     return CUDA_SUCCESS;
   });

@@ -66,20 +66,21 @@ void free_variables(sim::State& s, sim::Module& module) {
 }
 
 const fatbin::KernelLayout* find_kernel(const sim::Module& module, const char* name) {
-  for (const auto& kernel : module.kernels) {
-    if (kernel.name == name) return &kernel;
-  }
-  return nullptr;
+  const auto found = module.kernel_index.find(std::string_view(name));
+  return found != module.kernel_index.end() ? &module.kernels[found->second] : nullptr;
 }
 
 }  // namespace
 
 CUfunction sim::function_handle(State& s, CUmodule module, const fatbin::KernelLayout& kernel) {
-  for (const auto& [handle, function] : s.functions) {  // one handle per kernel, as natively
-    if (function->layout == &kernel) return handle;
+  // One handle per kernel, as natively.
+  if (const auto found = s.function_by_layout.find(&kernel); found != s.function_by_layout.end()) {
+    return found->second;
   }
   auto function = std::make_unique<Function>(Function{module, &kernel, {}});
   const auto handle = reinterpret_cast<CUfunction>(function.get());
+  s.function_by_layout.emplace(&kernel, handle);
+  s.function_by_kernel.emplace(&function->kernel_tag, handle);
   s.functions.emplace(handle, std::move(function));
   return handle;
 }
@@ -92,6 +93,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void*
     if (size == 0) return CUDA_ERROR_INVALID_IMAGE;
     auto loaded = std::make_unique<sim::Module>();
     loaded->kernels = kernels_of(image, size);
+    for (size_t i = 0; i < loaded->kernels.size(); ++i) {
+      loaded->kernel_index.emplace(loaded->kernels[i].name, i);
+    }
     loaded->variables = variables_of(image, size);
     const auto handle = reinterpret_cast<CUmodule>(loaded.get());
     s.modules.emplace(handle, std::move(loaded));
@@ -106,7 +110,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleUnload(CUmodule hmod) {
     if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
     free_variables(s, *module->second);
     s.modules.erase(module);
-    std::erase_if(s.functions, [&](const auto& f) { return f.second->module == hmod; });
+    sim::forget_functions_if(s, [&](const sim::Function& f) { return f.module == hmod; });
     return CUDA_SUCCESS;
   });
 }

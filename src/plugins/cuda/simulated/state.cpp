@@ -59,12 +59,8 @@ std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes) {
 
 Function* function_of(State& s, CUfunction handle) {
   if (const auto it = s.functions.find(handle); it != s.functions.end()) return it->second.get();
-  for (auto& [function, object] : s.functions) {
-    if (reinterpret_cast<void*>(&object->kernel_tag) == reinterpret_cast<void*>(handle)) {
-      return object.get();
-    }
-  }
-  return nullptr;
+  const auto kernel = s.function_by_kernel.find(handle);
+  return kernel != s.function_by_kernel.end() ? s.functions.at(kernel->second).get() : nullptr;
 }
 
 CUkernel kernel_of(CUfunction function) {

@@ -32,6 +32,7 @@ inline constexpr uint64_t kDeviceBytes = uint64_t{16} << 30;  // what the device
 
 struct Module {
   std::vector<fatbin::KernelLayout> kernels;
+  std::map<std::string, size_t, std::less<>> kernel_index;  // name -> place in kernels
   std::map<std::string, uint64_t> variables;  // name -> bytes, from the cubins' symbol tables
   std::map<std::string, uintptr_t> placed;    // the variables asked for, placed in memory
   bool library = false;  // loaded as a CUlibrary: context-independent, it outlives a reset
@@ -128,6 +129,10 @@ struct State {
   std::set<uintptr_t> module_memory;  // allocations that are modules' variables
   std::map<CUmodule, std::unique_ptr<Module>> modules;
   std::map<CUfunction, std::unique_ptr<Function>> functions;
+  // The same functions by kernel layout and by kernel handle (Function::kernel_tag): a library
+  // such as cuDNN loads modules of thousands of kernels and asks for each.
+  std::map<const fatbin::KernelLayout*, CUfunction> function_by_layout;
+  std::map<const void*, CUfunction> function_by_kernel;
   std::map<CUstream, uint32_t> streams;  // a stream's number, as launch records name it
   // Attributes set on streams (CUstreamAttrID -> value), by stream.
   std::map<CUstream, std::map<int, CUstreamAttrValue>> stream_attributes;
@@ -210,6 +215,20 @@ std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes);
 
 // The one function handle of a module's kernel, made the first time it is asked for.
 CUfunction function_handle(State& s, CUmodule module, const fatbin::KernelLayout& kernel);
+
+// Forgets the functions `doomed(function)` says go, with their indexes.
+template <typename Doomed>
+void forget_functions_if(State& s, Doomed doomed) {
+  for (auto it = s.functions.begin(); it != s.functions.end();) {
+    if (!doomed(*it->second)) {
+      ++it;
+      continue;
+    }
+    s.function_by_layout.erase(it->second->layout);
+    s.function_by_kernel.erase(&it->second->kernel_tag);
+    it = s.functions.erase(it);
+  }
+}
 
 // The function a kernel handle names (kernels and functions both launch), or null.
 Function* function_of(State& s, CUfunction handle);

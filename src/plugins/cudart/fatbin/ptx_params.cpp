@@ -1,6 +1,8 @@
 #include "ptx_params.h"
 
+#include <algorithm>
 #include <charconv>
+#include <functional>
 #include <set>
 #include <string>
 
@@ -18,6 +20,45 @@ class Tokens {
  public:
   explicit Tokens(std::string_view text) : text_(text) {}
 
+  // Moves to just past the next `.entry` token outside comments, or to the end (false). Only '/'
+  // can open a comment, so the text between entries is searched, not tokenised: a module's PTX
+  // runs to hundreds of MiB of instructions around a few hundred entries.
+  bool seek_entry() {
+    constexpr std::string_view kEntry = ".entry";
+    constexpr size_t kNone = std::string_view::npos;
+    static const std::boyer_moore_horspool_searcher entry_searcher(kEntry.begin(), kEntry.end());
+    // Each search runs ahead once: an ".entry" (or a slash) found past `at_` stays valid until
+    // `at_` passes it, across calls, so the text is searched in one pass however many entries
+    // and comments it holds (tokens only move `at_` forward).
+    while (at_ < text_.size()) {
+      if (!candidate_known_ || (candidate_ != kNone && candidate_ < at_)) {
+        // Not string_view::find, which stops at every '.', and PTX is mostly dots.
+        const auto found = std::search(text_.begin() + at_, text_.end(), entry_searcher);
+        candidate_ = found == text_.end() ? kNone : static_cast<size_t>(found - text_.begin());
+        candidate_known_ = true;
+      }
+      if (!slash_known_ || (slash_ != kNone && slash_ < at_)) {
+        slash_ = text_.find('/', at_);
+        slash_known_ = true;
+      }
+      if (slash_ < candidate_) {
+        at_ = slash_;
+        skip_space_and_comments();
+        if (at_ == slash_) ++at_;  // a lone '/', not a comment
+        continue;
+      }
+      if (candidate_ == kNone) break;
+      at_ = candidate_ + kEntry.size();
+      const bool starts =
+          candidate_ == 0 || is_space(text_[candidate_ - 1]) || is_punct(text_[candidate_ - 1]);
+      const bool ends =
+          at_ == text_.size() || is_space(text_[at_]) || is_punct(text_[at_]) || text_[at_] == '/';
+      if (starts && ends) return true;
+    }
+    at_ = text_.size();
+    return false;
+  }
+
   std::string_view next() {
     skip_space_and_comments();
     if (at_ >= text_.size()) return {};
@@ -33,7 +74,19 @@ class Tokens {
  private:
   static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || !c; }
   static bool is_punct(char c) {
-    return std::string_view("()[],;{}").find(c) != std::string_view::npos;
+    switch (c) {
+      case '(':
+      case ')':
+      case '[':
+      case ']':
+      case ',':
+      case ';':
+      case '{':
+      case '}':
+        return true;
+      default:
+        return false;
+    }
   }
 
   void skip_space_and_comments() {
@@ -55,6 +108,9 @@ class Tokens {
 
   std::string_view text_;
   size_t at_ = 0;
+  // seek_entry's searches ahead: where the next ".entry" and '/' were found (npos: none left).
+  size_t candidate_ = std::string_view::npos, slash_ = std::string_view::npos;
+  bool candidate_known_ = false, slash_known_ = false;
 };
 
 uint64_t number(std::string_view token, const std::string& kernel) {
@@ -118,8 +174,7 @@ std::vector<KernelLayout> ptx_kernel_layouts(std::string_view ptx) {
   std::vector<KernelLayout> layouts;
   std::set<std::string, std::less<>> seen;
   Tokens tokens(ptx);
-  for (auto t = tokens.next(); !t.empty(); t = tokens.next()) {
-    if (t != ".entry") continue;
+  while (tokens.seek_entry()) {
     KernelLayout layout{std::string(tokens.next()), {}, 0};
     if (layout.name.empty()) fail("PTX .entry without a name");
     uint64_t end = 0;
