@@ -53,7 +53,8 @@ class AbiPlugin final : public BackendPlugin {
         session.program.c_str(), session.client_pid, session.shared_memory.data(),
         session.shared_memory.size(),
         // The ABI passes the shared counter as plain memory: a lock-free 64-bit atomic.
-        reinterpret_cast<uint64_t*>(session.device_bytes), session.registry};
+        reinterpret_cast<uint64_t*>(session.device_bytes), session.registry,
+        session.module_cache_dir.c_str(), session.module_cache_max_bytes};
     gvirtus_result_v1 result{};
     void* state = table_->open_session(&info, &result);
     if (state == nullptr) {

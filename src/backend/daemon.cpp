@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "backend/module_cache_place.h"
 #include "backend/plugin_registry.h"
 #include "backend/session.h"
 #include "backend/session_table.h"
@@ -60,6 +61,7 @@ class Daemon {
     sessions_.set_max_sessions(config.limits.max_sessions);
     // Before listening: a missing, unsafe or short secret stops the daemon with the reason.
     secret_ = configured_secret(config, SecretReader::kBackend);
+    module_cache_ = settle_module_cache(config.module_cache);
     for (const EndpointConfig& endpoint : config.endpoints) {
       for (const std::string& name : endpoint.plugins()) plugins_.load(name);
     }
@@ -171,7 +173,8 @@ class Daemon {
     set_current_session_slot(&sessions_, slot, status_only);
     // The worker's copy of the secret moves into its session, which wipes it once the client is
     // authenticated.
-    const int status = run_session(connection, plugins_, config_.limits, std::move(secret_));
+    const int status =
+        run_session(connection, plugins_, config_.limits, std::move(secret_), module_cache_);
     // _exit runs no destructors: end the connection so that the peer sees it now. Only the
     // process's death would tell otherwise, which shm's file mode notices after dead_after_ms,
     // keeping the segment from the next client that long.
@@ -196,6 +199,7 @@ class Daemon {
 
   const Config& config_;
   std::optional<Secret> secret_;
+  ModuleCacheConfig module_cache_;  // settled: its place found, or off
   PluginRegistry plugins_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   UniqueFd signal_fd_;

@@ -41,6 +41,11 @@ struct SessionInfo {
   // The session's registry of its plugins (backend/plugin_abi.h), through which a plugin asks the
   // others about handles and device memory it does not hold itself; null when none.
   const gvirtus_session_registry_v1* registry = nullptr;
+  // The backend's module cache that sessions share (backend/services/module_cache.h): its
+  // directory, settled when the daemon started (backend/module_cache_place.h), and the bound on
+  // its size; an empty directory or a bound of 0: there is none.
+  std::string module_cache_dir;
+  uint64_t module_cache_max_bytes = 0;
 };
 
 // One call being executed. `args` reads the request payload; `reply` collects the reply payload

@@ -85,6 +85,10 @@ typedef struct gvirtus_session_info_v1 {
   uint64_t* device_bytes;
   /* The session's registry of its plugins (above); NULL when the backend offers none. */
   const gvirtus_session_registry_v1* registry;
+  /* The backend's module cache (backend/services/module_cache.h) that sessions share: its
+   * directory, or NULL or "" when there is none, and the bound on its size in bytes. */
+  const char* module_cache_dir;
+  uint64_t module_cache_max_bytes;
 } gvirtus_session_info_v1;
 
 /* One call to execute: the frame's header fields and its request payload. */

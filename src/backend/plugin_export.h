@@ -90,6 +90,13 @@ struct Adapter {
       if (c->struct_size >= offsetof(gvirtus_session_info_v1, registry) + sizeof c->registry) {
         state->info.registry = c->registry;
       }
+      // A backend built before the module cache passes a shorter struct: no cache.
+      if (c->struct_size >= offsetof(gvirtus_session_info_v1, module_cache_max_bytes) +
+                                sizeof c->module_cache_max_bytes &&
+          c->module_cache_dir != nullptr) {
+        state->info.module_cache_dir = c->module_cache_dir;
+        state->info.module_cache_max_bytes = c->module_cache_max_bytes;
+      }
       state->session = plugin().open_session(state->info);
       result->error_kind = 0;
       result->reply = nullptr;

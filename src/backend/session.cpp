@@ -35,7 +35,7 @@ constexpr size_t kMaxOpenPlugins = kMaxHelloPlugins;
 class Session {
  public:
   Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-          std::optional<Secret> secret)
+          std::optional<Secret> secret, const ModuleCacheConfig& module_cache)
       : connection_(connection),
         plugins_(plugins),
         limits_(limits),
@@ -46,6 +46,10 @@ class Session {
     info_.shared_memory = connection.shared_memory();
     info_.device_bytes = current_session_device_bytes();
     info_.registry = registry_.table();
+    if (module_cache.max_bytes != 0) {
+      info_.module_cache_dir = module_cache.path;
+      info_.module_cache_max_bytes = module_cache.max_bytes;
+    }
   }
 
   ~Session() {
@@ -383,8 +387,8 @@ class Session {
 }  // namespace
 
 int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-                std::optional<Secret> secret) {
-  Session session(connection, plugins, limits, std::move(secret));
+                std::optional<Secret> secret, const ModuleCacheConfig& module_cache) {
+  Session session(connection, plugins, limits, std::move(secret), module_cache);
   try {
     session.run();
   } catch (const Error& e) {

@@ -24,7 +24,9 @@ inline constexpr std::chrono::milliseconds kHandshakeTimeout{10000};
 // client must authenticate (protocol/auth.h) before any call is served; the session owns the
 // secret and wipes it as soon as the client is authenticated, so that nothing the client runs
 // afterwards (kernels can reach a worker's memory on systems with HMM) can find it.
+// `module_cache` is the cache settled when the daemon started (backend/module_cache_place.h).
 int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-                std::optional<Secret> secret = std::nullopt);
+                std::optional<Secret> secret = std::nullopt,
+                const ModuleCacheConfig& module_cache = {});
 
 }  // namespace gvirtus

@@ -109,6 +109,23 @@ std::vector<std::string> parse_plugins(const JsonValue* plugins, const std::stri
   return names;
 }
 
+void parse_module_cache(const JsonValue& cache, const std::string& source, ModuleCacheConfig& out) {
+  if (!cache.is_object()) fail_expected(source, "module_cache", "an object", cache);
+  reject_unknown_keys(cache, source, "module_cache.", {"path", "max_bytes"});
+  if (const JsonValue* v = cache.find("path")) {
+    if (!v->is_string() || v->as_string().empty()) {
+      fail_expected(source, "module_cache.path", "a directory path (a non-empty string)", *v);
+    }
+    const std::filesystem::path path(v->as_string());
+    out.path = path.is_absolute() ? path.string()
+                                  : (std::filesystem::path(source).parent_path() / path).string();
+  }
+  if (const JsonValue* v = cache.find("max_bytes")) {
+    out.max_bytes = require_uint_in(*v, source, "module_cache.max_bytes", 0,
+                                    std::numeric_limits<uint64_t>::max());
+  }
+}
+
 void parse_limits(const JsonValue& limits, const std::string& source, Limits& out) {
   if (!limits.is_object()) fail_expected(source, "limits", "an object", limits);
   reject_unknown_keys(limits, source, "limits.",
@@ -221,7 +238,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (!doc.is_object()) fail_expected(source, "top level", "an object", doc);
   reject_unknown_keys(doc, source, "",
                       {"communicator", "secure_application", "secret_file", "connect_timeout_ms",
-                       "reply_timeout_ms", "async_batch_us", "limits"});
+                       "reply_timeout_ms", "async_batch_us", "limits", "module_cache"});
   Config config;
   config.source = source;
 
@@ -274,6 +291,9 @@ Config parse_config(std::string_view text, const std::string& source) {
         static_cast<uint32_t>(require_uint_in(*v, source, "reply_timeout_ms", 0, kMaxUint32));
   }
   if (const JsonValue* v = doc.find("limits")) parse_limits(*v, source, config.limits);
+  if (const JsonValue* v = doc.find("module_cache")) {
+    parse_module_cache(*v, source, config.module_cache);
+  }
   return config;
 }
 

@@ -68,6 +68,15 @@ struct Limits {
   uint32_t idle_timeout_s = 0;                      // "idle_timeout_s"; 0 = never
 };
 
+// The backend's module cache (backend/services/module_cache.h), "module_cache": { ... }.
+struct ModuleCacheConfig {
+  // "path": the directory, relative to the config's directory when not absolute. Empty: the
+  // default place (backend/module_cache_place.h), which the daemon finds when it starts.
+  std::string path;
+  // "max_bytes": the bound on its entries' total size; 0 turns the cache off.
+  uint64_t max_bytes = uint64_t{8} << 30;
+};
+
 struct Config {
   std::string source;  // the file it came from, or "<string>"
   std::vector<EndpointConfig> endpoints;
@@ -78,7 +87,8 @@ struct Config {
   // "async_batch_us": how long a client may hold asynchronous calls to send several at once
   // (frontend/async_batch.h); 0 sends each at once.
   uint32_t async_batch_us = 20;
-  Limits limits;  // "limits": { ... }
+  Limits limits;                   // "limits": { ... }
+  ModuleCacheConfig module_cache;  // "module_cache": { ... } (backend)
 };
 
 // Parses a whole properties.json text; `source` names it in messages.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/call_marshal.h"
+#include "common/content_hash.h"
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "cuda_calls.h"
@@ -68,11 +69,16 @@ class HostileDriver : public ::testing::Test {
 
   // A module from `image`, or null with the status.
   static CUmodule load(Client& c, const std::vector<std::byte>& image, int32_t& status) {
-    const Reply r = call(c, cu::Fn::cuModuleLoadData,
-                         [&](WireWriter& w) { w.put_blob(image.data(), image.size()); });
+    const Reply r = call(c, cu::Fn::cuModuleLoadData, [&](WireWriter& w) {
+      w.put<uint8_t>(cu::kImageBytes);
+      w.put_blob(image.data(), image.size());
+    });
     status = r.status;
     CUmodule module = nullptr;
-    if (r.rest.size() == sizeof(uint64_t)) std::memcpy(&module, r.rest.data(), sizeof module);
+    // The answer (kImageLoaded), then the module.
+    if (r.rest.size() == 1 + sizeof(uint64_t) && r.rest[0] == std::byte{cu::kImageLoaded}) {
+      std::memcpy(&module, r.rest.data() + 1, sizeof module);
+    }
     return module;
   }
 
@@ -247,11 +253,94 @@ TEST_F(HostileDriver, a_copy_chunk_over_the_limit_ends_only_its_session) {
   expect_session_ended_alone(c);
 }
 
+// A load may name its image by hash (driver_wire.h): the backend answers from its module cache, or
+// asks for the bytes; bytes that loaded are kept, and an entry altered on disk is refused (its
+// bytes are asked for again) and removed. Nothing the client claims - hash, size - is trusted.
+TEST_F(HostileDriver, a_module_named_by_hash_loads_from_the_cache_or_its_bytes_are_asked_for) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto image = file(GVIRTUS_SAXPY_FATBIN);
+  const ContentHash hash = content_hash(image);
+  const auto by_hash = [&](const ContentHash& h, uint64_t size) {
+    return call(c, cu::Fn::cuModuleLoadData, [&](WireWriter& w) {
+      w.put<uint8_t>(cu::kImageByHash);
+      put_record(w, cu::ImageByHash{h, size});
+    });
+  };
+  const auto asked_for_bytes = [](const Reply& r) {
+    return r.status == CUDA_SUCCESS && r.rest.size() == 1 &&
+           r.rest[0] == std::byte{cu::kImageUnknown};
+  };
+  const auto loaded = [](const Reply& r) {
+    CUmodule module = nullptr;
+    if (r.status == CUDA_SUCCESS && r.rest.size() == 1 + sizeof module &&
+        r.rest[0] == std::byte{cu::kImageLoaded}) {
+      std::memcpy(&module, r.rest.data() + 1, sizeof module);
+    }
+    return module;
+  };
+  EXPECT_TRUE(asked_for_bytes(by_hash(hash, image.size()))) << "not in the cache yet";
+  int32_t status = -1;
+  ASSERT_NE(load(c, image, status), nullptr);  // the bytes: validated, loaded, kept
+  const std::string entry = backend_.module_cache_dir() + "/" + to_hex(hash);
+  ASSERT_TRUE(std::ifstream(entry).good()) << entry;
+  const CUmodule from_cache = loaded(by_hash(hash, image.size()));
+  EXPECT_NE(from_cache, nullptr) << "loaded from the cache, no bytes sent";
+  // The module is whole: its kernel is there.
+  CUfunction f = nullptr;
+  const Reply function = call(c, cu::Fn::cuModuleGetFunction, [&](WireWriter& w) {
+    mr::put_output(w, &f);
+    mr::put_value(w, from_cache);
+    mr::put_c_string(w, "_Z5saxpyifPKfPf");
+  });
+  EXPECT_EQ(function.status, CUDA_SUCCESS);
+  EXPECT_TRUE(asked_for_bytes(by_hash(hash, image.size() + 1))) << "not the entry's size";
+  ContentHash other = hash;
+  other[0] ^= std::byte{1};
+  EXPECT_TRUE(asked_for_bytes(by_hash(other, image.size())));
+  {  // altered on disk: no longer what its name says
+    std::fstream f(entry, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('\x5a');
+  }
+  EXPECT_TRUE(asked_for_bytes(by_hash(hash, image.size())));
+  EXPECT_FALSE(std::ifstream(entry).good()) << "the altered entry was removed";
+  EXPECT_TRUE(backend_.logged("does not hold what its name says")) << backend_.log();
+  ASSERT_NE(load(c, image, status), nullptr);  // sent again, kept again
+  EXPECT_NE(loaded(by_hash(hash, image.size())), nullptr);
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileDriver,
+       a_load_with_an_unknown_image_form_or_an_impossible_size_ends_only_its_session) {
+  const ContentHash hash{};
+  for (const uint64_t size : {uint64_t{0}, cu::kMaxModuleImageBytes + 1}) {
+    const auto owned = client();
+    Client& c = *owned;
+    const Reply r = call(c, cu::Fn::cuModuleLoadData, [&](WireWriter& w) {
+      w.put<uint8_t>(cu::kImageByHash);
+      put_record(w, cu::ImageByHash{hash, size});
+    });
+    EXPECT_EQ(r.error, ErrorKind::kDisconnected) << size;
+    expect_session_ended_alone(c);
+  }
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply r = call(c, cu::Fn::cuLibraryLoadData, [&](WireWriter& w) {
+    w.put<uint8_t>(7);  // neither bytes nor a hash
+    w.put<uint32_t>(0);
+    w.put<uint32_t>(0);
+  });
+  EXPECT_EQ(r.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 TEST_F(HostileDriver, jit_options_naming_host_memory_end_only_their_session) {
   const auto owned = client();
   Client& c = *owned;
   const std::vector<std::byte> image = file(GVIRTUS_SAXPY_FATBIN);
   const Reply r = call(c, cu::Fn::cuModuleLoadDataEx, [&](WireWriter& w) {
+    w.put<uint8_t>(cu::kImageBytes);
     w.put_blob(image.data(), image.size());
     w.put<uint32_t>(1);
     w.put<uint32_t>(CU_JIT_GLOBAL_SYMBOL_ADDRESSES);  // addresses in the client's memory
@@ -602,14 +691,15 @@ TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {
   ASSERT_EQ(status, CUDA_SUCCESS);
   const auto image = file(GVIRTUS_SAXPY_FATBIN);
   const Reply loaded = call(c, cu::Fn::cuLibraryLoadData, [&](WireWriter& w) {
+    w.put<uint8_t>(cu::kImageBytes);
     w.put_blob(image.data(), image.size());
     w.put<uint32_t>(0);  // no JIT options
     w.put<uint32_t>(0);  // no library options
   });
   ASSERT_EQ(loaded.status, CUDA_SUCCESS);
   CUlibrary library = nullptr;
-  ASSERT_GE(loaded.rest.size(), sizeof library);
-  std::memcpy(&library, loaded.rest.data(), sizeof library);
+  ASSERT_GE(loaded.rest.size(), 1 + sizeof library);  // the answer, then the library
+  std::memcpy(&library, loaded.rest.data() + 1, sizeof library);
   ASSERT_EQ(synchronize(stream), CUDA_SUCCESS);
   ASSERT_EQ(get_function(module), CUDA_SUCCESS);
 

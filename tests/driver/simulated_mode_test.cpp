@@ -11,11 +11,13 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -61,6 +63,25 @@ std::string hex32(uint32_t value) {
   std::snprintf(text, sizeof text, "%02x%02x%02x%02x", value & 0xff, (value >> 8) & 0xff,
                 (value >> 16) & 0xff, value >> 24);
   return text;
+}
+
+// What GVIRTUS_STATS counted for `call` (its table row: name, sync calls, async calls, failures,
+// request bytes, ...); both -1 when the row is missing.
+struct CallCount {
+  long long sync = -1, request_bytes = -1;
+};
+CallCount call_count(const std::string& stats, const std::string& call) {
+  const size_t at = stats.find("." + call + " ");
+  if (at == std::string::npos) return {};
+  std::istringstream row(stats.substr(at, stats.find('\n', at) - at));
+  std::string name;
+  CallCount count;
+  long long async = 0, failures = 0;
+  row >> name >> count.sync >> async >> failures >> count.request_bytes;
+  return count;
+}
+long long request_bytes(const std::string& stats, const std::string& call) {
+  return call_count(stats, call).request_bytes;
 }
 
 class SimulatedDriverMode : public ::testing::Test {
@@ -285,17 +306,6 @@ TEST(SimulatedHostMemory, a_mapped_block_over_shm_is_the_same_pages_on_both_side
 // block's place in the shared memory and the backend copies those pages (GVIRTUS_STATS counts the
 // payload). Over tcp the same copies carry their 8192 and 3000 bytes.
 TEST(SimulatedHostMemory, copies_of_page_locked_memory_over_shm_carry_no_bytes) {
-  // The request payload bytes GVIRTUS_STATS counted for `call` (its table row: name, sync calls,
-  // async calls, failures, request bytes, ...), or -1 when the row is missing.
-  const auto request_bytes = [](const std::string& stats, const std::string& call) -> long long {
-    const size_t at = stats.find(call + " ");
-    if (at == std::string::npos) return -1;
-    std::istringstream row(stats.substr(at, stats.find('\n', at) - at));
-    std::string name;
-    long long sync = 0, async = 0, failures = 0, bytes = -1;
-    row >> name >> sync >> async >> failures >> bytes;
-    return bytes;
-  };
   for (const TestTransport transport : {TestTransport::shm, TestTransport::tcp}) {
     BackendOptions options;
     options.plugins = R"(["cuda-simulated"])";
@@ -321,6 +331,51 @@ TEST(SimulatedHostMemory, copies_of_page_locked_memory_over_shm_carry_no_bytes) 
       EXPECT_GT(up_async, 3000) << result.output;
     }
   }
+}
+
+// The module cache (issue 20): a program's second run sends the backend no module bytes - every
+// image goes by its hash, and the backend's cache supplies it. Each run has a backend of its own
+// on the same cache directory: the cache is kept on disk. The kernels launched stay the same.
+// cuRAND's library sends 89 MB of images on its first run.
+TEST(SimulatedModuleCache,
+     a_second_run_on_a_new_backend_with_the_same_cache_sends_no_module_bytes) {
+  char tmpl[] = "/tmp/gvirtus-module-cache-XXXXXX";
+  const std::string cache = ::mkdtemp(tmpl);
+  struct Run {
+    long long loads = 0, bytes = 0;
+    std::vector<std::string> kernels;
+    std::string output;
+  };
+  const auto run_once = [&]() {
+    const std::string launches = cache + "/launches.jsonl";
+    ::setenv("GVIRTUS_SIMULATED_LAUNCHES", launches.c_str(), 1);
+    BackendProcess backend(R"("module_cache":{"path":")" + cache + R"(/modules"})",
+                           R"(["cuda-simulated"])");
+    ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");
+    Run r;
+    r.output = run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 GVIRTUS_CONFIG=" +
+                   backend.client_config_file() + " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR +
+                   " " + GVIRTUS_STATIC_DIR + "/library_curand_uniform 2>&1")
+                   .output;
+    for (const char* load : {"cuLibraryLoadData", "cuModuleLoadData", "cuModuleLoadDataEx"}) {
+      const CallCount count = call_count(r.output, load);
+      r.loads += std::max(count.sync, 0LL);
+      r.bytes += std::max(count.request_bytes, 0LL);
+    }
+    for (const Launch& l : recorded(launches)) r.kernels.push_back(l.kernel);
+    std::remove(launches.c_str());
+    return r;
+  };
+  const Run first = run_once();
+  ASSERT_FALSE(first.kernels.empty()) << first.output;
+  EXPECT_GT(first.bytes, 10'000'000) << first.output;
+  const Run second = run_once();
+  EXPECT_EQ(second.kernels, first.kernels) << second.output;
+  ASSERT_GT(second.loads, 0) << second.output;
+  // A load by hash is its record (form, hash, size) and its options: no image.
+  EXPECT_LT(second.bytes, 100 * second.loads) << second.output;
+  EXPECT_LT(second.loads, first.loads) << "the first run sent each missing image again";
+  std::filesystem::remove_all(cache);
 }
 
 TEST(SimulatedHostMemory, over_tcp_host_memory_has_no_device_pointer) {

@@ -50,7 +50,13 @@ BackendProcess::BackendProcess(const BackendOptions& options)
   const std::string config = dir_ + "/properties.json";
   std::ofstream(config) << R"({"communicator":[{"endpoint":)" << endpoint_json() << R"(,"plugins":)"
                         << options.plugins << "}]"
-                        << (options.extra_json.empty() ? "" : "," + options.extra_json) << "}";
+                        << (options.extra_json.empty() ? "" : "," + options.extra_json)
+                        // Each test backend its own module cache, gone with it, unless the test
+                        // names one: tests stay apart, and nothing is left in $HOME.
+                        << (options.extra_json.find("\"module_cache\"") != std::string::npos
+                                ? ""
+                                : R"(,"module_cache":{"path":")" + module_cache_dir() + R"("})")
+                        << "}";
   const std::string log_path = dir_ + "/backend.log";
   log_fd_ = ::open(log_path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
   pid_ = ::fork();

@@ -63,6 +63,8 @@ class BackendProcess {
   int stop(int signal);
   // Worker processes of the daemon (its children), from /proc.
   std::vector<pid_t> workers() const;
+  // The module cache of a backend whose options named none (its own, in its directory).
+  std::string module_cache_dir() const { return dir_ + "/modules"; }
   // Everything the daemon logged so far.
   std::string log() const;
   // Whether the daemon logs `text` within `ms` (workers log as their sessions end).

@@ -326,6 +326,32 @@ TEST(Config, LimitsAreRangeChecked) {
               HasSubstr("/tmp/x.json: limits: expected an object, got 5"));
 }
 
+// The module cache: its place relative to the file, its bound, 0 turning it off; its mistakes
+// named.
+TEST(Config, ModuleCache) {
+  constexpr char kEndpoint[] = R"("communicator": [{"endpoint": {"suite": "s", "protocol": "p"}}])";
+  const Config defaults = parse_config(std::string("{") + kEndpoint + "}", kSource);
+  EXPECT_EQ(defaults.module_cache.path, "") << "the default place, settled by the daemon";
+  EXPECT_EQ(defaults.module_cache.max_bytes, uint64_t{8} << 30);
+  const Config relative = parse_config(
+      std::string("{") + kEndpoint + R"(, "module_cache": {"path": "cache", "max_bytes": 1024}})",
+      "/etc/gvirtus/properties.json");
+  EXPECT_EQ(relative.module_cache.path, "/etc/gvirtus/cache");
+  EXPECT_EQ(relative.module_cache.max_bytes, 1024u);
+  const Config off = parse_config(
+      std::string("{") + kEndpoint + R"(, "module_cache": {"max_bytes": "0"}})", kSource);
+  EXPECT_EQ(off.module_cache.max_bytes, 0u);
+  const auto error = [&](const std::string& cache) {
+    return config_error(std::string("{") + kEndpoint + R"(, "module_cache": )" + cache + "}");
+  };
+  EXPECT_EQ(error(R"({"path": ""})"),
+            "/tmp/x.json: module_cache.path: expected a directory path (a non-empty string), "
+            "got \"\"");
+  EXPECT_THAT(error(R"({"max_bytes": -1})"), HasSubstr("module_cache.max_bytes"));
+  EXPECT_THAT(error(R"({"size": 1})"), HasSubstr("/tmp/x.json: module_cache.size: unknown field"));
+  EXPECT_THAT(error("true"), HasSubstr("/tmp/x.json: module_cache: expected an object, got true"));
+}
+
 TEST(Config, UnknownKeysAreRejected) {
   const std::string top = config_error(
       R"({"communicator": [{"endpoint": {"suite": "s", "protocol": "p"}}],

@@ -25,6 +25,7 @@
 #include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/backend/links.h"
 #include "plugins/cuda/backend/memory_pools.h"
+#include "plugins/cuda/backend/module_loads.h"
 #include "plugins/cuda/backend/module_queries.h"
 #include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/backend/shared_host.h"
@@ -49,7 +50,7 @@ CUresult lacks(const void* function) {
 // told it is preserved: it keeps a copy of its own.
 template <typename Handle, typename Load>
 void load_with_options(WireReader& in, WireWriter& out, CUresult& result, bool library, Load load) {
-  const auto blob = in.get_blob(kMaxModuleImageBytes);
+  const RequestedImage requested = read_requested_image(in);
   JitOptions jit(in);
   if (library) {
     const uint32_t count = in.get<uint32_t>();
@@ -63,13 +64,12 @@ void load_with_options(WireReader& in, WireWriter& out, CUresult& result, bool l
   }
   in.expect_end();
   Handle handle = nullptr;
-  result = image_is_sound(blob) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
-  if (result == CUDA_SUCCESS) {
-    const auto image = aligned_copy(blob);
-    result = load(&handle, image.data(), jit);
-    if (result == CUDA_SUCCESS) adopt(handle);
-  }
-  out.put<int32_t>(result);
+  const bool loaded = load_requested_image(requested, out, result, [&](const void* image) {
+    const CUresult r = load(&handle, image, jit);
+    if (r == CUDA_SUCCESS) adopt(handle);
+    return r;
+  });
+  if (!loaded) return;  // the client sends the image's bytes
   marshal::put_value(out, result == CUDA_SUCCESS ? handle : nullptr);
   jit.put_outputs(out);
 }
@@ -89,18 +89,16 @@ void context_create(WireReader& in, WireWriter& out, CUresult& result) {
 }
 
 void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
-  const auto blob = in.get_blob(kMaxModuleImageBytes);
+  const RequestedImage requested = read_requested_image(in);
   in.expect_end();
   CUmodule module = nullptr;
   result = lacks(reinterpret_cast<const void*>(real().cuModuleLoadData));
-  if (result == CUDA_SUCCESS && !image_is_sound(blob)) result = CUDA_ERROR_INVALID_IMAGE;
-  if (result == CUDA_SUCCESS) {
-    const auto aligned = aligned_copy(blob);
-    result = real().cuModuleLoadData(&module, aligned.data());
-    if (result == CUDA_SUCCESS) adopt(module);
-  }
-  out.put<int32_t>(result);
-  marshal::put_value(out, result == CUDA_SUCCESS ? module : nullptr);
+  const bool loaded = load_requested_image(requested, out, result, [&](const void* image) {
+    const CUresult r = real().cuModuleLoadData(&module, image);
+    if (r == CUDA_SUCCESS) adopt(module);
+    return r;
+  });
+  if (loaded) marshal::put_value(out, result == CUDA_SUCCESS ? module : nullptr);
 }
 
 struct ParamLayout {
@@ -357,6 +355,12 @@ void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with
 }
 
 }  // namespace
+
+// The descriptor's session_opened: what a session's worker sets up as it begins.
+void session_opened(const SessionInfo& session) {
+  open_shared_memory(session);
+  open_module_cache(session);
+}
 
 bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   switch (fn) {

@@ -1,8 +1,18 @@
 // The custom rows of cuda_calls.txt on the wire: each request starts with its record, defined
 // once here for the stub and the backend (common/wire_record.h).
 //
-//   cuModuleLoadData      a blob: the module image (fatbinary, cubin or NUL-terminated PTX), its
-//                         size found by the stub (module_image.h). Reply: i32 result, u64 module.
+//   cuModuleLoadData      the image (below). Reply: i32 result, u8 ImageAnswer, then when
+//                         kLoaded u64 module.
+//   cuModuleLoadDataEx, cuLibraryLoadData  the image, the JIT options (jit_options.h), for a
+//                         library u32 count and count times {u32 option, u64 value}. Reply: i32
+//                         result, u8 ImageAnswer, then when kLoaded u64 handle and the JIT outputs.
+//   a load's image        u8 ImageForm; kBytes: a blob, the module image (fatbinary, cubin or
+//                         NUL-terminated PTX), its size found by the stub (module_image.h);
+//                         kByHash: ImageByHash, the image's SHA-256 (common/content_hash.h) and
+//                         size, for the backend's module cache to supply its bytes. The answer
+//                         kUnknown (the cache lacks it) or kNoCache (the backend keeps none: the
+//                         stub sends bytes from now on) means nothing was loaded and the stub
+//                         sends the same request again with the bytes.
 //   cuLaunchKernel        LaunchRequest, then a blob: the parameter buffer, packed by the
 //                         kernel's layout. Reply (when waited for): i32 result.
 //   cuLaunchKernelEx      LaunchRequest (the configuration's dimensions, memory and stream), then a
@@ -72,6 +82,8 @@
 #include <cstdint>
 #include <tuple>
 
+#include "common/content_hash.h"
+
 namespace gvirtus::cuda {
 
 inline constexpr size_t kCopyChunkBytes = size_t{16} << 20;
@@ -83,6 +95,18 @@ inline constexpr uint64_t kMaxParamBytes = 32764;
 // The most attributes a launch configuration carries (the driver knows 16 kinds; a repeated one
 // is legal, so some slack).
 inline constexpr uint32_t kMaxLaunchAttributes = 32;
+
+// How a load request carries its module image (above). Every image goes by hash first, however
+// small: a library such as cuBLAS loads thousands of images of a few KiB, together megabytes
+// that a second run need not send (a miss costs a round trip more on the first run).
+enum : uint8_t { kImageBytes = 0, kImageByHash = 1 };
+struct ImageByHash {
+  ContentHash hash;
+  uint64_t size;
+  static constexpr auto kFields = std::tuple{&ImageByHash::hash, &ImageByHash::size};
+};
+// What the backend did with a load's image.
+enum : uint8_t { kImageLoaded = 0, kImageUnknown = 1, kImageNoCache = 2 };
 
 struct LaunchRequest {
   CUfunction function;

@@ -1,13 +1,17 @@
 // Modules loaded from memory (modules.h), and the exports that load them.
 #include "plugins/cuda/frontend/modules.h"
 
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <vector>
 
 #include "common/call_marshal.h"
+#include "common/content_hash.h"
 #include "common/error.h"
+#include "common/function_ref.h"
 #include "common/log.h"
+#include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "fatbin.h"
 #include "fatbin_container.h"
@@ -17,16 +21,61 @@
 
 namespace gvirtus::cuda {
 
+namespace {
+
+// Set when a backend said it keeps no module cache: images travel whole from then on, without a
+// round trip that would only be answered "send the bytes" again.
+std::atomic<bool> backend_keeps_no_cache{false};
+
+// A load whose request begins with the image (common/driver_wire.h): a large one is named by its
+// content hash first, so that a backend whose module cache holds it loads it from there, and goes
+// whole only when the backend asks for it. `rest` writes what follows the image; `outputs` reads
+// what follows the handle in a reply that loaded it (or failed to).
+template <typename Handle>
+CUresult send_load(Fn fn, std::span<const std::byte> image, Handle* handle,
+                   FunctionRef<void(WireWriter&)> rest, FunctionRef<void(WireReader&)> outputs) {
+  bool by_hash = !backend_keeps_no_cache.load(std::memory_order_relaxed);
+  const ContentHash hash = by_hash ? content_hash(image) : ContentHash{};
+  for (;;) {
+    uint8_t answer = kImageLoaded;
+    Handle loaded = nullptr;
+    const CUresult result = remote_sync(
+        fn,
+        [&](WireWriter& w) {
+          w.put<uint8_t>(by_hash ? kImageByHash : kImageBytes);
+          if (by_hash) {
+            put_record(w, ImageByHash{hash, image.size()});
+          } else {
+            w.put_blob(image.data(), image.size());
+          }
+          rest(w);
+        },
+        [&](WireReader& r) {
+          answer = r.get<uint8_t>();
+          if (answer == kImageLoaded) {
+            loaded = marshal::get_value<Handle>(r);
+            outputs(r);
+          } else if (!by_hash || (answer != kImageUnknown && answer != kImageNoCache)) {
+            raise(ErrorKind::kInvalidInput, "a module load came back in the wrong shape");
+          }
+        });
+    if (answer == kImageLoaded || result != CUDA_SUCCESS) {
+      if (result == CUDA_SUCCESS) *handle = loaded;  // untouched on failure, as natively
+      return result;
+    }
+    if (answer == kImageNoCache) backend_keeps_no_cache.store(true, std::memory_order_relaxed);
+    by_hash = false;  // the backend lacks it: the bytes go
+  }
+}
+
+}  // namespace
+
 CUresult load_module(std::span<const std::byte> image, CUmodule* module) {
   if (module == nullptr || image.empty() || image.size() > kMaxModuleImageBytes) {
     return CUDA_ERROR_INVALID_VALUE;
   }
-  CUmodule loaded = nullptr;
-  const CUresult result = remote_sync(
-      Fn::cuModuleLoadData, [&](WireWriter& w) { w.put_blob(image.data(), image.size()); },
-      [&](WireReader& r) { loaded = marshal::get_value<CUmodule>(r); });
-  if (result == CUDA_SUCCESS) *module = loaded;  // untouched on failure, as natively
-  return result;
+  return send_load(
+      Fn::cuModuleLoadData, image, module, [](WireWriter&) {}, [](WireReader&) {});
 }
 
 namespace {
@@ -78,11 +127,9 @@ CUresult load_with_options(Fn fn, Handle* handle, const void* image, CUjit_optio
   }
   const auto bytes = image_bytes(image);
   if (bytes.empty()) return CUDA_ERROR_INVALID_IMAGE;
-  Handle loaded = nullptr;
-  const CUresult result = remote_sync(
-      fn,
+  return send_load(
+      fn, bytes, handle,
       [&](WireWriter& w) {
-        w.put_blob(bytes.data(), bytes.size());
         put_jit_options(w, options, values, count);
         if (fn == Fn::cuLibraryLoadData) {
           w.put<uint32_t>(library_count);
@@ -93,12 +140,7 @@ CUresult load_with_options(Fn fn, Handle* handle, const void* image, CUjit_optio
           }
         }
       },
-      [&](WireReader& r) {
-        loaded = marshal::get_value<Handle>(r);
-        get_jit_outputs(r, options, values, count);
-      });
-  if (result == CUDA_SUCCESS) *handle = loaded;
-  return result;
+      [&](WireReader& r) { get_jit_outputs(r, options, values, count); });
 }
 
 }  // namespace
