@@ -336,7 +336,8 @@ TEST(SimulatedHostMemory, copies_of_page_locked_memory_over_shm_carry_no_bytes) 
 // The module cache (issue 20): a program's second run sends the backend no module bytes - every
 // image goes by its hash, and the backend's cache supplies it. Each run has a backend of its own
 // on the same cache directory: the cache is kept on disk. The kernels launched stay the same.
-// cuRAND's library sends 89 MB of images on its first run.
+// cuRAND's library sends 6.8 MB of images on its first run (89 MB before they were cut down to
+// the simulated device's sm_90).
 TEST(SimulatedModuleCache,
      a_second_run_on_a_new_backend_with_the_same_cache_sends_no_module_bytes) {
   char tmpl[] = "/tmp/gvirtus-module-cache-XXXXXX";
@@ -368,7 +369,7 @@ TEST(SimulatedModuleCache,
   };
   const Run first = run_once();
   ASSERT_FALSE(first.kernels.empty()) << first.output;
-  EXPECT_GT(first.bytes, 10'000'000) << first.output;
+  EXPECT_GT(first.bytes, 1'000'000) << first.output;
   const Run second = run_once();
   EXPECT_EQ(second.kernels, first.kernels) << second.output;
   ASSERT_GT(second.loads, 0) << second.output;

@@ -8,8 +8,10 @@
 #include <mutex>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "cuda_remote_calls.h"
+#include "plugins/cuda/frontend/images_for_devices.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -86,3 +88,25 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetUuid(CUuui
                                                                            CUdevice dev) {
   return cuDeviceGetUuid_v2(uuid, dev);
 }
+
+namespace gvirtus::cuda {
+
+// images_for_devices.h. The exports above keep the answers, so asking again costs nothing.
+std::vector<int> backend_device_archs() {
+  int count = 0;
+  if (cuDeviceGetCount(&count) != CUDA_SUCCESS) return {};
+  std::vector<int> archs;
+  for (int device = 0; device < count; ++device) {
+    int major = 0, minor = 0;
+    if (cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) !=
+            CUDA_SUCCESS ||
+        cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) !=
+            CUDA_SUCCESS) {
+      return {};  // one device unknown: keep everything for all
+    }
+    archs.push_back(major * 10 + minor);
+  }
+  return archs;
+}
+
+}  // namespace gvirtus::cuda

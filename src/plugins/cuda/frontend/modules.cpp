@@ -18,6 +18,7 @@
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
+#include "plugins/cuda/frontend/images_for_devices.h"
 
 namespace gvirtus::cuda {
 
@@ -27,13 +28,16 @@ namespace {
 // round trip that would only be answered "send the bytes" again.
 std::atomic<bool> backend_keeps_no_cache{false};
 
-// A load whose request begins with the image (common/driver_wire.h): a large one is named by its
-// content hash first, so that a backend whose module cache holds it loads it from there, and goes
-// whole only when the backend asks for it. `rest` writes what follows the image; `outputs` reads
-// what follows the handle in a reply that loaded it (or failed to).
+// A load whose request begins with the image (common/driver_wire.h). A fatbinary is first cut
+// down to what the backend's devices run (images_for_devices.h); then the image is named by its
+// content hash, so that a backend whose module cache holds it loads it from there, and goes whole
+// only when the backend asks for it. `rest` writes what follows the image; `outputs` reads what
+// follows the handle in a reply that loaded it (or failed to).
 template <typename Handle>
 CUresult send_load(Fn fn, std::span<const std::byte> image, Handle* handle,
                    FunctionRef<void(WireWriter&)> rest, FunctionRef<void(WireReader&)> outputs) {
+  const std::vector<std::byte> trimmed = trimmed_for_devices(image, backend_device_archs());
+  if (!trimmed.empty()) image = trimmed;
   bool by_hash = !backend_keeps_no_cache.load(std::memory_order_relaxed);
   const ContentHash hash = by_hash ? content_hash(image) : ContentHash{};
   for (;;) {

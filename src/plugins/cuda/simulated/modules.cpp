@@ -9,11 +9,14 @@
 #include <string_view>
 
 #include "common/log.h"
+#include "decompress.h"
 #include "elf_nv_info.h"
 #include "elf_symbols.h"
+#include "fatbin_container.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/module_image.h"
 #include "ptx_params.h"
+#include "ptx_variables.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -37,22 +40,35 @@ std::vector<fatbin::KernelLayout> kernels_of(const void* image, size_t size) {
       std::string_view(static_cast<const char*>(image), size - 1));  // without the NUL
 }
 
-// The device variables of an image (PTX declares them too, but is not parsed for them here).
+// The device variables of an image: from its cubins' symbol tables, or when it has none (PTX only,
+// as a fatbinary cut down to an architecture it has no SASS for is) from its PTX declarations.
 std::map<std::string, uint64_t> variables_of(const void* image, size_t size) {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(image), size);
-  std::vector<fatbin::Variable> found;
+  std::map<std::string, uint64_t> out;
   switch (gvirtus::cuda::module_image_kind(image, size)) {
-    case gvirtus::cuda::ModuleImageKind::kFatbin:
-      found = fatbin::fatbin_variables(bytes);
+    case gvirtus::cuda::ModuleImageKind::kFatbin: {
+      for (auto& v : fatbin::fatbin_variables(bytes)) out.emplace(std::move(v.name), v.bytes);
+      bool has_elf = false;
+      for (const auto& e : fatbin::fatbin_entries(bytes)) {
+        has_elf = has_elf || e.kind == static_cast<uint16_t>(fatbin::EntryKind::kElf);
+      }
+      if (has_elf) break;
+      for (const auto& e : fatbin::fatbin_entries(bytes)) {
+        if (e.kind != static_cast<uint16_t>(fatbin::EntryKind::kPtx)) continue;
+        const std::vector<std::byte> text = fatbin::entry_bytes(e);
+        out.merge(gvirtus::sim::ptx_variables(
+            std::string_view(reinterpret_cast<const char*>(text.data()), text.size())));
+      }
       break;
+    }
     case gvirtus::cuda::ModuleImageKind::kCubin:
-      found = fatbin::elf_variables(bytes);
+      for (auto& v : fatbin::elf_variables(bytes)) out.emplace(std::move(v.name), v.bytes);
       break;
     case gvirtus::cuda::ModuleImageKind::kPtx:
+      out = gvirtus::sim::ptx_variables(
+          std::string_view(static_cast<const char*>(image), size - 1));  // without the NUL
       break;
   }
-  std::map<std::string, uint64_t> out;
-  for (auto& v : found) out.emplace(std::move(v.name), v.bytes);
   return out;
 }
 

@@ -45,10 +45,24 @@ std::vector<Entry> fatbin_entries(std::span<const std::byte> fatbin) {
            std::to_string(padded_bytes) + " bytes");
     }
     entry.payload = compressed ? whole.first(compressed_bytes) : whole;
+    entry.stored = fatbin.subspan(at, header_bytes + padded_bytes);
     entries.push_back(entry);
     at += header_bytes + padded_bytes;  // cannot overflow: both were checked against the span
   }
   return entries;
+}
+
+std::vector<std::byte> fatbin_of_entries(std::span<const std::byte> fatbin,
+                                         const std::vector<Entry>& kept) {
+  const auto header_bytes = read_le<uint16_t>(fatbin, 6, "fatbin header");
+  uint64_t entries_bytes = 0;
+  for (const Entry& e : kept) entries_bytes += e.stored.size();
+  std::vector<std::byte> out;
+  out.reserve(header_bytes + entries_bytes);
+  out.insert(out.end(), fatbin.begin(), fatbin.begin() + header_bytes);
+  std::memcpy(out.data() + 8, &entries_bytes, sizeof entries_bytes);  // little-endian, as read
+  for (const Entry& e : kept) out.insert(out.end(), e.stored.begin(), e.stored.end());
+  return out;
 }
 
 std::span<const std::byte> fatbin_from_wrapper(const void* wrapper) {

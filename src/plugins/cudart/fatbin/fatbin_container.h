@@ -29,6 +29,7 @@ struct Entry {
   uint64_t flags;                      // kFlagCompressed* and others
   uint64_t uncompressed_size;          // meaningful only when compressed
   std::span<const std::byte> payload;  // as stored: compressed bytes, or plain text/ELF + padding
+  std::span<const std::byte> stored;   // the whole entry: its header and padded payload
 };
 
 // The fatbin at the start of `bytes`: checks magic, version and header size, and that the
@@ -38,5 +39,10 @@ std::span<const std::byte> fatbin_span(std::span<const std::byte> bytes);
 // Every entry of a fatbin (as fatbin_span returns it), in order. Each entry header and payload
 // must lie inside the fatbin and the last one must end exactly at its end.
 std::vector<Entry> fatbin_entries(std::span<const std::byte> fatbin);
+
+// A fatbin of `fatbin`'s header and the `kept` entries (some of fatbin_entries(fatbin), in order)
+// as they are stored, with the header's size of its entries made theirs.
+std::vector<std::byte> fatbin_of_entries(std::span<const std::byte> fatbin,
+                                         const std::vector<Entry>& kept);
 
 }  // namespace gvirtus::fatbin
