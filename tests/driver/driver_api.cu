@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "show_calls.h"
 
@@ -223,5 +225,30 @@ int main(int argc, char** argv) {
   CUkernel kernel;
   SHOW(cuLibraryGetKernel(&kernel, library, "_Z5saxpyifPKfPf"));
   SHOW(cuLibraryUnload(library));
+  // A library is loaded when first used: one never used is unloaded without the backend, and a
+  // handle unloaded is gone; one whose fatbinary is damaged inside (an entry claims more bytes
+  // than it has) loads "successfully" and its first use reports the damage.
+  CUlibrary unused = nullptr;
+  SHOW(cuLibraryLoadFromFile(&unused, argv[1], nullptr, nullptr, 0, nullptr, nullptr, 0));
+  SHOW(cuLibraryUnload(unused));
+  SHOW(cuLibraryUnload(unused));
+  std::vector<unsigned char> image;
+  if (FILE* file = std::fopen(argv[1], "rb")) {
+    unsigned char chunk[4096];
+    for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, file)) > 0;) {
+      image.insert(image.end(), chunk, chunk + n);
+    }
+    std::fclose(file);
+  }
+  if (image.size() > 64) {
+    uint64_t payload;  // the first entry's payload size, at 8 in its header (after 16 bytes)
+    std::memcpy(&payload, image.data() + 16 + 8, sizeof payload);
+    payload += 1 << 20;
+    std::memcpy(image.data() + 16 + 8, &payload, sizeof payload);
+  }
+  CUlibrary damaged = nullptr;
+  SHOW(cuLibraryLoadData(&damaged, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  SHOW(cuLibraryGetKernel(&kernel, damaged, "_Z5saxpyifPKfPf"));
+  SHOW(cuLibraryUnload(damaged));
   return 0;
 }

@@ -229,6 +229,14 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
       << result.output;
   EXPECT_NE(result.output.find("cuLibraryUnload(library) -> 0"), std::string::npos)
       << result.output;
+  // Libraries load when first used (frontend/lazy_libraries.h).
+  EXPECT_NE(result.output.find("cuLibraryUnload(unused) -> 0\ncuLibraryUnload(unused) -> 400"),
+            std::string::npos)
+      << result.output;
+  EXPECT_NE(result.output.find("nullptr, nullptr, 0, nullptr, nullptr, 0) -> 0\n"
+                               "cuLibraryGetKernel(&kernel, damaged, \"_Z5saxpyifPKfPf\") -> 200"),
+            std::string::npos)
+      << result.output;
   EXPECT_NE(result.output.find("reinterpret_cast<CUmodule>(uintptr_t{0x1234})) -> 400"),
             std::string::npos)
       << result.output;
@@ -377,6 +385,26 @@ TEST(SimulatedModuleCache,
   EXPECT_LT(second.bytes, 100 * second.loads) << second.output;
   EXPECT_LT(second.loads, first.loads) << "the first run sent each missing image again";
   std::filesystem::remove_all(cache);
+}
+
+// Libraries load when first used (frontend/lazy_libraries.h): NVIDIA's runtime in cuBLAS loads
+// 2,980 fatbinaries as libraries when it starts and asks for kernels of a few; only those reach
+// the backend, and the rest are unloaded at exit without it. The sgemm still launches.
+TEST(SimulatedLazyLibraries, only_the_libraries_a_program_uses_reach_the_backend) {
+  BackendProcess backend("", R"(["cuda-simulated"])");
+  const std::string output =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 GVIRTUS_CONFIG=" +
+          backend.client_config_file() + " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " +
+          GVIRTUS_STATIC_DIR + "/library_cublas_sgemm 2>&1")
+          .output;
+  EXPECT_NE(output.find("calls: ok"), std::string::npos) << output;
+  const CallCount loads = call_count(output, "cuLibraryLoadData");
+  const CallCount kernels = call_count(output, "cuLibraryGetKernel");
+  ASSERT_GT(kernels.sync, 0) << output;
+  ASSERT_GT(loads.sync, 0) << output;
+  // Each library a kernel was asked of, once (a first run also sends each image after its hash).
+  EXPECT_LE(loads.sync, 2 * kernels.sync + 4) << output;
+  EXPECT_LE(call_count(output, "cuLibraryUnload").sync, loads.sync) << output;
 }
 
 TEST(SimulatedHostMemory, over_tcp_host_memory_has_no_device_pointer) {

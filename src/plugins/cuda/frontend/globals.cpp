@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda_remote_calls.h"
+#include "plugins/cuda/frontend/lazy_libraries.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/modules.h"
 
@@ -58,8 +59,10 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetGlobal(CU
                                                                               size_t* bytes,
                                                                               CUlibrary library,
                                                                               const char* name) {
+  CUlibrary backend = nullptr;
+  if (const CUresult r = cr::backend_library(library, &backend); r != CUDA_SUCCESS) return r;
   return cr::get_global(dptr, bytes, library, [&](CUdeviceptr* a, size_t* b) {
-    return cr::remote::cuLibraryGetGlobal(a, b, library, name);
+    return cr::remote::cuLibraryGetGlobal(a, b, backend, name);
   });
 }
 
@@ -67,8 +70,10 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetManaged(C
                                                                                size_t* bytes,
                                                                                CUlibrary library,
                                                                                const char* name) {
+  CUlibrary backend = nullptr;
+  if (const CUresult r = cr::backend_library(library, &backend); r != CUDA_SUCCESS) return r;
   return cr::get_global(dptr, bytes, library, [&](CUdeviceptr* a, size_t* b) {
-    return cr::remote::cuLibraryGetManaged(a, b, library, name);
+    return cr::remote::cuLibraryGetManaged(a, b, backend, name);
   });
 }
 
@@ -81,8 +86,12 @@ extern "C" __attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodu
   return result;
 }
 
+// A library the stub deferred and never loaded goes without a round trip (lazy_libraries.h).
 extern "C" __attribute__((visibility("default"))) CUresult cuLibraryUnload(CUlibrary library) {
-  const CUresult result = cr::remote::cuLibraryUnload(library);
+  bool loaded = true;
+  CUlibrary backend = library;
+  if (cr::forget_deferred_library(library, loaded, backend) && !loaded) return CUDA_SUCCESS;
+  const CUresult result = cr::remote::cuLibraryUnload(backend);
   if (result == CUDA_SUCCESS) {
     cr::forget(library);
     cr::forget_launch_facts();

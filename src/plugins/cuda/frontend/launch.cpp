@@ -20,6 +20,7 @@
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/lazy_libraries.h"
 #include "plugins/cuda/frontend/modules.h"
 
 namespace gvirtus::cuda {
@@ -295,7 +296,11 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel(
 extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetKernel(CUkernel* pKernel,
                                                                               CUlibrary library,
                                                                               const char* name) {
-  const CUresult result = gvirtus::cuda::remote::cuLibraryGetKernel(pKernel, library, name);
+  CUlibrary backend = nullptr;
+  if (const CUresult r = gvirtus::cuda::backend_library(library, &backend); r != CUDA_SUCCESS) {
+    return r;
+  }
+  const CUresult result = gvirtus::cuda::remote::cuLibraryGetKernel(pKernel, backend, name);
   if (result == CUDA_SUCCESS && pKernel != nullptr) {
     std::lock_guard lock(gvirtus::cuda::mutex);
     gvirtus::cuda::kernels.insert(reinterpret_cast<CUfunction>(*pKernel));

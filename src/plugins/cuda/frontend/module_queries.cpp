@@ -13,6 +13,7 @@
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/lazy_libraries.h"
 
 namespace cr = gvirtus::cuda;
 
@@ -67,7 +68,9 @@ extern "C" __attribute__((visibility("default"))) CUresult cuModuleEnumerateFunc
 
 extern "C" __attribute__((visibility("default"))) CUresult cuLibraryEnumerateKernels(
     CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
-  return enumerate(cr::Fn::cuLibraryEnumerateKernels, kernels, numKernels, lib);
+  CUlibrary backend = nullptr;
+  if (const CUresult r = cr::backend_library(lib, &backend); r != CUDA_SUCCESS) return r;
+  return enumerate(cr::Fn::cuLibraryEnumerateKernels, kernels, numKernels, backend);
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuFuncGetName(const char** name,

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <type_traits>
 #include <vector>
 
 #include "common/call_marshal.h"
@@ -19,6 +20,7 @@
 #include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
 #include "plugins/cuda/frontend/images_for_devices.h"
+#include "plugins/cuda/frontend/lazy_libraries.h"
 
 namespace gvirtus::cuda {
 
@@ -82,6 +84,19 @@ CUresult load_module(std::span<const std::byte> image, CUmodule* module) {
       Fn::cuModuleLoadData, image, module, [](WireWriter&) {}, [](WireReader&) {});
 }
 
+CUresult load_library(std::span<const std::byte> image, CUlibrary* library) {
+  if (library == nullptr || image.empty() || image.size() > kMaxModuleImageBytes) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return send_load(
+      Fn::cuLibraryLoadData, image, library,
+      [](WireWriter& w) {
+        put_jit_options(w, nullptr, nullptr, 0);
+        w.put<uint32_t>(0);  // no library options
+      },
+      [](WireReader& r) { get_jit_outputs(r, nullptr, nullptr, 0); });
+}
+
 namespace {
 
 // The image's bytes by its own headers, or an empty span when it has none readable. The driver
@@ -131,6 +146,18 @@ CUresult load_with_options(Fn fn, Handle* handle, const void* image, CUjit_optio
   }
   const auto bytes = image_bytes(image);
   if (bytes.empty()) return CUDA_ERROR_INVALID_IMAGE;
+  if constexpr (std::is_same_v<Handle, CUlibrary>) {
+    // Without JIT options nothing is owed before the library is used: it is loaded then
+    // (lazy_libraries.h). A file's bytes are never preserved (cuLibraryLoadFromFile refuses it).
+    if (count == 0) {
+      bool preserved = false;
+      for (unsigned i = 0; i < library_count; ++i) {
+        preserved = preserved || library_options[i] == CU_LIBRARY_BINARY_IS_PRESERVED;
+      }
+      *handle = defer_library(bytes, preserved);
+      return CUDA_SUCCESS;
+    }
+  }
   return send_load(
       fn, bytes, handle,
       [&](WireWriter& w) {
@@ -160,8 +187,9 @@ extern "C" __attribute__((visibility("default"))) CUresult cuModuleLoadFatBinary
   return gvirtus::cuda::load_image(module, fatCubin);
 }
 
-// Modules load eagerly here: the stub sends a module's whole image when it is loaded, so the
-// runtime is told so, and loads each of its fatbinaries as a module up front.
+// The runtime is told that modules load eagerly, so that it loads each of its fatbinaries up
+// front, as a library: the stub then defers each library until it is first used
+// (lazy_libraries.h), the way the driver's lazy loading would.
 extern "C" __attribute__((visibility("default"))) CUresult cuModuleGetLoadingMode(
     CUmoduleLoadingMode* mode) {
   if (mode == nullptr) return CUDA_ERROR_INVALID_VALUE;

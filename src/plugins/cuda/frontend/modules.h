@@ -13,6 +13,10 @@ namespace gvirtus::cuda {
 // Loads the image's bytes as a module of the backend; `module` receives its handle.
 CUresult load_module(std::span<const std::byte> image, CUmodule* module);
 
+// Loads the image's bytes as a library of the backend (no options); `library` receives its
+// handle.
+CUresult load_library(std::span<const std::byte> image, CUlibrary* library);
+
 // A file on the client's machine (cuModuleLoad, cuLibraryLoadFromFile, cuLinkAddFile), read
 // whole, with a NUL after its bytes (PTX text ends there): CUDA_ERROR_FILE_NOT_FOUND when it
 // cannot be read, CUDA_ERROR_INVALID_IMAGE when it is larger than any image.
