@@ -90,18 +90,23 @@ class HostileDriver : public ::testing::Test {
     return out;
   }
 
+  // cuModuleGetFunction of saxpy in `module`: its reply (the function after a byte).
+  static Reply get_saxpy(Client& c, CUmodule module) {
+    CUfunction out = nullptr;
+    return call(c, cu::Fn::cuModuleGetFunction, [&](WireWriter& w) {
+      mr::put_output(w, &out);
+      mr::put_value(w, module);
+      mr::put_c_string(w, "_Z5saxpyifPKfPf");
+    });
+  }
+
   // A function of the saxpy fatbinary (saxpy(int, float, const float*, float*): 24 bytes of
   // parameters), loaded in `c`'s session.
   static CUfunction saxpy(Client& c) {
     int32_t status = -1;
     const CUmodule module = load(c, file(GVIRTUS_SAXPY_FATBIN), status);
     EXPECT_EQ(status, CUDA_SUCCESS);
-    CUfunction out = nullptr;
-    const Reply r = call(c, cu::Fn::cuModuleGetFunction, [&](WireWriter& w) {
-      mr::put_output(w, &out);
-      mr::put_value(w, module);
-      mr::put_c_string(w, "_Z5saxpyifPKfPf");
-    });
+    const Reply r = get_saxpy(c, module);
     EXPECT_EQ(r.status, CUDA_SUCCESS);
     CUfunction f = nullptr;
     if (r.rest.size() >= 1 + sizeof f) std::memcpy(&f, r.rest.data() + 1, sizeof f);
@@ -286,14 +291,7 @@ TEST_F(HostileDriver, a_module_named_by_hash_loads_from_the_cache_or_its_bytes_a
   ASSERT_TRUE(std::ifstream(entry).good()) << entry;
   const CUmodule from_cache = loaded(by_hash(hash, image.size()));
   EXPECT_NE(from_cache, nullptr) << "loaded from the cache, no bytes sent";
-  // The module is whole: its kernel is there.
-  CUfunction f = nullptr;
-  const Reply function = call(c, cu::Fn::cuModuleGetFunction, [&](WireWriter& w) {
-    mr::put_output(w, &f);
-    mr::put_value(w, from_cache);
-    mr::put_c_string(w, "_Z5saxpyifPKfPf");
-  });
-  EXPECT_EQ(function.status, CUDA_SUCCESS);
+  EXPECT_EQ(get_saxpy(c, from_cache).status, CUDA_SUCCESS) << "the module is whole";
   EXPECT_TRUE(asked_for_bytes(by_hash(hash, image.size() + 1))) << "not the entry's size";
   ContentHash other = hash;
   other[0] ^= std::byte{1};

@@ -214,37 +214,25 @@ TEST_F(SimulatedDriverMode, arrays_round_trip_and_texture_objects_reach_their_ke
 TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
   const RunResult result =
       run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_api " + GVIRTUS_SAXPY_FATBIN);
-  EXPECT_NE(result.output.find("cuModuleLoad(&module, \"/nonexistent/saxpy.fatbin\") -> 301"),
-            std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("cuModuleLoad(&module, argv[1]) -> 0"), std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("cuModuleGetFunction(&function, module, \"_Z5saxpyifPKfPf\") -> 0"),
-            std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("&preserve, nullptr, 1) -> 1"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("nullptr, nullptr, 0) -> 0"), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("cuLibraryGetKernel(&kernel, library, \"_Z5saxpyifPKfPf\") -> 0"),
-            std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("cuLibraryUnload(library) -> 0"), std::string::npos)
-      << result.output;
-  // Libraries load when first used (frontend/lazy_libraries.h).
-  EXPECT_NE(result.output.find("cuLibraryUnload(unused) -> 0\ncuLibraryUnload(unused) -> 400"),
-            std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("nullptr, nullptr, 0, nullptr, nullptr, 0) -> 0\n"
-                               "cuLibraryGetKernel(&kernel, damaged, \"_Z5saxpyifPKfPf\") -> 200"),
-            std::string::npos)
-      << result.output;
-  EXPECT_NE(result.output.find("reinterpret_cast<CUmodule>(uintptr_t{0x1234})) -> 400"),
-            std::string::npos)
-      << result.output;
-  // The module's functions, enumerated (cuFFT's route to the kernels it builds).
-  EXPECT_NE(result.output.find("enumerated: 1, same handle yes, name _Z5saxpyifPKfPf, module yes, "
-                               "loaded yes"),
-            std::string::npos)
-      << result.output;
+  for (const char* shown : {
+           "cuModuleLoad(&module, \"/nonexistent/saxpy.fatbin\") -> 301",
+           "cuModuleLoad(&module, argv[1]) -> 0",
+           "cuModuleGetFunction(&function, module, \"_Z5saxpyifPKfPf\") -> 0",
+           "&preserve, nullptr, 1) -> 1",
+           "nullptr, nullptr, 0) -> 0",
+           "cuLibraryGetKernel(&kernel, library, \"_Z5saxpyifPKfPf\") -> 0",
+           "cuLibraryUnload(library) -> 0",
+           // Libraries load when first used (frontend/lazy_libraries.h): an unused one, unloaded
+           // twice; a damaged one, reported when first used.
+           "cuLibraryUnload(unused) -> 0\ncuLibraryUnload(unused) -> 400",
+           "nullptr, nullptr, 0, nullptr, nullptr, 0) -> 0\n"
+           "cuLibraryGetKernel(&kernel, damaged, \"_Z5saxpyifPKfPf\") -> 200",
+           "reinterpret_cast<CUmodule>(uintptr_t{0x1234})) -> 400",
+           // The module's functions, enumerated (cuFFT's route to the kernels it builds).
+           "enumerated: 1, same handle yes, name _Z5saxpyifPKfPf, module yes, loaded yes",
+       }) {
+    EXPECT_NE(result.output.find(shown), std::string::npos) << shown << "\n" << result.output;
+  }
 }
 
 // A 3D copy goes up and back down as its slices' 2D copies, rows intact; CUDA arrays take and
