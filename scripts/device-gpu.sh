@@ -13,8 +13,9 @@
 #   scripts/device-gpu.sh suite OUT   there: scripts/gpu-suite.sh (the parity programs native vs
 #                                     through tcp and shm, runtime and driver mode, then ctest)
 #                                     -> OUT/gpu-suite-DEV-DATE.log
-#   scripts/device-gpu.sh frameworks OUT  there: bench/frameworks/torch_smoke.py natively and in
-#                                     driver mode over shm -> OUT/frameworks-DEV-DATE.log
+#   scripts/device-gpu.sh frameworks OUT  there: bench/frameworks/torch_smoke.py and cupy_smoke.py
+#                                     natively and in driver mode over shm
+#                                     -> OUT/frameworks-DEV-DATE.log
 #   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm, runtime and driver
 #                                     mode, vs native in one run; add
 #                                     --quick as a third argument for a short run)
@@ -144,25 +145,28 @@ suite() {
 
 frameworks() {
   set +e  # a probe that fails is what the log is for
-  local out=$1 tag log config backend; tag=$(device_tag)
+  local out=$1 tag log config backend script; tag=$(device_tag)
   mkdir -p "$out"; runtime_env; driver_configs
   log="$out/frameworks-$tag-$(date +%F).log"
   config="$CONFIGS/shm.json"
   {
-    echo "torch_smoke: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
-    echo "== native"
-    timeout 60 python3 "$ROOT/bench/frameworks/torch_smoke.py" > "$log.native" 2>&1
-    echo "exit $?"; cat "$log.native"
-    "$BUILD/bin/gvirtus-backend" --config "$config" 2> "$log.backend" &
-    backend=$!
-    sleep 1
-    echo "== driver mode over shm"
-    timeout 90 "$BUILD/bin/gvirtus-run" --mode driver --config "$config" -- \
-      python3 "$ROOT/bench/frameworks/torch_smoke.py" > "$log.remote" 2>&1
-    echo "exit $?"; tail -40 "$log.remote"
-    kill -TERM "$backend"; wait "$backend" 2>/dev/null
-    echo "== backend's log (last lines)"; tail -30 "$log.backend"
-    echo "== diff native remote (standard output and error)"; diff "$log.native" "$log.remote"
+    echo "frameworks: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
+    for script in torch_smoke cupy_smoke; do
+      echo "==== $script"
+      echo "== native"
+      timeout 60 python3 "$ROOT/bench/frameworks/$script.py" > "$log.native" 2>&1
+      echo "exit $?"; cat "$log.native"
+      "$BUILD/bin/gvirtus-backend" --config "$config" 2> "$log.backend" &
+      backend=$!
+      sleep 1
+      echo "== driver mode over shm"
+      timeout 90 "$BUILD/bin/gvirtus-run" --mode driver --config "$config" -- \
+        python3 "$ROOT/bench/frameworks/$script.py" > "$log.remote" 2>&1
+      echo "exit $?"; tail -40 "$log.remote"
+      kill -TERM "$backend"; wait "$backend" 2>/dev/null
+      echo "== backend's log (last lines)"; tail -30 "$log.backend"
+      echo "== diff native remote (standard output and error)"; diff "$log.native" "$log.remote"
+    done
   } > "$log" 2>&1
   rm -f "$log.native" "$log.remote" "$log.backend"
   cat "$log"

@@ -95,12 +95,16 @@ install_cuda12_runtime() {
 # PyPI with its CUDA 13 libraries (about 4.5 GB; pip's cache keeps the wheels between runs).
 GVIRTUS_TORCH_PIP="torch==2.11.0"
 GVIRTUS_TORCH_DIR="$BUILD_DIR/tools/torch"
+# CuPy for the framework tests (about 150 MB with NumPy; it compiles its kernels with the
+# toolkit's NVRTC).
+GVIRTUS_CUPY_PIP="cupy-cuda13x==14.2.0"
+GVIRTUS_CUPY_DIR="$BUILD_DIR/tools/cupy"
 
-# pip_install_checked PACKAGE DIR WHY: installs PACKAGE (name==version) from PyPI into DIR unless
-# its module imports from there already, then checks that it does; stops, saying WHY it is needed,
-# when it cannot.
+# pip_install_checked PACKAGE DIR WHY [MODULE]: installs PACKAGE (name==version) from PyPI into DIR
+# unless its module (MODULE, else the package's name) imports from there already, then checks that
+# it does; stops, saying WHY it is needed, when it cannot.
 pip_install_checked() {
-  local package=$1 dir=$2 why=$3 module=${1%%=*}
+  local package=$1 dir=$2 why=$3 module=${4:-${1%%=*}}
   PYTHONPATH="$dir" python3 -c "import $module" 2>/dev/null && return 0
   echo "== installing $package from PyPI into $dir"
   python3 -m pip install -q --disable-pip-version-check --target "$dir" "$package" || true
@@ -110,10 +114,11 @@ pip_install_checked() {
   fi
 }
 
-# Installs PyTorch where the CUDA toolkit is (the framework tests run it).
-install_torch() {
+# Installs PyTorch and CuPy where the CUDA toolkit is (the framework tests run them).
+install_frameworks() {
   [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
   pip_install_checked "$GVIRTUS_TORCH_PIP" "$GVIRTUS_TORCH_DIR" "the framework tests run it"
+  pip_install_checked "$GVIRTUS_CUPY_PIP" "$GVIRTUS_CUPY_DIR" "the framework tests run it" cupy
 }
 
 # Installs the build's Python packages (GVIRTUS_PYTHON_PACKAGES) where the CUDA toolkit is.
@@ -146,7 +151,7 @@ install_missing() {
   install_cuobjdump
   install_python_packages
   install_cuda12_runtime
-  [ "$purpose" = test ] && install_torch
+  [ "$purpose" = test ] && install_frameworks
   for entry in $(listed_programs "$purpose"); do
     program=${entry%%:*} package=${entry#*:}
     [ -n "$(system_program "$program")" ] && package_installed "$package" && continue

@@ -1,6 +1,7 @@
 """torch_smoke: a first look at PyTorch through gvirtus (issue 20): device queries, elementwise
-ops, fp32 and bf16 matmuls on small integers (exact in any summation order), and a seeded MLP
-trained a few steps (autograd, an optimizer).
+ops, fp32 and bf16 matmuls on small integers (exact in any summation order), a Conv2d forward
+(cuDNN), a CUDA graph captured and replayed, and a seeded MLP trained a few steps (autograd, an
+optimizer).
 
     python3 bench/frameworks/torch_smoke.py              values, to diff a native run against
     gvirtus-run --mode driver --config etc/examples/shm.json -- python3 bench/frameworks/torch_smoke.py
@@ -34,6 +35,25 @@ a = (torch.arange(64 * 48, device="cuda") % 7 - 3).float().reshape(64, 48)
 b = ((torch.arange(48 * 32, device="cuda") % 5) * 0.5).float().reshape(48, 32)
 show("matmul fp32", (a @ b).sum().item())
 show("matmul bf16", (a.bfloat16() @ b.bfloat16()).float().sum().item())
+conv = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False).cuda()
+with torch.no_grad():
+    conv.weight.copy_((torch.arange(8 * 3 * 9, device="cuda") % 3 - 1).float().reshape(8, 3, 3, 3))
+    image = (torch.arange(2 * 3 * 16 * 16, device="cuda") % 4).float().reshape(2, 3, 16, 16)
+    show("conv2d", conv(image).sum().item())
+# A graph captured on a side stream, as PyTorch's documentation does it, then replayed twice.
+static_x = torch.arange(64, dtype=torch.float32, device="cuda")
+side = torch.cuda.Stream()
+side.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(side):
+    static_y = static_x * 2 + 1  # warm-up outside the capture
+torch.cuda.current_stream().wait_stream(side)
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    static_y = static_x * 2 + 1
+static_x.copy_(torch.ones(64, device="cuda"))
+graph.replay()
+graph.replay()
+show("graph replay", static_y.sum().item())
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1)).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=0.05)

@@ -540,6 +540,26 @@ TEST_F(HostileDriver, graphs_and_captures_are_vetted) {
   r = call(c, cu::Fn::cuGraphDestroy,
            [](WireWriter& w) { mr::put_value(w, reinterpret_cast<CUgraph>(uintptr_t{0x5000})); });
   EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  // A graph's nodes: only the session's graphs, and however large an array the client claims,
+  // the backend holds no more than kMaxGraphNodes for the answer.
+  const auto nodes_of = [&](CUgraph graph, uint64_t capacity) {
+    return call(c, cu::Fn::cuGraphGetNodes, [&](WireWriter& w) {
+      mr::put_value(w, graph);
+      w.put<uint64_t>(capacity);
+    });
+  };
+  EXPECT_EQ(nodes_of(reinterpret_cast<CUgraph>(uintptr_t{0x5000}), 0).status,
+            CUDA_ERROR_INVALID_HANDLE);
+  CUgraph empty = nullptr;
+  r = call(c, cu::Fn::cuGraphCreate, [&](WireWriter& w) {
+    mr::put_output(w, &empty);
+    mr::put_value(w, 0u);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&empty, r.rest.data() + 1, sizeof empty);
+  r = nodes_of(empty, uint64_t{1} << 62);
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_EQ(r.rest.size(), sizeof(uint64_t) + sizeof(uint32_t)) << "a count of 0 and no nodes";
   CUstream stream = nullptr;
   r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
     mr::put_output(w, &stream);

@@ -1,15 +1,19 @@
-// Frameworks on the simulated device (issue 20): PyTorch, installed by scripts/lib.sh into the
-// build tree, runs bench/frameworks/torch_smoke.py --simulated (the script the GPU runs compare
-// with native) on gvirtus's libcuda.so.1 against a backend whose cuda
-// plugin is the simulated device (never GPU evidence: docs/driver.md). The test asserts what
-// reached the backend - the kernels of each step, recorded - and that every step returned; the
-// values are the simulated device's, which computes nothing.
+// Frameworks on the simulated device (issue 20): PyTorch and CuPy, installed by scripts/lib.sh into
+// the build tree, run bench/frameworks/{torch,cupy}_smoke.py --simulated (the scripts the GPU runs
+// compare with native) on gvirtus's libcuda.so.1 against a backend whose cuda plugin is the
+// simulated device (never GPU evidence: docs/driver.md). The tests assert what reached the
+// backend - the kernels of each step, recorded - and that every step returned; the values are the
+// simulated device's, which computes nothing. And against a backend on a machine without a
+// driver, PyTorch answers whether CUDA is there exactly as it does natively without one.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "support/backend_process.h"
@@ -27,37 +31,109 @@ bool has_torch() {
   return ::access((std::string(GVIRTUS_TORCH_DIR) + "/torch/__init__.py").c_str(), R_OK) == 0;
 }
 
+bool has_cupy() {
+  return ::access((std::string(GVIRTUS_CUPY_DIR) + "/cupy/__init__.py").c_str(), R_OK) == 0;
+}
+
+// A backend on the simulated device, its launches recorded in `launches`.
+std::unique_ptr<BackendProcess> simulated_backend(const std::string& launches) {
+  ::setenv("GVIRTUS_SIMULATED_LAUNCHES", launches.c_str(), 1);  // the backend inherits it
+  BackendOptions options;
+  options.plugins = R"(["cuda-simulated"])";
+  options.transport = TestTransport::shm;
+  auto backend = std::make_unique<BackendProcess>(options);
+  ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");
+  return backend;
+}
+
+std::string launches_file(const char* framework) {
+  return ::testing::TempDir() + "/gvirtus-" + framework + "-launches-" +
+         std::to_string(::getpid()) + ".jsonl";
+}
+
 TEST(Frameworks, torch_runs_its_first_steps_on_the_simulated_device) {
   if (!has_torch()) {
     GTEST_SKIP() << "no PyTorch in " << GVIRTUS_TORCH_DIR
                  << " (scripts/test.sh installs it: scripts/lib.sh's install_torch)";
   }
-  const std::string launches =
-      ::testing::TempDir() + "/gvirtus-torch-launches-" + std::to_string(::getpid()) + ".jsonl";
-  ::setenv("GVIRTUS_SIMULATED_LAUNCHES", launches.c_str(), 1);  // the backend inherits it
-  BackendOptions options;
-  options.plugins = R"(["cuda-simulated"])";
-  options.transport = TestTransport::shm;
-  BackendProcess backend(options);
-  ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");
+  const std::string launches = launches_file("torch");
+  const auto backend = simulated_backend(launches);
   const RunResult result =
       run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " GVIRTUS_CONFIG=" +
-          backend.client_config_file() +
+          backend->client_config_file() +
           " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " GVIRTUS_TORCH_SCRIPT
           " --simulated 2>&1");
-  for (const char* line :
-       {"cuda available: True", "devices: 1", "elementwise: returned", "matmul fp32: returned",
-        "matmul bf16: returned", "mlp step 3: returned", "done"}) {
+  for (const char* line : {"cuda available: True", "devices: 1", "elementwise: returned",
+                           "matmul fp32: returned", "matmul bf16: returned", "conv2d: returned",
+                           "graph replay: returned", "mlp step 3: returned", "done"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
-  EXPECT_EQ(result.status, 0) << result.output << backend.log();
-  // What reached the backend: PyTorch's elementwise and reduction kernels, cuBLAS's GEMMs.
+  EXPECT_EQ(result.status, 0) << result.output << backend->log();
+  // What reached the backend: PyTorch's elementwise and reduction kernels, cuBLAS's GEMMs,
+  // cuDNN's convolution, and the graph's kernels launched again by each replay.
   const std::string recorded = read_all(launches);
   std::remove(launches.c_str());
-  for (const char* kernel : {"elementwise_kernel", "reduce_kernel", "gemm"}) {
+  for (const char* kernel :
+       {"elementwise_kernel", "reduce_kernel", "gemm", "fprop", "\"graph\":true"}) {
     EXPECT_NE(recorded.find(kernel), std::string::npos) << kernel << " never launched\n"
                                                         << recorded.substr(0, 4000);
   }
+}
+
+// CuPy links NVIDIA's runtime statically and calls the driver: cupy.arange(10).sum() (CuPy's
+// kernels, compiled by the toolkit's NVRTC on the client, and CUB's reduction), a custom
+// ElementwiseKernel and a matmul (cuBLAS) reach the backend.
+TEST(Frameworks, cupy_runs_its_first_steps_on_the_simulated_device) {
+  if (!has_cupy()) {
+    GTEST_SKIP() << "no CuPy in " << GVIRTUS_CUPY_DIR
+                 << " (scripts/test.sh installs it: scripts/lib.sh's install_frameworks)";
+  }
+  const std::string launches = launches_file("cupy");
+  const auto backend = simulated_backend(launches);
+  // CuPy keeps the kernels it compiled in a cache of its own: an empty one, so they are compiled.
+  const std::string kernel_cache = launches + ".cupy-cache";
+  const RunResult result =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_CUPY_DIR " CUPY_CACHE_DIR=" +
+          kernel_cache + " GVIRTUS_CONFIG=" + backend->client_config_file() +
+          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " GVIRTUS_CUPY_SCRIPT
+          " --simulated 2>&1");
+  for (const char* line : {"devices: 1", "arange sum: returned", "elementwise kernel: returned",
+                           "matmul: returned", "done"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+  EXPECT_EQ(result.status, 0) << result.output << backend->log();
+  const std::string recorded = read_all(launches);
+  std::remove(launches.c_str());
+  std::filesystem::remove_all(kernel_cache);
+  for (const char* kernel : {"cupy_arange", "DeviceReduce", "gvirtus_axpy", "gemm"}) {
+    EXPECT_NE(recorded.find(kernel), std::string::npos) << kernel << " never launched\n"
+                                                        << recorded.substr(0, 4000);
+  }
+}
+
+// Against a backend whose machine has no driver (the cuda plugin, refused there), PyTorch says
+// CUDA is not available and counts no device, exactly as natively without a driver.
+TEST(Frameworks, torch_without_a_driver_answers_as_it_does_natively) {
+  if (!has_torch()) {
+    GTEST_SKIP() << "no PyTorch in " << GVIRTUS_TORCH_DIR
+                 << " (scripts/test.sh installs it: scripts/lib.sh's install_frameworks)";
+  }
+  if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
+    ::dlclose(driver);
+    GTEST_SKIP() << "this machine has NVIDIA's libcuda.so.1: the comparison needs one without";
+  }
+  BackendProcess backend("", R"(["cuda"])");
+  const std::string script =
+      " python3 -c 'import torch; print(torch.cuda.is_available(), torch.cuda.device_count())'";
+  const RunResult native =
+      run("env -u LD_LIBRARY_PATH PYTHONPATH=" GVIRTUS_TORCH_DIR + script + " 2>/dev/null");
+  const RunResult remoted =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " GVIRTUS_CONFIG=" +
+          backend.client_config_file() + " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR + script +
+          " 2>/dev/null");
+  EXPECT_EQ(native.output, "False 0\n");
+  EXPECT_EQ(remoted.output, native.output);
+  EXPECT_EQ(remoted.status, native.status);
 }
 
 }  // namespace

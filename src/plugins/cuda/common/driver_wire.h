@@ -72,6 +72,11 @@
 //   cuMemHostRegister     SharedHostRequest (whole pages of the shared memory). Reply: i32
 //                         result, u64 device pointer (0 after a failure).
 //   cuMemHostUnregister   u64 offset (of a registered block). Reply: i32 result.
+//   cuGraphGetNodes       u64 graph, u64 capacity (the caller's array; 0: no array, the count
+//                         alone). Reply: i32 result, u64 count (what the driver set: the graph's
+//                         nodes, or those written), then with an array u32 n and n u64 nodes
+//                         (n = the count, at most kMaxGraphNodes; nothing after a failure but
+//                         the zero count and n).
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -90,6 +95,8 @@ inline constexpr size_t kCopyChunkBytes = size_t{16} << 20;
 // The largest module image either side accepts (NVIDIA's largest fatbinaries are a few hundred
 // MiB; a size field claiming more is a lie).
 inline constexpr uint64_t kMaxModuleImageBytes = uint64_t{1} << 30;
+// The most nodes one cuGraphGetNodes reply carries (a captured training step has thousands).
+inline constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 20;
 // The largest parameter buffer a launch takes (CUDA 12.1 raised the limit to 32764 bytes).
 inline constexpr uint64_t kMaxParamBytes = 32764;
 // The most attributes a launch configuration carries (the driver knows 16 kinds; a repeated one

@@ -4,6 +4,7 @@
 // launched on, marked "graph":true. Only kernel launches are captured: copies, memsets and waits
 // on a capturing stream are refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver
 // would have captured - the simulated device says so rather than running them at capture time.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -105,5 +106,26 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
   return sim::guarded([&](sim::State& s) {
     return s.graphs.erase(hGraph) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+// A graph's nodes: its captured launches, each one's address its node handle.
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes,
+                                                  size_t* numNodes) {
+  return sim::guarded([&](sim::State& s) {
+    if (numNodes == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto graph = s.graphs.find(hGraph);
+    if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
+    auto& launches = *graph->second;
+    if (nodes == nullptr) {
+      *numNodes = launches.size();
+      return CUDA_SUCCESS;
+    }
+    const size_t written = std::min(*numNodes, launches.size());
+    for (size_t i = 0; i < *numNodes; ++i) {
+      nodes[i] = i < written ? reinterpret_cast<CUgraphNode>(&launches[i]) : nullptr;
+    }
+    *numNodes = written;
+    return CUDA_SUCCESS;
   });
 }
