@@ -16,6 +16,7 @@
 #include <memory>
 #include <string>
 
+#include "common/json.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 
@@ -27,12 +28,26 @@ std::string read_all(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-bool has_torch() {
-  return ::access((std::string(GVIRTUS_TORCH_DIR) + "/torch/__init__.py").c_str(), R_OK) == 0;
+// Why a framework cannot be run here ("" when it can): scripts/lib.sh installs it into the build.
+std::string missing(const char* name, const std::string& dir, const char* package) {
+  if (::access((dir + "/" + package + "/__init__.py").c_str(), R_OK) == 0) return "";
+  return std::string("no ") + name + " in " + dir +
+         " (scripts/test.sh installs it: scripts/lib.sh's install_frameworks)";
+}
+std::string missing_torch() {
+  return missing("PyTorch", GVIRTUS_TORCH_DIR, "torch");
+}
+std::string missing_cupy() {
+  return missing("CuPy", GVIRTUS_CUPY_DIR, "cupy");
 }
 
-bool has_cupy() {
-  return ::access((std::string(GVIRTUS_CUPY_DIR) + "/cupy/__init__.py").c_str(), R_OK) == 0;
+// `python3 ARGS` with the framework in `packages`, on gvirtus's libcuda.so.1 against `backend`;
+// `env` adds variables ("NAME=VALUE ...").
+RunResult run_python(const char* packages, const BackendProcess& backend, const std::string& args,
+                     const std::string& env = "") {
+  return run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" + std::string(packages) + " " + env +
+             " GVIRTUS_CONFIG=" + backend.client_config_file() +
+             " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " + args);
 }
 
 // A backend on the simulated device, its launches recorded in `launches`.
@@ -52,17 +67,11 @@ std::string launches_file(const char* framework) {
 }
 
 TEST(Frameworks, torch_runs_its_first_steps_on_the_simulated_device) {
-  if (!has_torch()) {
-    GTEST_SKIP() << "no PyTorch in " << GVIRTUS_TORCH_DIR
-                 << " (scripts/test.sh installs it: scripts/lib.sh's install_torch)";
-  }
+  if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
   const std::string launches = launches_file("torch");
   const auto backend = simulated_backend(launches);
   const RunResult result =
-      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " GVIRTUS_CONFIG=" +
-          backend->client_config_file() +
-          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " GVIRTUS_TORCH_SCRIPT
-          " --simulated 2>&1");
+      run_python(GVIRTUS_TORCH_DIR, *backend, GVIRTUS_TORCH_SCRIPT " --simulated 2>&1");
   for (const char* line : {"cuda available: True", "devices: 1", "elementwise: returned",
                            "matmul fp32: returned", "matmul bf16: returned", "conv2d: returned",
                            "graph replay: returned", "mlp step 3: returned", "done"}) {
@@ -84,19 +93,14 @@ TEST(Frameworks, torch_runs_its_first_steps_on_the_simulated_device) {
 // kernels, compiled by the toolkit's NVRTC on the client, and CUB's reduction), a custom
 // ElementwiseKernel and a matmul (cuBLAS) reach the backend.
 TEST(Frameworks, cupy_runs_its_first_steps_on_the_simulated_device) {
-  if (!has_cupy()) {
-    GTEST_SKIP() << "no CuPy in " << GVIRTUS_CUPY_DIR
-                 << " (scripts/test.sh installs it: scripts/lib.sh's install_frameworks)";
-  }
+  if (const std::string why = missing_cupy(); !why.empty()) GTEST_SKIP() << why;
   const std::string launches = launches_file("cupy");
   const auto backend = simulated_backend(launches);
   // CuPy keeps the kernels it compiled in a cache of its own: an empty one, so they are compiled.
   const std::string kernel_cache = launches + ".cupy-cache";
   const RunResult result =
-      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_CUPY_DIR " CUPY_CACHE_DIR=" +
-          kernel_cache + " GVIRTUS_CONFIG=" + backend->client_config_file() +
-          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " GVIRTUS_CUPY_SCRIPT
-          " --simulated 2>&1");
+      run_python(GVIRTUS_CUPY_DIR, *backend, GVIRTUS_CUPY_SCRIPT " --simulated 2>&1",
+                 "CUPY_CACHE_DIR=" + kernel_cache);
   for (const char* line : {"devices: 1", "arange sum: returned", "elementwise kernel: returned",
                            "matmul: returned", "done"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
@@ -111,26 +115,43 @@ TEST(Frameworks, cupy_runs_its_first_steps_on_the_simulated_device) {
   }
 }
 
+// The workload `gvirtus-bench frameworks` runs (bench/frameworks/torch_workload.py) goes through
+// every step on the simulated device and prints its one JSON object with every figure (the
+// figures themselves mean nothing there).
+TEST(Frameworks, the_torch_workload_of_the_bench_reports_every_figure) {
+  if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
+  const std::string launches = launches_file("torch-workload");
+  const auto backend = simulated_backend(launches);
+  const RunResult result =
+      run_python(GVIRTUS_TORCH_DIR, *backend, GVIRTUS_TORCH_WORKLOAD " --simulated 2>/dev/null");
+  std::remove(launches.c_str());
+  ASSERT_EQ(result.status, 0) << result.output;
+  const JsonValue report = parse_json(result.output, "torch_workload's output");
+  for (const char* figure : {"first_tensor_s", "matmul_ms", "mlp_step_ms"}) {
+    const JsonValue* value = report.find(figure);
+    ASSERT_NE(value, nullptr) << figure << "\n" << result.output;
+    EXPECT_TRUE(value->is_number()) << figure;
+  }
+  ASSERT_NE(report.find("mlp_losses"), nullptr) << result.output;
+  EXPECT_EQ(report.find("mlp_losses")->size(), 3u) << "--simulated: three steps";
+  ASSERT_NE(report.find("device"), nullptr);
+  EXPECT_NE(report.find("device")->as_string().find("simulated"), std::string::npos);
+}
+
 // Against a backend whose machine has no driver (the cuda plugin, refused there), PyTorch says
 // CUDA is not available and counts no device, exactly as natively without a driver.
 TEST(Frameworks, torch_without_a_driver_answers_as_it_does_natively) {
-  if (!has_torch()) {
-    GTEST_SKIP() << "no PyTorch in " << GVIRTUS_TORCH_DIR
-                 << " (scripts/test.sh installs it: scripts/lib.sh's install_frameworks)";
-  }
+  if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
   if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
     ::dlclose(driver);
     GTEST_SKIP() << "this machine has NVIDIA's libcuda.so.1: the comparison needs one without";
   }
   BackendProcess backend("", R"(["cuda"])");
   const std::string script =
-      " python3 -c 'import torch; print(torch.cuda.is_available(), torch.cuda.device_count())'";
-  const RunResult native =
-      run("env -u LD_LIBRARY_PATH PYTHONPATH=" GVIRTUS_TORCH_DIR + script + " 2>/dev/null");
-  const RunResult remoted =
-      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " GVIRTUS_CONFIG=" +
-          backend.client_config_file() + " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR + script +
-          " 2>/dev/null");
+      "-c 'import torch; print(torch.cuda.is_available(), torch.cuda.device_count())'";
+  const RunResult native = run("env -u LD_LIBRARY_PATH PYTHONPATH=" GVIRTUS_TORCH_DIR " python3 " +
+                               script + " 2>/dev/null");
+  const RunResult remoted = run_python(GVIRTUS_TORCH_DIR, backend, script + " 2>/dev/null");
   EXPECT_EQ(native.output, "False 0\n");
   EXPECT_EQ(remoted.output, native.output);
   EXPECT_EQ(remoted.status, native.status);

@@ -7,69 +7,10 @@
 #include <string_view>
 
 #include "json_out.h"
+#include "json_values.h"
 
 namespace gvirtus::bench {
 namespace {
-
-constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();
-
-// The number at a path of object members, or NaN when any step is missing (an older or failed
-// gpu_workloads output must not stop the report).
-double number_at(const JsonValue& root, std::initializer_list<std::string_view> path) {
-  const JsonValue* v = &root;
-  for (std::string_view key : path) {
-    v = v->find(key);
-    if (v == nullptr) return kMissing;
-  }
-  return v->is_number() ? v->as_double() : kMissing;
-}
-
-std::string string_at(const JsonValue& root, std::string_view key) {
-  const JsonValue* v = root.find(key);
-  return v != nullptr && v->is_string() ? v->as_string() : std::string();
-}
-
-bool all_scalars(const JsonValue& v) {
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i].is_array() || v[i].is_object()) return false;
-  }
-  return true;
-}
-
-// Writes a parsed value back out; flat objects stay on one line, like the other modes' points.
-void echo(JsonWriter& out, const JsonValue& v) {
-  switch (v.kind()) {
-    case JsonValue::Kind::kNull:
-      out.null();
-      break;
-    case JsonValue::Kind::kBool:
-      out.value(v.as_bool());
-      break;
-    case JsonValue::Kind::kNumber:
-      if (const auto u = v.as_uint64(); v.is_integer() && u) {
-        out.value(*u);
-      } else {
-        out.value(v.as_double());
-      }
-      break;
-    case JsonValue::Kind::kString:
-      out.value(v.as_string());
-      break;
-    case JsonValue::Kind::kArray:
-      out.begin_array();
-      for (size_t i = 0; i < v.size(); ++i) echo(out, v[i]);
-      out.end_array();
-      break;
-    case JsonValue::Kind::kObject:
-      out.begin_object(all_scalars(v) ? JsonWriter::kInline : JsonWriter::kIndented);
-      for (size_t i = 0; i < v.size(); ++i) {
-        out.key(v.key(i));
-        echo(out, v[i]);
-      }
-      out.end_object();
-      break;
-  }
-}
 
 struct Ratio {
   const char* name;
@@ -83,10 +24,6 @@ constexpr Ratio kRatios[] = {
     {"matrixMul_kernel_ms", "matrixMul", "kernel_ms"},
     {"launches_per_s", "launch", "launches_per_s"},
 };
-
-double ratio(double remote, double native) {
-  return native > 0 ? remote / native : kMissing;
-}
 
 // The memcpy point of `remote` that matches `point` of the native run, or nullptr.
 const JsonValue* same_memcpy_point(const JsonValue& remote, const JsonValue& point) {
@@ -117,7 +54,7 @@ void write_ratios(JsonWriter& out, const JsonValue& native, const JsonValue& rem
       const JsonValue* m = same_memcpy_point(remote, n);
       out.begin_object(JsonWriter::kInline);
       out.key("bytes");
-      echo(out, *n.find("bytes"));
+      write_value(out, *n.find("bytes"));
       out.key("direction").value(string_at(n, "direction"));
       out.key("memory").value(string_at(n, "memory"));
       out.key("ratio").value(m ? ratio(number_at(*m, {"GBps"}), number_at(n, {"GBps"})) : kMissing);
@@ -135,13 +72,7 @@ void print_gpu_summary(std::ostream& out, const GpuResults& r) {
   std::snprintf(line, sizeof line, "gvirtus-bench gpu on %s: %.1f s%s\n",
                 string_at(r.native, "device").c_str(), r.seconds, r.quick ? " (quick)" : "");
   out << line;
-  std::snprintf(line, sizeof line, "%-22s %12s", "figure", "native");
-  out << line;
-  for (const auto& [name, value] : r.remote) {
-    std::snprintf(line, sizeof line, " %12s %7s", name.c_str(), "ratio");
-    out << line;
-  }
-  out << "\n";
+  print_columns_header(out, r);
   for (const Ratio& ratio_row : kRatios) {
     const double native = number_at(r.native, {ratio_row.section, ratio_row.field});
     std::snprintf(line, sizeof line, "%-22s %12.3f", ratio_row.name, native);
@@ -159,22 +90,9 @@ void print_gpu_summary(std::ostream& out, const GpuResults& r) {
 std::string gpu_json(const GpuResults& r) {
   JsonWriter out;
   out.begin_object();
-  out.key("mode").value("gpu");
-  write_run_info(out, r.run);
-  out.key("quick").value(r.quick);
-  out.key("seconds").value(r.seconds);
+  write_runs_head(out, "gpu", r);
   out.key("device").value(string_at(r.native, "device"));
-  out.key("native");
-  echo(out, r.native);
-  out.key("remote").begin_object();
-  for (const auto& [name, value] : r.remote) {
-    out.key(name);
-    echo(out, value);
-  }
-  for (const auto& [name, why] : r.failed) {
-    out.key(name).begin_object(JsonWriter::kInline).key("error").value(why).end_object();
-  }
-  out.end_object();
+  write_runs(out, r);
   out.key("ratios").begin_object();
   for (const auto& [name, value] : r.remote) {
     out.key(name);

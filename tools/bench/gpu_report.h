@@ -17,19 +17,12 @@
 #include <ostream>
 #include <string>
 
-#include "common/json.h"
-#include "run_info.h"
+#include "workload_runs.h"
 
 namespace gvirtus::bench {
 
-struct GpuResults {
-  RunInfo run;
-  bool quick = false;
-  double seconds = 0;
-  JsonValue native;                           // gpu_workloads' object
-  std::map<std::string, JsonValue> remote;    // per transport, when it ran
-  std::map<std::string, std::string> failed;  // per transport, why it did not
-};
+// The runs of gpu_workloads: natively and per column (TRANSPORT or TRANSPORT/driver).
+using GpuResults = WorkloadRuns;
 
 void print_gpu_summary(std::ostream& out, const GpuResults& results);
 

@@ -17,6 +17,7 @@
 #include "calls_mode.h"
 #include "comm_mode.h"
 #include "common/error.h"
+#include "frameworks_mode.h"
 #include "gpu_mode.h"
 
 namespace {
@@ -34,6 +35,8 @@ constexpr Mode kModes[] = {
      gvirtus::bench::run_calls_mode},
     {"gpu", "GPU workloads natively and through gvirtus over each transport",
      gvirtus::bench::run_gpu_mode},
+    {"frameworks", "a PyTorch workload natively and through gvirtus over each transport",
+     gvirtus::bench::run_frameworks_mode},
 };
 
 void print_help() {
