@@ -17,42 +17,27 @@
 namespace gvirtus::bench {
 namespace {
 
-struct FrameworksOptions {
-  std::vector<std::string> transports;  // empty: tcp and shm
-  std::string json_path;
+struct FrameworksOptions : WorkloadOptions {
   std::string script;  // empty: the source tree's bench/frameworks/torch_workload.py
   std::string python = "python3";
-  bool quick = false;
 };
 
 FrameworksOptions parse_options(std::span<char* const> args) {
   FrameworksOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    auto next = [&]() -> std::string_view {
-      if (i + 1 >= args.size()) throw UsageError(std::string(arg) + " needs a value");
-      return args[++i];
-    };
-    if (arg == "--transport") {
-      o.transports.emplace_back(choose_bench_transport("frameworks", std::string(next())).name);
-    } else if (arg == "--json") {
-      o.json_path = next();
-    } else if (arg == "--script") {
+  parse_workload_options("frameworks", args, o, [&](std::string_view arg, NextValue next) {
+    if (arg == "--script") {
       o.script = next();
     } else if (arg == "--python") {
       o.python = next();
-    } else if (arg == "--quick") {
-      o.quick = true;
     } else {
-      throw UsageError("frameworks: unknown argument \"" + std::string(arg) + "\"");
+      return false;
     }
-  }
-  if (o.transports.empty()) o.transports = {"tcp", "shm"};
+    return true;
+  });
   if (o.script.empty()) o.script = GVIRTUS_SOURCE_DIR "/bench/frameworks/torch_workload.py";
   if (!std::filesystem::exists(o.script)) {
     throw UsageError("frameworks: no " + o.script + " (name the workload with --script)");
   }
-  check_output_path("--json", o.json_path);
   return o;
 }
 

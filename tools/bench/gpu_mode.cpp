@@ -14,30 +14,16 @@
 namespace gvirtus::bench {
 namespace {
 
-struct GpuOptions {
-  std::vector<std::string> transports;  // empty: tcp and shm (the transports of one GPU machine)
-  std::vector<std::string> modes;       // gvirtus-run's: runtime (default), driver
-  std::string json_path;
-  std::string program;  // empty: bin/gpu_workloads beside this tool
-  bool quick = false;
+struct GpuOptions : WorkloadOptions {
+  std::vector<std::string> modes;  // gvirtus-run's: runtime (default), driver
+  std::string program;             // empty: bin/gpu_workloads beside this tool
 };
 
 GpuOptions parse_options(std::span<char* const> args) {
   GpuOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string_view arg = args[i];
-    auto next = [&]() -> std::string_view {
-      if (i + 1 >= args.size()) throw UsageError(std::string(arg) + " needs a value");
-      return args[++i];
-    };
-    if (arg == "--transport") {
-      o.transports.emplace_back(choose_bench_transport("gpu", std::string(next())).name);
-    } else if (arg == "--json") {
-      o.json_path = next();
-    } else if (arg == "--program") {
+  parse_workload_options("gpu", args, o, [&](std::string_view arg, NextValue next) {
+    if (arg == "--program") {
       o.program = next();
-    } else if (arg == "--quick") {
-      o.quick = true;
     } else if (arg == "--mode") {
       const std::string mode(next());
       if (mode != "runtime" && mode != "driver") {
@@ -45,11 +31,10 @@ GpuOptions parse_options(std::span<char* const> args) {
       }
       o.modes.push_back(mode);
     } else {
-      throw UsageError("gpu: unknown argument \"" + std::string(arg) + "\"");
+      return false;
     }
-  }
-  // vsock and rdma need a guest or RDMA hardware: measured when asked for with --transport.
-  if (o.transports.empty()) o.transports = {"tcp", "shm"};
+    return true;
+  });
   if (o.modes.empty()) o.modes = {"runtime"};
   if (o.program.empty()) {
     // Beside this tool in the build tree; <prefix>/libexec/gvirtus once installed.
@@ -61,7 +46,6 @@ GpuOptions parse_options(std::span<char* const> args) {
     throw UsageError("gpu: no " + o.program +
                      " (it is built with the CUDA toolkit: bench/gpu/gpu_workloads.cu)");
   }
-  check_output_path("--json", o.json_path);
   return o;
 }
 

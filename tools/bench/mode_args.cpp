@@ -32,6 +32,29 @@ void check_output_path(std::string_view option, const std::string& path) {
   }
 }
 
+void parse_workload_options(std::string_view mode, std::span<char* const> args,
+                            WorkloadOptions& common,
+                            FunctionRef<bool(std::string_view arg, NextValue next)> own) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string_view arg = args[i];
+    auto next = [&]() -> std::string_view {
+      if (i + 1 >= args.size()) throw UsageError(std::string(arg) + " needs a value");
+      return args[++i];
+    };
+    if (arg == "--transport") {
+      common.transports.emplace_back(choose_bench_transport(mode, std::string(next())).name);
+    } else if (arg == "--json") {
+      common.json_path = next();
+    } else if (arg == "--quick") {
+      common.quick = true;
+    } else if (!own(arg, next)) {
+      throw UsageError(std::string(mode) + ": unknown argument \"" + std::string(arg) + "\"");
+    }
+  }
+  if (common.transports.empty()) common.transports = {"tcp", "shm"};
+  check_output_path("--json", common.json_path);
+}
+
 bool wants_help(std::span<char* const> args) {
   return std::any_of(args.begin(), args.end(),
                      [](const char* arg) { return std::string_view(arg) == "--help"; });

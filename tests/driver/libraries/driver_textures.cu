@@ -58,17 +58,24 @@ int main() {
   const cudaChannelFormatDesc channel = cudaCreateChannelDesc<float>();
   std::vector<float> got, want;
   bool round_trips = true;
+  // `data` (width x height floats) up into `array` with a 2D copy and back into `back` with
+  // another: whether it came back as it went.
+  const auto round_trip_2d = [](cudaArray_t array, const std::vector<float>& data,
+                                std::vector<float>& back, int width, int height) {
+    const size_t row = static_cast<size_t>(width) * sizeof(float);
+    CHECK_CUDA(
+        cudaMemcpy2DToArray(array, 0, 0, data.data(), row, row, height, cudaMemcpyHostToDevice));
+    CHECK_CUDA(
+        cudaMemcpy2DFromArray(back.data(), row, array, 0, 0, row, height, cudaMemcpyDeviceToHost));
+    return back == data;
+  };
 
   // A 2D array: up with a 2D copy, read by a kernel through a texture, back with a 2D copy.
   std::vector<float> plane(kW * kH), back(kW * kH);
   for (int i = 0; i < kW * kH; ++i) plane[i] = static_cast<float>(i % 97) * 0.25f;
   cudaArray_t array2d = nullptr;
   CHECK_CUDA(cudaMallocArray(&array2d, &channel, kW, kH));
-  CHECK_CUDA(cudaMemcpy2DToArray(array2d, 0, 0, plane.data(), kW * sizeof(float),
-                                 kW * sizeof(float), kH, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy2DFromArray(back.data(), kW * sizeof(float), array2d, 0, 0,
-                                   kW * sizeof(float), kH, cudaMemcpyDeviceToHost));
-  round_trips = round_trips && back == plane;
+  round_trips = round_trips && round_trip_2d(array2d, plane, back, kW, kH);
   cudaResourceDesc resource{};
   resource.resType = cudaResourceTypeArray;
   resource.res.array.array = array2d;
@@ -205,11 +212,7 @@ int main() {
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 10007);
   cudaArray_t wide = nullptr;
   CHECK_CUDA(cudaMallocArray(&wide, &channel, kWide, kTall));
-  CHECK_CUDA(cudaMemcpy2DToArray(wide, 0, 0, big.data(), kWide * sizeof(float),
-                                 kWide * sizeof(float), kTall, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy2DFromArray(big_back.data(), kWide * sizeof(float), wide, 0, 0,
-                                   kWide * sizeof(float), kTall, cudaMemcpyDeviceToHost));
-  round_trips = round_trips && big_back == big;
+  round_trips = round_trips && round_trip_2d(wide, big, big_back, kWide, kTall);
   cudaArray_t deep = nullptr;
   CHECK_CUDA(cudaMalloc3DArray(&deep, &channel, make_cudaExtent(kSide, kSide, kDeep)));
   big.resize(size_t{kSide} * kSide * kDeep);

@@ -76,34 +76,33 @@ CUresult vet_side(const Side& s, const ArrayBoxRequest& r) {
   return vet_device_pointer(static_cast<CUdeviceptr>(start), static_cast<uint64_t>(span));
 }
 
-void set_source(CUDA_MEMCPY3D& c, const Side& s, const void* host) {
-  c.srcXInBytes = s.x, c.srcY = s.y, c.srcZ = s.z, c.srcPitch = s.pitch, c.srcHeight = s.height;
+// One side of a CUDA_MEMCPY3D, given its fields (the source's or the destination's).
+template <typename Host>
+void set_side(const Side& s, Host host, size_t& x, size_t& y, size_t& z, size_t& pitch,
+              size_t& height, CUmemorytype& type, Host& host_field, CUdeviceptr& device,
+              CUarray& array) {
+  x = s.x, y = s.y, z = s.z, pitch = s.pitch, height = s.height;
   switch (s.kind) {
     case BoxSide::kHost:
-      c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = host;
+      type = CU_MEMORYTYPE_HOST, host_field = host;
       break;
     case BoxSide::kDevice:
-      c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = s.device;
+      type = CU_MEMORYTYPE_DEVICE, device = s.device;
       break;
     case BoxSide::kArray:
-      c.srcMemoryType = CU_MEMORYTYPE_ARRAY, c.srcArray = s.array;
+      type = CU_MEMORYTYPE_ARRAY, array = s.array;
       break;
   }
 }
 
+void set_source(CUDA_MEMCPY3D& c, const Side& s, const void* host) {
+  set_side(s, host, c.srcXInBytes, c.srcY, c.srcZ, c.srcPitch, c.srcHeight, c.srcMemoryType,
+           c.srcHost, c.srcDevice, c.srcArray);
+}
+
 void set_destination(CUDA_MEMCPY3D& c, const Side& s, void* host) {
-  c.dstXInBytes = s.x, c.dstY = s.y, c.dstZ = s.z, c.dstPitch = s.pitch, c.dstHeight = s.height;
-  switch (s.kind) {
-    case BoxSide::kHost:
-      c.dstMemoryType = CU_MEMORYTYPE_HOST, c.dstHost = host;
-      break;
-    case BoxSide::kDevice:
-      c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = s.device;
-      break;
-    case BoxSide::kArray:
-      c.dstMemoryType = CU_MEMORYTYPE_ARRAY, c.dstArray = s.array;
-      break;
-  }
+  set_side(s, host, c.dstXInBytes, c.dstY, c.dstZ, c.dstPitch, c.dstHeight, c.dstMemoryType,
+           c.dstHost, c.dstDevice, c.dstArray);
 }
 
 CUresult run(const CUDA_MEMCPY3D& copy, CUstream stream, bool with_stream, bool wait) {

@@ -18,6 +18,7 @@
 #include "backend/plugin.h"
 #include "common/content_hash.h"
 #include "common/wire.h"
+#include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
 
@@ -57,13 +58,13 @@ template <typename Load>
 bool load_requested_image(const RequestedImage& requested, WireWriter& out, CUresult& result,
                           Load load) {
   ImageForDriver image = image_for_driver(requested, result);
-  if (image.answer == 0 /* kImageLoaded */ && result == CUDA_SUCCESS) {
+  if (image.answer == kImageLoaded && result == CUDA_SUCCESS) {
     result = load(static_cast<const void*>(image.words.data()));
     if (result == CUDA_SUCCESS) keep_loaded_image(requested);
   }
   out.put<int32_t>(result);
   out.put<uint8_t>(image.answer);
-  return image.answer == 0;
+  return image.answer == kImageLoaded;
 }
 
 }  // namespace gvirtus::cuda

@@ -48,13 +48,13 @@ std::map<std::string, uint64_t> variables_of(const void* image, size_t size) {
   switch (gvirtus::cuda::module_image_kind(image, size)) {
     case gvirtus::cuda::ModuleImageKind::kFatbin: {
       for (auto& v : fatbin::fatbin_variables(bytes)) out.emplace(std::move(v.name), v.bytes);
-      bool has_elf = false;
-      for (const auto& e : fatbin::fatbin_entries(bytes)) {
-        has_elf = has_elf || e.kind == static_cast<uint16_t>(fatbin::EntryKind::kElf);
-      }
-      if (has_elf) break;
-      for (const auto& e : fatbin::fatbin_entries(bytes)) {
-        if (e.kind != static_cast<uint16_t>(fatbin::EntryKind::kPtx)) continue;
+      const auto entries = fatbin::fatbin_entries(bytes);
+      const auto is = [](fatbin::EntryKind kind) {
+        return [kind](const fatbin::Entry& e) { return e.kind == static_cast<uint16_t>(kind); };
+      };
+      if (std::any_of(entries.begin(), entries.end(), is(fatbin::EntryKind::kElf))) break;
+      for (const auto& e : entries) {
+        if (!is(fatbin::EntryKind::kPtx)(e)) continue;
         const std::vector<std::byte> text = fatbin::entry_bytes(e);
         out.merge(gvirtus::sim::ptx_variables(
             std::string_view(reinterpret_cast<const char*>(text.data()), text.size())));
