@@ -19,17 +19,8 @@ foreach(expected "\"mode\": \"frameworks\"" "\"framework\": \"fake\""
   endif()
 endforeach()
 
-file(REMOVE ${JSON})
-execute_process(
-  COMMAND ${CMAKE_COMMAND} -E env FAKE_NO_DEVICE=1
-          ${BENCH} frameworks --transport tcp --script ${SCRIPT} --json ${JSON}
-  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 2)
-  message(FATAL_ERROR "without a device: expected exit status 2, got ${rc}\n${out}\n${err}")
-endif()
-if(NOT err MATCHES "gvirtus-bench frameworks: no CUDA device: FAKE_NO_DEVICE is set")
-  message(FATAL_ERROR "expected \"no CUDA device: <why>\" on stderr, got:\n${err}")
-endif()
-if(EXISTS ${JSON})
-  message(FATAL_ERROR "a result file was written without a device: ${JSON}")
-endif()
+set(MODE frameworks)
+set(ENV FAKE_NO_DEVICE=1)
+set(ARGS --transport tcp --script ${SCRIPT})
+set(WHY "FAKE_NO_DEVICE is set")
+include(${CMAKE_CURRENT_LIST_DIR}/../gpu/expect_no_device.cmake)
