@@ -3,7 +3,7 @@
 
     bench/plot.py [--summary FILE] [--out DIR] PATH...
 
-Each PATH is a JSON file written by `gvirtus-bench comm|calls|gpu|frameworks --json`, or a
+Each PATH is a JSON file written by `gvirtus-bench comm|calls|gpu|frameworks|copy --json`, or a
 directory whose
 *.json files are read. Draws, next to the inputs (or into --out):
   <name>.png         per comm file: NetPIPE-style round trip and bandwidth vs message size,
@@ -12,7 +12,10 @@ directory whose
                      the raw TCP and Unix socket baselines of that file's run;
   <name>.png         per gpu file: cudaMemcpy bandwidth vs size, native and per transport;
   <name>.png         per frameworks file: the MLP's loss curve natively and per transport, and
-                     each figure's remote / native ratio.
+                     each figure's remote / native ratio;
+  <name>.png         per copy file: cudaMemcpy bandwidth vs size per direction and memory kind,
+                     per transport beside that transport's raw streaming bandwidth (and native
+                     where there was a GPU).
 The summary (default bench/results/summary.md next to this script) has one table per mode.
 Ratios compare figures of one run only: figures of different runs drift too much on small VMs.
 """
@@ -32,7 +35,7 @@ except ImportError:
     sys.exit("bench/plot.py needs matplotlib: pip install matplotlib")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODES = ("comm", "calls", "gpu", "frameworks")
+MODES = ("comm", "calls", "gpu", "frameworks", "copy")
 FRAMEWORK_FIGURES = ("first_tensor_s", "matmul_ms", "mlp_step_ms", "resnet18_step_ms")
 
 
@@ -222,6 +225,61 @@ def plot_frameworks(path, data, out_dir):
     save(fig, os.path.join(out_dir, os.path.basename(path)[:-5] + ".png"))
 
 
+def plot_copy(path, data, out_dir):
+    """cudaMemcpy through gvirtus vs the transport's raw streaming, per direction and memory."""
+    where = "GPU" if data["gpu_evidence"] else "accepting device, no GPU: not GPU evidence"
+    fig, axes = plt.subplots(2, 2, figsize=(12, 8), sharex=True, sharey=True)
+    fig.suptitle(f"gvirtus-bench copy ({where}), {data['date'][:10]}")
+    transports = [(n, t) for n, t in sorted(data["transports"].items()) if "points" in t]
+    for row, direction in enumerate(("h2d", "d2h")):
+        for col, memory in enumerate(("pageable", "pinned")):
+            ax = axes[row][col]
+            if isinstance(data["native"], list):
+                pts = [p for p in data["native"]
+                       if p["direction"] == direction and p["memory"] == memory]
+                ax.plot([p["bytes"] for p in pts], [p["mbps"] for p in pts], "k-", marker=".",
+                        label="native")
+            for i, (name, t) in enumerate(transports):
+                color = f"C{i}"
+                pts = [p for p in t["points"]
+                       if p["direction"] == direction and p["memory"] == memory]
+                ax.plot([p["bytes"] for p in pts], [p["mbps"] for p in pts], "-", color=color,
+                        marker=".", label=f"gvirtus {name}")
+                ax.plot([r["bytes"] for r in t["raw_mbps"]], [r["mbps"] for r in t["raw_mbps"]],
+                        ":", color=color, label=f"raw {name} streaming")
+            ax.plot([m["bytes"] for m in data["memcpy_mbps"]],
+                    [m["mbps"] for m in data["memcpy_mbps"]], "--", color="grey",
+                    label="memcpy, one core")
+            ax.set_title(f"{direction}, {memory}")
+            size_axis(ax, "copy size")
+            ax.set_yscale("log")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.set_ylabel("MB/s")
+            ax.legend(fontsize=7)
+    save(fig, os.path.join(out_dir, os.path.basename(path)[:-5] + ".png"))
+
+
+def copy_rows(copy):
+    rows = ["| file | device | transport | dir | memory | 64 MiB MB/s | / raw streaming | "
+            "/ memcpy | / native |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for path, d in copy:
+        device = "GPU" if d["gpu_evidence"] else "accepting (no GPU)"
+        for name, t in sorted(d["transports"].items()):
+            if "error" in t:
+                rows.append(f"| {os.path.basename(path)} | {device} | {name} | "
+                            f"not measured: {t['error'].splitlines()[0]} ||||||")
+                continue
+            for p in t["points"]:
+                if p["bytes"] != 64 << 20:
+                    continue
+                cells = ["-" if p.get(k) is None else f"{p[k]:.2f}x"
+                         for k in ("raw_ratio", "memcpy_ratio", "native_ratio")]
+                rows.append(f"| {os.path.basename(path)} | {device} | {name} | {p['direction']} | "
+                            f"{p['memory']} | {num(p['mbps'])} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def comm_rows(comm):
     rows = ["| file | transport | host | 64 B rtt µs (raw TCP) | ratio | 4 MiB MB/s (raw TCP) | ratio "
             "| largest MB/s (raw TCP) | ratio | memcpy MB/s |",
@@ -297,7 +355,7 @@ def frameworks_rows(frameworks):
     return rows
 
 
-def summary(comm, calls, gpu, frameworks=()):
+def summary(comm, calls, gpu, frameworks=(), copy=()):
     lines = ["# Benchmark summary", "",
              "Generated by `bench/plot.py` from the JSON files of `gvirtus-bench`. Every ratio "
              "compares figures of one run (see docs/benchmarks.md).", ""]
@@ -318,6 +376,11 @@ def summary(comm, calls, gpu, frameworks=()):
                   "Remote / native of each figure (above 1 is slower through gvirtus) and the "
                   "largest relative difference of the MLP's loss curve.", ""] + \
             frameworks_rows(frameworks) + [""]
+    if copy:
+        lines += ["## Copies (copy)", "",
+                  "cudaMemcpy of 64 MiB through gvirtus over the transport's raw streaming "
+                  "bandwidth, single-core memcpy and native cudaMemcpy of the same run.", ""] + \
+            copy_rows(copy) + [""]
     return "\n".join(lines)
 
 
@@ -341,8 +404,11 @@ def main():
         plot_gpu(path, data, args.out or os.path.dirname(path))
     for path, data in by_mode["frameworks"]:
         plot_frameworks(path, data, args.out or os.path.dirname(path))
+    for path, data in by_mode["copy"]:
+        plot_copy(path, data, args.out or os.path.dirname(path))
     with open(args.summary, "w") as f:
-        f.write(summary(by_mode["comm"], by_mode["calls"], by_mode["gpu"], by_mode["frameworks"]))
+        f.write(summary(by_mode["comm"], by_mode["calls"], by_mode["gpu"], by_mode["frameworks"],
+                        by_mode["copy"]))
     print(f"plot.py: wrote {args.summary}")
 
 

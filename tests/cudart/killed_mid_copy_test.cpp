@@ -3,7 +3,7 @@
 // goes on with correct results; a new application is served afterwards. Over tcp and over shm.
 //
 // The applications are copy_loop (programs/copy_loop.cpp), run through gvirtus-run and the stub
-// libcudart.so.13. The backend runs with programs/accepting_device.cpp preloaded, a device that
+// libcudart.so.13. The backend runs with bench/copy/accepting_device.cpp preloaded, a device that
 // accepts every copy: without a GPU the runtime's init failure would make the stub answer the
 // copies itself, and no bytes would travel.
 #include <fcntl.h>

@@ -47,7 +47,8 @@ std::string listening_name(const std::string& log) {
 
 }  // namespace
 
-BackendChild::BackendChild(const BenchTransport& transport, const std::string& plugins_json) {
+BackendChild::BackendChild(const BenchTransport& transport, const std::string& plugins_json,
+                           const std::vector<std::string>& environment) {
   char tmpl[] = "/tmp/gvirtus-bench-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) raise_errno("mkdtemp", errno);
   dir_ = tmpl;
@@ -64,6 +65,12 @@ BackendChild::BackendChild(const BenchTransport& transport, const std::string& p
     ::dup2(log_fd, STDERR_FILENO);
     ::setenv("GVIRTUS_LOGLEVEL", "notice", 1);  // per-session info lines would only add noise
     ::unsetenv("GVIRTUS_STATS");
+    for (const std::string& entry : environment) {
+      const auto equals = entry.find('=');
+      if (equals != std::string::npos) {
+        ::setenv(entry.substr(0, equals).c_str(), entry.c_str() + equals + 1, 1);
+      }
+    }
     ::execl(binary.c_str(), binary.c_str(), "--config", config.c_str(), nullptr);
     ::_exit(127);
   }

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "bench_transports.h"
 #include "common/config.h"
@@ -20,9 +21,10 @@ namespace gvirtus::bench {
 class BackendChild {
  public:
   // Starts bin/gvirtus-backend (beside gvirtus-bench) serving `plugins_json` (e.g. R"(["cudart"])")
-  // and waits until it listens. Blocks up to 10 s; throws gvirtus::Error{kFailed} with the
-  // daemon's log when it does not come up.
-  BackendChild(const BenchTransport& transport, const std::string& plugins_json);
+  // with `environment` ("NAME=value" each) added to its own, and waits until it listens. Blocks up
+  // to 10 s; throws gvirtus::Error{kFailed} with the daemon's log when it does not come up.
+  BackendChild(const BenchTransport& transport, const std::string& plugins_json,
+               const std::vector<std::string>& environment = {});
   ~BackendChild();
   BackendChild(const BackendChild&) = delete;
   BackendChild& operator=(const BackendChild&) = delete;

@@ -2,6 +2,7 @@
 //
 //   gvirtus-bench comm --transport tcp --json comm.json     transport vs raw sockets and memcpy
 //   gvirtus-bench calls --transport tcp --json calls.json   call rate through client and backend
+//   gvirtus-bench copy --json copy.json                     cudaMemcpy vs raw transport
 //   gvirtus-bench gpu --json gpu.json                       GPU workloads, native vs remoted
 //
 // Each mode parses its own arguments and prints a table; --json keeps the results for plots.
@@ -16,6 +17,7 @@
 #include "bench_args.h"
 #include "calls_mode.h"
 #include "comm_mode.h"
+#include "copy_mode.h"
 #include "common/error.h"
 #include "frameworks_mode.h"
 #include "gpu_mode.h"
@@ -33,6 +35,8 @@ constexpr Mode kModes[] = {
      gvirtus::bench::run_comm_mode},
     {"calls", "synchronous and asynchronous call rate through a real client and backend",
      gvirtus::bench::run_calls_mode},
+    {"copy", "cudaMemcpy bandwidth per transport vs its raw streaming and memcpy",
+     gvirtus::bench::run_copy_mode},
     {"gpu", "GPU workloads natively and through gvirtus over each transport",
      gvirtus::bench::run_gpu_mode},
     {"frameworks", "a PyTorch workload natively and through gvirtus over each transport",

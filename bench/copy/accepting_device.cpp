@@ -1,0 +1,147 @@
+// The accepting device: a test double preloaded into gvirtus-backend on a machine without a GPU,
+// so that the copy path can be measured (gvirtus-bench copy) and tested (tests/cudart) end to
+// end. It is never GPU evidence, and everything that uses it says so.
+//
+// Why it is needed: NVIDIA's runtime answers the stub's first call (cudaFree(nullptr)) with
+// cudaErrorInsufficientDriver on such a machine, after which the stub answers every copy with
+// that error itself and sends no bytes. These definitions interpose the runtime's few functions
+// that a copy reaches on the backend, so that its bytes travel as they do on a GPU machine.
+//
+// Its memory is the address range [kDeviceBase, kDeviceBase + kDeviceBytes): cudaMalloc hands out
+// addresses there, and the backend's vetting finds them to be device memory through
+// cudaPointerGetAttributes. What a copy does with the bytes depends on GVIRTUS_ACCEPTING_DEVICE:
+//   unset or "drop"  the device side of a copy is not touched: bytes sent to the device are
+//                    dropped and bytes read from it are whatever the reply buffer held. The
+//                    bandwidth measured is then gvirtus's alone, as a GPU's DMA costs the CPU
+//                    nothing.
+//   "keep"           the range is backed by host memory (reserved without commitment, so only
+//                    what is written costs memory): copies to the device store the bytes, copies
+//                    from it return them, so a test can check every byte of a round trip.
+// Host-to-host copies are always done for real.
+#include <cuda_runtime_api.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace {
+
+// programs that do not allocate (tests/cudart/programs/copy_loop.cpp) copy to this base directly.
+constexpr uintptr_t kDeviceBase = uintptr_t{0x600000000000};
+constexpr uintptr_t kDeviceBytes = uintptr_t{64} << 30;
+constexpr uintptr_t kAlignment = 512;  // as cudaMalloc's, at least 256
+
+bool in_device(const void* ptr, size_t count = 1) {
+  const auto address = reinterpret_cast<uintptr_t>(ptr);
+  return address >= kDeviceBase && address - kDeviceBase < kDeviceBytes &&
+         count <= kDeviceBytes - (address - kDeviceBase);
+}
+
+// Whether the device keeps bytes; on the first call that asks, its memory is reserved. A failed
+// reservation (the range is taken) makes the device drop bytes, and copies then fail loudly
+// rather than corrupt the process's own memory.
+bool keeps_bytes() {
+  static const bool keep = [] {
+    const char* mode = std::getenv("GVIRTUS_ACCEPTING_DEVICE");
+    if (mode == nullptr || std::strcmp(mode, "keep") != 0) return false;
+    void* at = ::mmap(reinterpret_cast<void*>(kDeviceBase), kDeviceBytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    return at == reinterpret_cast<void*>(kDeviceBase);
+  }();
+  return keep;
+}
+
+std::atomic<uintptr_t> next_free{kDeviceBase};
+
+bool host_side(cudaMemcpyKind kind, bool source) {
+  if (source) return kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost;
+  return kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost;
+}
+
+cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  if (kind == cudaMemcpyDefault) {
+    kind = in_device(dst) ? (in_device(src) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+                          : (in_device(src) ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+  }
+  if ((!host_side(kind, false) && !in_device(dst, count)) ||
+      (!host_side(kind, true) && !in_device(src, count))) {
+    return cudaErrorInvalidValue;
+  }
+  if (kind == cudaMemcpyHostToHost || keeps_bytes()) std::memmove(dst, src, count);
+  return cudaSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define ACCEPTING_DEVICE_EXPORT __attribute__((visibility("default")))
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaFree(void*) {
+  return cudaSuccess;
+}
+
+// One device, 0.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaGetDevice(int* device) {
+  if (device == nullptr) return cudaErrorInvalidValue;
+  *device = 0;
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaSetDevice(int device) {
+  return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {
+  if (ptr == nullptr) return cudaErrorInvalidValue;
+  (void)keeps_bytes();  // reserves the memory before the first address is handed out
+  const uintptr_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
+  const uintptr_t at = next_free.fetch_add(rounded == 0 ? kAlignment : rounded);
+  if (at + rounded > kDeviceBase + kDeviceBytes) return cudaErrorMemoryAllocation;
+  *ptr = reinterpret_cast<void*>(at);
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes,
+                                                             const void* ptr) {
+  const bool device = in_device(ptr);
+  *attributes = cudaPointerAttributes{};
+  attributes->type = device ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+  attributes->devicePointer = device ? const_cast<void*>(ptr) : nullptr;
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
+                                               cudaMemcpyKind kind) {
+  return copy(dst, src, count, kind);
+}
+
+// Done at once: the stream has nothing else in it to wait for.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count,
+                                                    cudaMemcpyKind kind, cudaStream_t) {
+  return copy(dst, src, count, kind);
+}
+
+// Page-locked memory (the shm arena's blocks): the device reads and writes it where it is.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostRegister(void*, size_t, unsigned int) {
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostUnregister(void*) {
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host,
+                                                             unsigned int) {
+  *device = host;
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaDeviceSynchronize() {
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  return cudaSuccess;
+}
+
+}  // extern "C"

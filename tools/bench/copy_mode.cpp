@@ -1,0 +1,198 @@
+#include "copy_mode.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "backend_child.h"
+#include "baselines.h"
+#include "bench_args.h"
+#include "comm_bench.h"
+#include "common/error.h"
+#include "common/paths.h"
+#include "copy_report.h"
+#include "json_out.h"
+#include "mode_args.h"
+#include "program_run.h"
+
+namespace gvirtus::bench {
+namespace {
+
+constexpr uint64_t kMinBytes = uint64_t{4} << 10;
+constexpr uint64_t kDefaultMaxBytes = uint64_t{1} << 30;
+constexpr uint64_t kQuickMaxBytes = uint64_t{64} << 20;
+constexpr uint64_t kLimitMaxBytes = uint64_t{4} << 30;
+// memcpy's best of as many copies as make about 256 MiB (at least 5): small copies are timed
+// often enough that one lucky run is not all there is.
+int memcpy_repeats(uint64_t bytes) {
+  return static_cast<int>(std::clamp<uint64_t>((uint64_t{256} << 20) / bytes, 5, 2000));
+}
+
+struct CopyOptions : WorkloadOptions {
+  uint64_t max_bytes = 0;  // 0: the default for the mode
+};
+
+CopyOptions parse_options(std::span<char* const> args) {
+  CopyOptions o;
+  parse_workload_options("copy", args, o, [&](std::string_view arg, NextValue next) {
+    if (arg != "--max-bytes") return false;
+    o.max_bytes = parse_bytes(arg, next(), kMinBytes, kLimitMaxBytes);
+    return true;
+  });
+  if (o.max_bytes == 0) o.max_bytes = o.quick ? kQuickMaxBytes : kDefaultMaxBytes;
+  return o;
+}
+
+void print_help() {
+  std::cout
+      << "usage: gvirtus-bench copy [--transport NAME]... [--json FILE] [--quick]\n"
+         "                          [--max-bytes N]\n"
+         "Measures cudaMemcpy host to device and device to host, from pageable and pinned\n"
+         "memory, for sizes from 4 KiB up to --max-bytes (gvirtus-copy-workload), through\n"
+         "gvirtus-run against a gvirtus-backend it starts per transport, beside the same\n"
+         "run's raw streaming bandwidth of that transport and single-core memcpy, and natively\n"
+         "where there is a GPU. Without a GPU the backend runs with the accepting device\n"
+         "preloaded (a test double that takes the bytes but no device behind it): the\n"
+         "bytes travel as they would, and the output says it is not GPU evidence.\n\n"
+         "  --transport NAME  a transport to measure (repeatable; default tcp and shm; can: "
+      << bench_transport_list()
+      << ")\n"
+         "  --json FILE       also write every point and its ratios to FILE\n"
+         "  --quick           up to 64 MiB, short batches\n"
+         "  --max-bytes N     largest copy (suffixes K, M, G; default 1G)\n"
+         "Exit status: 0 on success, 1 when a run fails, 2 on bad usage.\n";
+}
+
+// A file the bench installs beside itself, or where `make install` put it.
+std::string beside_bench(const std::string& name, const char* installed) {
+  const std::filesystem::path here = executable_dir() / name;
+  if (std::filesystem::exists(here)) return here.string();
+  if (std::filesystem::exists(installed)) return installed;
+  raise(ErrorKind::kFailed, "no " + here.string() + " (nor " + installed + ")");
+}
+
+// What the backend preloads without a GPU: $GVIRTUS_BENCH_ACCEPTING_DEVICE when set (a
+// sanitized build puts its runtime first there), else the accepting device built or installed
+// with the bench.
+std::string accepting_device_preload() {
+  if (const char* preload = std::getenv("GVIRTUS_BENCH_ACCEPTING_DEVICE")) return preload;
+  return beside_bench("libgvirtus-accepting-device.so",
+                      GVIRTUS_INSTALLED_LIBDIR "/gvirtus/libgvirtus-accepting-device.so");
+}
+
+std::vector<uint64_t> sizes_of(const std::vector<CopyPoint>& points) {
+  std::vector<uint64_t> sizes;
+  for (const CopyPoint& p : points) sizes.push_back(p.bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
+// The transport's one-way streaming bandwidth at each size, as `gvirtus-bench comm` measures it.
+Bandwidths raw_streaming(const BenchTransport& transport, const std::vector<uint64_t>& sizes,
+                         bool quick) {
+  Policy policy;
+  if (quick) policy.stream_seconds = policy.pingpong_seconds = 0.02;
+  const size_t largest = static_cast<size_t>(sizes.back());
+  ChannelSession session(connect_comm_pair(transport, largest), policy, largest);
+  Bandwidths raw;
+  for (uint64_t bytes : sizes) raw[bytes] = session.measure(static_cast<size_t>(bytes)).mbps;
+  session.finish();
+  return raw;
+}
+
+CopyTransport run_over(const std::string& name, const std::vector<std::string>& workload, bool gpu,
+                       bool quick) {
+  CopyTransport t{name, {}, {}, {}};
+  std::cerr << "gvirtus-bench copy: through gvirtus over " << name << "...\n";
+  try {
+    const BenchTransport& transport = *find_bench_transport(name);
+    {
+      std::vector<std::string> environment;
+      if (!gpu) {
+        // "keep": the device stores what it is sent with a memcpy, standing for the copy a GPU's
+        // runtime and DMA make, so that pinned copies cost something and D2H returns real bytes.
+        environment.push_back("GVIRTUS_ACCEPTING_DEVICE=keep");
+        environment.push_back("LD_PRELOAD=" + accepting_device_preload());
+      }
+      BackendChild backend(transport, R"(["cudart"])", environment);
+      std::vector<std::string> argv = {(executable_dir() / "gvirtus-run").string(), "--config",
+                                       backend.client_config_file(), "--"};
+      argv.insert(argv.end(), workload.begin(), workload.end());
+      const ProgramRun run = run_program(argv);
+      if (run.status != 0) {
+        raise(ErrorKind::kFailed, "the copy workload exited with " + std::to_string(run.status) +
+                                      ": " + first_line(run.err) + "\nbackend log:\n" +
+                                      backend.log());
+      }
+      t.points = parse_copy_points(run.out);
+    }
+    std::cerr << "gvirtus-bench copy: raw " << name << " streaming...\n";
+    t.raw = raw_streaming(transport, sizes_of(t.points), quick);
+  } catch (const Error& e) {
+    std::cerr << "gvirtus-bench copy: over " << name << ": " << e.what() << "\n";
+    t.error = e.what();
+  }
+  return t;
+}
+
+}  // namespace
+
+int run_copy_mode(std::span<char* const> args) {
+  if (wants_help(args)) {
+    print_help();
+    return 0;
+  }
+  const CopyOptions o = parse_options(args);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::string> workload = {
+      beside_bench("gvirtus-copy-workload", GVIRTUS_INSTALLED_BINDIR "/gvirtus-copy-workload"),
+      "--min-bytes",
+      std::to_string(kMinBytes),
+      "--max-bytes",
+      std::to_string(o.max_bytes),
+      "--seconds",
+      o.quick ? "0.03" : "0.3"};
+  CopyResults results;
+  results.run = collect_run_info();
+  results.quick = o.quick;
+  std::cerr << "gvirtus-bench copy: native run...\n";
+  const ProgramRun native = run_program(workload);
+  constexpr std::string_view kNoDevice = "no CUDA device: ";
+  if (const auto at = native.err.find(kNoDevice); native.status == 2 && at != std::string::npos) {
+    results.native_error = first_line(native.err.substr(at));
+    std::cerr << "gvirtus-bench copy: " << results.native_error
+              << "; the backends run with the accepting device (not GPU evidence)\n";
+  } else if (native.status != 0) {
+    raise(ErrorKind::kFailed, "the native copy workload exited with " +
+                                  std::to_string(native.status) + ": " + first_line(native.err));
+  } else {
+    results.native = parse_copy_points(native.out);
+    results.gpu = true;
+  }
+  for (const std::string& name : o.transports) {
+    results.transports.push_back(run_over(name, workload, results.gpu, o.quick));
+  }
+  for (const CopyTransport& t : results.transports) {
+    for (uint64_t bytes : sizes_of(t.points)) {
+      if (!results.memcpy.contains(bytes)) {
+        results.memcpy[bytes] = memcpy_mbps(static_cast<size_t>(bytes), memcpy_repeats(bytes));
+      }
+    }
+  }
+  results.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_copy_summary(std::cout, results);
+  if (!o.json_path.empty()) {
+    write_file(o.json_path, copy_json(results));
+    std::cout << "results written to " << o.json_path << "\n";
+  }
+  const bool all_ran = std::none_of(results.transports.begin(), results.transports.end(),
+                                    [](const CopyTransport& t) { return !t.error.empty(); });
+  return all_ran ? 0 : 1;
+}
+
+}  // namespace gvirtus::bench
