@@ -39,7 +39,8 @@ expect /etc/gvirtus/properties.json /usr/bin/gvirtus-bench /usr/bin/gvirtus-ping
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/stub/libcudart.so.13 \
       /usr/lib/gvirtus/stub/driver/libcuda.so.1 /usr/bin/gvirtus-bench-driver \
       /usr/libexec/gvirtus/samples/saxpy /usr/libexec/gvirtus/samples/matrixMul \
-      /usr/libexec/gvirtus/samples/streams_events /usr/libexec/gvirtus/gpu_workloads) >"$WORK/client.expected"
+      /usr/libexec/gvirtus/samples/streams_events /usr/libexec/gvirtus/gpu_workloads \
+      /usr/libexec/gvirtus/gvirtus-copy-workload /usr/lib/gvirtus/libgvirtus-accepting-device.so) >"$WORK/client.expected"
 expect /usr/bin/gvirtus-backend /usr/lib/systemd/system/gvirtus-backend.service \
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/libgvirtus-plugin-cudart.so \
       /usr/lib/gvirtus/libgvirtus-plugin-cuda.so /usr/lib/gvirtus/libgvirtus-plugin-cuda-simulated.so \

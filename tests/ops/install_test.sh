@@ -37,7 +37,8 @@ if [ "$HAVE_CUDA" = 1 ]; then
            lib/gvirtus/stub/driver/libcuda.so.1 bin/gvirtus-bench-driver \
            lib/gvirtus/libgvirtus-plugin-cudart.so lib/gvirtus/libgvirtus-plugin-cuda.so \
            lib/gvirtus/libgvirtus-plugin-cuda-simulated.so lib/gvirtus/libgvirtus-simulated-cuda.so \
-           libexec/gvirtus/samples/saxpy; do
+           libexec/gvirtus/samples/saxpy libexec/gvirtus/gvirtus-copy-workload \
+           lib/gvirtus/libgvirtus-accepting-device.so; do
     [ -e "$P/$f" ] || fail "$f is not installed"
   done
   # The stub only where gvirtus-run (or an explicit LD_LIBRARY_PATH) picks it up.

@@ -67,12 +67,14 @@ void print_help() {
          "Exit status: 0 on success, 1 when a run fails, 2 on bad usage.\n";
 }
 
-// A file the bench installs beside itself, or where `make install` put it.
-std::string beside_bench(const std::string& name, const char* installed) {
+// A file the build puts beside the bench, or the install puts at `installed` (relative to the
+// install prefix, the bench being in its bin/).
+std::string beside_bench(const std::string& name, const std::filesystem::path& installed) {
   const std::filesystem::path here = executable_dir() / name;
   if (std::filesystem::exists(here)) return here.string();
-  if (std::filesystem::exists(installed)) return installed;
-  raise(ErrorKind::kFailed, "no " + here.string() + " (nor " + installed + ")");
+  const std::filesystem::path there = executable_dir() / ".." / installed / name;
+  if (std::filesystem::exists(there)) return there.lexically_normal().string();
+  raise(ErrorKind::kFailed, "no " + here.string() + " (nor " + there.string() + ")");
 }
 
 // What the backend preloads without a GPU: $GVIRTUS_BENCH_ACCEPTING_DEVICE when set (a
@@ -81,7 +83,7 @@ std::string beside_bench(const std::string& name, const char* installed) {
 std::string accepting_device_preload() {
   if (const char* preload = std::getenv("GVIRTUS_BENCH_ACCEPTING_DEVICE")) return preload;
   return beside_bench("libgvirtus-accepting-device.so",
-                      GVIRTUS_INSTALLED_LIBDIR "/gvirtus/libgvirtus-accepting-device.so");
+                      std::filesystem::path(GVIRTUS_INSTALL_LIBDIR) / "gvirtus");
 }
 
 std::vector<uint64_t> sizes_of(const std::vector<CopyPoint>& points) {
@@ -150,7 +152,8 @@ int run_copy_mode(std::span<char* const> args) {
   const CopyOptions o = parse_options(args);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::string> workload = {
-      beside_bench("gvirtus-copy-workload", GVIRTUS_INSTALLED_BINDIR "/gvirtus-copy-workload"),
+      beside_bench("gvirtus-copy-workload",
+                   std::filesystem::path(GVIRTUS_INSTALL_LIBEXECDIR) / "gvirtus"),
       "--min-bytes",
       std::to_string(kMinBytes),
       "--max-bytes",
