@@ -34,13 +34,13 @@ std::string hex32(uint32_t value) {
 
 }  // namespace
 
-Frame decode_frame(std::span<const std::byte> message, uint64_t max_frame_bytes) {
+Frame decode_frame(std::span<const std::byte> message, uint64_t max_frame_bytes, uint64_t placed) {
   if (message.size() < kFrameHeaderBytes) {
     reject("truncated header: " + std::to_string(message.size()) + " bytes, need " +
            std::to_string(kFrameHeaderBytes));
   }
-  if (message.size() > max_frame_bytes) {
-    reject("frame of " + std::to_string(message.size()) + " bytes exceeds the limit of " +
+  if (message.size() + placed > max_frame_bytes) {
+    reject("frame of " + std::to_string(message.size() + placed) + " bytes exceeds the limit of " +
            std::to_string(max_frame_bytes));
   }
   const std::byte* p = message.data();
@@ -69,9 +69,9 @@ Frame decode_frame(std::span<const std::byte> message, uint64_t max_frame_bytes)
   if (h.is_error() ? !is_valid_error_kind(h.status) : h.status != 0) {
     reject("invalid status " + std::to_string(h.status) + " for flags " + hex32(h.flags));
   }
-  if (h.payload_bytes != message.size() - kFrameHeaderBytes) {
+  if (h.payload_bytes != message.size() - kFrameHeaderBytes + placed) {
     reject("header announces " + std::to_string(h.payload_bytes) + " payload bytes but " +
-           std::to_string(message.size() - kFrameHeaderBytes) + " arrived");
+           std::to_string(message.size() - kFrameHeaderBytes + placed) + " arrived");
   }
   frame.payload = message.subspan(kFrameHeaderBytes);
   return frame;

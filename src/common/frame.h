@@ -79,7 +79,11 @@ struct Frame {
 // Validates and splits a received message. Throws Error{kInvalidInput} naming the defect:
 // truncated header, wrong magic, unsupported version, unknown or inconsistent flags, a payload
 // length that disagrees with the message, or a frame over `max_frame_bytes` (header included).
-Frame decode_frame(std::span<const std::byte> message, uint64_t max_frame_bytes);
+// `placed` counts bytes of the payload's end that the transport wrote elsewhere
+// (Connection::recv_placed): the header then announces that many more than `message` holds, and
+// Frame::payload is the part that is here.
+Frame decode_frame(std::span<const std::byte> message, uint64_t max_frame_bytes,
+                   uint64_t placed = 0);
 
 // "call 0x00010002 request 7 thread 1" - for logs.
 std::string describe(const FrameHeader& header);

@@ -10,10 +10,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -50,6 +52,28 @@ inline T load_le(const std::byte* in) {
   std::memcpy(&le, in, sizeof(T));
   return to_little_endian(le);
 }
+
+// An allocator whose value-less construct() default-initialises: a vector of bytes then grows
+// without zero-filling what it is about to overwrite (put_space() hands out room for a copy of
+// up to a chunk, 16 MiB, written in place).
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* at) noexcept {
+    ::new (static_cast<void*>(at)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* at, Args&&... args) {
+    ::new (static_cast<void*>(at)) U(std::forward<Args>(args)...);
+  }
+};
 
 class WireWriter {
  public:
@@ -106,7 +130,7 @@ class WireWriter {
     buffer_.resize(at + bytes);
     return at;
   }
-  std::vector<std::byte> buffer_;
+  std::vector<std::byte, UninitializedAllocator<std::byte>> buffer_;
 };
 
 class WireReader {

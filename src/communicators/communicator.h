@@ -6,7 +6,8 @@
 //
 //   server: Communicator::serve() -> Listener; Listener::accept() -> Connection (one per client)
 //   client: Communicator::connect(timeout) -> Connection
-//   both:   Connection::register_memory (no-op on streams), send(pieces...), recv(), close via dtor
+//   both:   Connection::register_memory (no-op on streams), send(pieces...), recv() or
+//           recv_placed(), close via dtor
 //
 // Nobody may branch on which transport it holds: everything a caller needs is in these interfaces.
 // Errors are gvirtus::Error exceptions: kDisconnected when the peer is gone (also mid-message),
@@ -14,12 +15,17 @@
 // limit, kFailed for local failures.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+
+#include "common/function_ref.h"
 
 namespace gvirtus {
 
@@ -30,6 +36,23 @@ template <typename T>
 ByteView bytes_of(const T& value) {
   return ByteView(reinterpret_cast<const std::byte*>(&value), sizeof(T));
 }
+
+// Where Connection::recv_placed() writes the end of a message instead of the transport's buffer.
+struct Placement {
+  size_t at = 0;              // the message's bytes from `at` to its end...
+  std::span<std::byte> into;  // ...are written here; empty: nothing is placed
+  // Whether this placement can be honoured for a message of `message_bytes`, asked once its
+  // first `head_bytes` arrived: it must start at or after them and cover exactly the rest.
+  bool fits(size_t head_bytes, size_t message_bytes) const {
+    return !into.empty() && at >= head_bytes && at <= message_bytes &&
+           into.size() == message_bytes - at;
+  }
+};
+
+// Chooses the placement of a message from its first bytes (`head`: as many as were asked for, or
+// the whole message when it is shorter) and its size. Runs on the receiving thread before the
+// rest of the message is read; must not call into the connection.
+using Placer = FunctionRef<Placement(ByteView head, size_t message_bytes)>;
 
 class Connection {
  public:
@@ -54,6 +77,25 @@ class Connection {
   // Like recv(), but gives up after `timeout` with kTimedOut. A partly received message stays
   // buffered and the next recv() continues it.
   virtual ByteView recv(std::chrono::milliseconds timeout) = 0;
+
+  // recv() for a message whose end may go straight where its user wants it (a device-to-host
+  // copy's bytes into the application's buffer, with no transport buffer in between). Once the
+  // first `head_bytes` of the message have arrived, `place` is asked (see Placer); when it names
+  // a span for exactly the message's bytes from an offset at or after head_bytes to its end,
+  // those bytes are written there as they arrive and the returned view holds only the bytes
+  // before that offset. Otherwise this is recv() (with `timeout` when given). A failure or
+  // timeout after bytes were placed shuts the connection down: the placed message cannot be
+  // resumed. The default receives as recv() does and copies the end out; transports that can
+  // land bytes directly override it.
+  virtual ByteView recv_placed(size_t head_bytes, Placer place,
+                               std::optional<std::chrono::milliseconds> timeout) {
+    const ByteView message = timeout ? recv(*timeout) : recv();
+    const size_t head = std::min(head_bytes, message.size());
+    const Placement p = place(message.first(head), message.size());
+    if (!p.fits(head_bytes, message.size())) return message;
+    std::memcpy(p.into.data(), message.data() + p.at, p.into.size());
+    return message.first(p.at);
+  }
 
   // Sets the bound on the messages recv() accepts from now on (the connection starts with the
   // one it was made with). Each message's length is checked against it before any of its body is

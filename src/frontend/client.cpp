@@ -406,12 +406,17 @@ void Client::call(uint32_t call_id, std::span<const ByteView> payload, ReplyDeco
   wait_reply(begin_call(call_id, payload).request_id, stats.decoder());
 }
 
-Client::PendingCall Client::begin_call(uint32_t call_id, std::span<const ByteView> payload) {
+Client::PendingCall Client::begin_call(uint32_t call_id, std::span<const ByteView> payload,
+                                       gvirtus_landing* landing) {
   uint64_t id;
   {
     std::lock_guard lock(mutex_);
     id = next_request_id_++;
     awaited_.push_back(id);
+    if (landing != nullptr) {
+      landing->landed = 0;
+      landings_.emplace_back(id, landing);
+    }
   }
   try {
     send_frame(call_id, kFlagRequest, id, payload);
@@ -464,10 +469,7 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
     lock.unlock();
     Frame frame;
     try {
-      const ByteView message = config_.reply_timeout_ms > 0
-                                   ? conn.recv(std::chrono::milliseconds(config_.reply_timeout_ms))
-                                   : conn.recv();
-      frame = decode_frame(message, config_.limits.max_frame_bytes);
+      frame = receive_reply(conn);
       if (!frame.header.is_reply()) {
         raise(ErrorKind::kInvalidInput, "the backend sent a request frame");
       }
@@ -524,6 +526,41 @@ void Client::stop_awaiting_locked(uint64_t request_id) {
     *it = awaited_.back();
     awaited_.pop_back();
   }
+  std::erase_if(landings_, [&](const auto& entry) { return entry.first == request_id; });
+}
+
+Frame Client::receive_reply(Connection& conn) {
+  std::optional<std::chrono::milliseconds> timeout;
+  if (config_.reply_timeout_ms > 0) timeout = std::chrono::milliseconds(config_.reply_timeout_ms);
+  bool landings;
+  {
+    std::lock_guard lock(mutex_);
+    landings = !landings_.empty();
+  }
+  if (!landings)
+    return decode_frame(timeout ? conn.recv(*timeout) : conn.recv(),
+                        config_.limits.max_frame_bytes);
+  // Decided from the frame's header alone, before the rest of the frame is read: a success
+  // reply to a request with a landing, exactly as long as the landing expects.
+  uint64_t placed = 0;
+  auto place = [&](ByteView head, size_t message_bytes) -> Placement {
+    if (head.size() < kFrameHeaderBytes) return {};
+    const FrameHeader h =
+        decode_frame(head, config_.limits.max_frame_bytes, message_bytes - head.size()).header;
+    if (!h.is_reply() || h.is_error()) return {};
+    std::lock_guard lock(mutex_);
+    for (auto& [id, landing] : landings_) {
+      if (id != h.request_id) continue;
+      if (landing->bytes == 0 || h.payload_bytes != landing->at + landing->bytes) return {};
+      landing->landed = 1;
+      placed = landing->bytes;
+      return {kFrameHeaderBytes + static_cast<size_t>(landing->at),
+              {static_cast<std::byte*>(landing->into), static_cast<size_t>(landing->bytes)}};
+    }
+    return {};
+  };
+  const ByteView message = conn.recv_placed(kFrameHeaderBytes, place, timeout);
+  return decode_frame(message, config_.limits.max_frame_bytes, placed);
 }
 
 std::optional<Error> Client::take_async_error() {

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/config.h"
@@ -33,6 +34,7 @@
 #include "common/wire.h"
 #include "communicators/communicator.h"
 #include "frontend/async_batch.h"
+#include "frontend/frontend_abi.h"
 #include "protocol/handshake.h"
 
 namespace gvirtus {
@@ -75,7 +77,10 @@ class Client {
     uint32_t call_id;
     uint64_t request_bytes;  // for GVIRTUS_STATS
   };
-  PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload);
+  // `landing`, when given, is where the end of the reply may be written as it arrives (see
+  // gvirtus_landing); it must stay valid until the call is finished.
+  PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload,
+                         gvirtus_landing* landing = nullptr);
   void finish_call(PendingCall pending, ReplyDecoder decode);
 
   // Sends an asynchronous call, or holds it briefly to send it with others (async_batch.h;
@@ -130,6 +135,9 @@ class Client {
   // Sends the held batch (with `also`, if any); send_mutex_ held. Fails the session on error.
   void send_batch_locked(Connection& connection, std::span<const ByteView> also = {});
   void stop_awaiting_locked(uint64_t request_id);
+  // Receives the next reply frame on the receiving thread, landing the end of a reply with a
+  // landing where it can. Throws like Connection::recv().
+  Frame receive_reply(Connection& connection);
   static void finish(const FrameHeader& header, std::span<const std::byte> payload,
                      ReplyDecoder decode);
 
@@ -148,6 +156,8 @@ class Client {
   // Synchronous requests waiting for replies: one per waiting thread, so a vector that keeps its
   // capacity (no allocation per call, unlike a set's nodes).
   std::vector<uint64_t> awaited_;
+  // The landings of awaited requests that have one (begin_call), by request id.
+  std::vector<std::pair<uint64_t, gvirtus_landing*>> landings_;
   std::map<uint64_t, Stashed> stash_;  // replies read by another thread
   uint64_t next_request_id_ = 1;
   std::mutex send_mutex_;  // serialises sends; guards the batch and the flusher's state

@@ -106,10 +106,15 @@ int gvirtus_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
 
 int gvirtus_begin_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
                        gvirtus_pending* pending) {
+  return gvirtus_begin_call_into(call_id, pieces, count, nullptr, pending);
+}
+
+int gvirtus_begin_call_into(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
+                            gvirtus_landing* landing, gvirtus_pending* pending) {
   return gvirtus::guarded([&] {
     ByteView storage[15];
-    const Client::PendingCall begun =
-        Client::instance().begin_call(call_id, gvirtus::as_payload(pieces, count, storage));
+    const Client::PendingCall begun = Client::instance().begin_call(
+        call_id, gvirtus::as_payload(pieces, count, storage), landing);
     *pending = gvirtus_pending{begun.request_id, begun.call_id, begun.request_bytes};
   });
 }

@@ -89,6 +89,22 @@ GVIRTUS_FRONTEND_API int gvirtus_begin_call(uint32_t call_id, const gvirtus_piec
                                             size_t count, gvirtus_pending* pending);
 GVIRTUS_FRONTEND_API int gvirtus_finish_call(const gvirtus_pending* pending,
                                              gvirtus_reply_decoder decode, void* context);
+/* Where the end of a call's reply may land directly (gvirtus_begin_call_into): when the reply
+ * is a success whose payload is exactly `at` + `bytes` long, its bytes from `at` on are written
+ * to `into` as they arrive (a device-to-host copy's data, with no buffer in between), `landed`
+ * is set to 1, and the decoder sees only the first `at` bytes. Otherwise (a failure, an error
+ * reply, another length) nothing lands, `landed` stays 0 and the decoder sees the whole payload.
+ * The landing and its memory must stay valid until the call is finished. */
+typedef struct gvirtus_landing {
+  void* into;
+  uint64_t bytes;
+  uint64_t at;
+  int landed;
+} gvirtus_landing;
+/* gvirtus_begin_call() with a landing for its reply (NULL: none). */
+GVIRTUS_FRONTEND_API int gvirtus_begin_call_into(uint32_t call_id, const gvirtus_piece* pieces,
+                                                 size_t count, gvirtus_landing* landing,
+                                                 gvirtus_pending* pending);
 /* An asynchronous call: returns once sent (or held for batching); a failure on the backend is
  * reported later through gvirtus_take_async_error(). */
 GVIRTUS_FRONTEND_API int gvirtus_send_async(uint32_t call_id, const gvirtus_piece* pieces,

@@ -127,7 +127,10 @@ class Library {
     process_session::PendingCall call{};
   };
 
-  Pending begin(uint32_t call_id, Encoder encode) const noexcept {
+  // `data`, when given, follows what `encode` wrote, sent from where it lies; `landing`, when
+  // given, is where the end of the reply may land directly (process_session::Landing).
+  Pending begin(uint32_t call_id, Encoder encode, ByteView data = {},
+                process_session::Landing* landing = nullptr) const noexcept {
     Pending pending{call_id, statuses_.success, false, {}};
     if (faults_ && faults_->has_sticky()) {
       pending.failed = static_cast<Status>(faults_->sticky());
@@ -136,8 +139,9 @@ class Library {
     try {
       WireWriter& args = encoder();
       encode(args);
-      const ByteView pieces[] = {args.view()};
-      pending.call = process_session::begin_call(call_id, pieces);
+      const ByteView pieces[] = {args.view(), data};
+      pending.call =
+          process_session::begin_call(call_id, process_session::request_pieces(pieces), landing);
       pending.sent = true;
     } catch (const Error& e) {
       pending.failed = failure(call_id, e);
@@ -169,16 +173,23 @@ class Library {
 
   // Sends one call without waiting: its failure on the backend is the library's to report later
   // (its last error), as the library reports its own asynchronous errors.
-  Status send(uint32_t call_id, Encoder encode) const noexcept {
+  // `data` as for begin().
+  Status send(uint32_t call_id, Encoder encode, ByteView data = {}) const noexcept {
     if (faults_) {
       if (faults_->has_sticky()) return static_cast<Status>(faults_->sticky());
-      if (faults_->unavailable()) return call(call_id, encode, [](WireReader&) {});
+      if (faults_->unavailable()) {  // rare: the data is copied into the request
+        auto with_data = [&](WireWriter& w) {
+          encode(w);
+          w.put_raw(data.data(), data.size());
+        };
+        return call(call_id, with_data, [](WireReader&) {});
+      }
     }
     try {
       WireWriter& args = encoder();
       encode(args);
-      const ByteView pieces[] = {args.view()};
-      process_session::send_async(call_id, pieces);
+      const ByteView pieces[] = {args.view(), data};
+      process_session::send_async(call_id, process_session::request_pieces(pieces));
       return statuses_.success;
     } catch (const Error& e) {
       return failure(call_id, e);

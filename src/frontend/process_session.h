@@ -77,11 +77,21 @@ inline void call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecod
                 &context);
 }
 
-inline PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload) {
+// Where the end of a reply may land directly (gvirtus_landing in frontend_abi.h).
+using Landing = gvirtus_landing;
+
+// A request's pieces: the encoded arguments, then its data when there is any - a copy's bytes,
+// sent from the application's buffer as they lie, with no copy into the request.
+inline std::span<const ByteView> request_pieces(const ByteView (&pieces)[2]) {
+  return {pieces, pieces[1].empty() ? size_t{1} : size_t{2}};
+}
+
+inline PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload,
+                              Landing* landing = nullptr) {
   gvirtus_piece pieces[15];
   const size_t count = detail::to_pieces(payload, pieces);
   PendingCall pending{};
-  detail::check(gvirtus_begin_call(call_id, pieces, count, &pending));
+  detail::check(gvirtus_begin_call_into(call_id, pieces, count, landing, &pending));
   return pending;
 }
 

@@ -109,6 +109,71 @@ TEST_P(ConformanceTest, gather_send_delivers_the_pieces_as_one_message_in_order)
   EXPECT_EQ(server_->recv().size(), 0u);
 }
 
+// recv_placed(): messages whose first 8 bytes say how many bytes follow them to land elsewhere,
+// sent back to back (so the stream transports hold the next messages' bytes while placing), each
+// followed by a small ordinary message; the ends land in place, every other byte stays in order.
+TEST_P(ConformanceTest, placed_receive_lands_each_end_in_place_and_keeps_what_follows_it) {
+  connect_pair();
+  const size_t ends[] = {1, 3, 100, 4097, 65536, 300001, (size_t{16} << 20) + 3};
+  std::thread sender([&] {
+    uint32_t seed = 100;
+    for (size_t end : ends) {
+      auto message = pattern(8 + 24 + end, seed++);
+      store_le<uint64_t>(message.data(), end);
+      send_one(*client_, message);
+      send_one(*client_, pattern(40, seed++));
+    }
+  });
+  uint32_t seed = 100;
+  for (size_t end : ends) {
+    std::vector<std::byte> landing(end, std::byte{0xee});
+    size_t asked_size = 0;
+    auto place = [&](ByteView head, size_t message_bytes) -> Placement {
+      asked_size = message_bytes;
+      EXPECT_EQ(head.size(), 8u);
+      const uint64_t announced = load_le<uint64_t>(head.data());
+      return {message_bytes - static_cast<size_t>(announced), landing};
+    };
+    const ByteView prefix = server_->recv_placed(8, place, std::nullopt);
+    auto expected = pattern(8 + 24 + end, seed++);
+    store_le<uint64_t>(expected.data(), end);
+    EXPECT_EQ(asked_size, expected.size());
+    ASSERT_EQ(prefix.size(), 32u) << "end " << end;
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), expected.begin())) << "end " << end;
+    EXPECT_TRUE(std::equal(landing.begin(), landing.end(), expected.begin() + 32)) << "end " << end;
+    const ByteView next = server_->recv(5s);
+    const auto small = pattern(40, seed++);
+    ASSERT_EQ(next.size(), small.size()) << "after end " << end;
+    EXPECT_TRUE(std::equal(next.begin(), next.end(), small.begin())) << "after end " << end;
+  }
+  sender.join();
+}
+
+// A placement that is declined, or does not cover exactly the rest of the message, or starts
+// inside the head, leaves the message whole, and the span untouched.
+TEST_P(ConformanceTest, placed_receive_that_does_not_fit_returns_the_whole_message) {
+  connect_pair();
+  const auto message = pattern(5000, 7);
+  std::vector<std::byte> landing(5000, std::byte{0xee});
+  const std::span<std::byte> whole(landing);
+  const Placement refused[] = {
+      {},                        // declined
+      {100, whole.first(4899)},  // one byte short of the end
+      {100, whole.first(4901)},  // one byte past it
+      {4, whole.first(4996)},    // inside the 8 head bytes
+      {6000, whole.first(0)},    // past the message
+  };
+  for (size_t i = 0; i < std::size(refused); ++i) send_one(*client_, message);
+  for (const Placement& p : refused) {
+    const ByteView got = server_->recv_placed(
+        8, [&](ByteView, size_t) { return p; }, std::chrono::seconds(5));
+    ASSERT_EQ(got.size(), message.size()) << "at " << p.at << ", " << p.into.size() << " bytes";
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), message.begin()));
+  }
+  EXPECT_TRUE(std::all_of(landing.begin(), landing.end(),
+                          [](std::byte b) { return b == std::byte{0xee}; }));
+}
+
 // Both sides send thousands of numbered, checksummed messages at once, while receiving.
 TEST_P(ConformanceTest, many_messages_in_flight_both_ways_arrive_in_order) {
   connect_pair();

@@ -363,11 +363,18 @@ def remote_calls_header(calls, d):
                  "status),\n// or sent ahead. Every failure comes back as the library's status.\n"
                  f"{d.status} remote_sync(Fn fn, gvirtus::stub::Encoder encode, "
                  "gvirtus::stub::Decoder decode);\n"
-                 f"{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode);\n"
+                 "// `data`, when given, follows what `encode` wrote, sent from where it lies (a "
+                 "copy's\n// bytes from the application's buffer).\n"
+                 f"{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode, "
+                 "gvirtus::ByteView data = {});\n"
                  "// A custom row's call begun now and finished later (frontend/generated_stub.h's\n"
-                 "// Library::begin and finish): two in flight, as a copy in chunks keeps them.\n"
+                 "// Library::begin and finish): two in flight, as a copy in chunks keeps them. "
+                 "`landing`,\n// when given, is where the end of the reply may land directly "
+                 "(process_session::Landing).\n"
                  f"using RemotePending = gvirtus::stub::Library<{d.status}>::Pending;\n"
-                 "RemotePending remote_begin(Fn fn, gvirtus::stub::Encoder encode);\n"
+                 "RemotePending remote_begin(Fn fn, gvirtus::stub::Encoder encode, "
+                 "gvirtus::ByteView data = {},\n"
+                 "                           gvirtus::process_session::Landing* landing = nullptr);\n"
                  f"{d.status} remote_finish(const RemotePending& pending, "
                  "gvirtus::stub::Decoder decode);\n"
                  + hook_declarations(calls, d) +
@@ -521,12 +528,13 @@ const gvirtus::stub::Library<{d.status}> library(
   return library.call(call_id(fn), encode, decode);
 }}
 
-{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode) {{
-  return library.send(call_id(fn), encode);
+{d.status} remote_async(Fn fn, gvirtus::stub::Encoder encode, gvirtus::ByteView data) {{
+  return library.send(call_id(fn), encode, data);
 }}
 
-RemotePending remote_begin(Fn fn, gvirtus::stub::Encoder encode) {{
-  return library.begin(call_id(fn), encode);
+RemotePending remote_begin(Fn fn, gvirtus::stub::Encoder encode, gvirtus::ByteView data,
+                           gvirtus::process_session::Landing* landing) {{
+  return library.begin(call_id(fn), encode, data, landing);
 }}
 
 {d.status} remote_finish(const RemotePending& pending, gvirtus::stub::Decoder decode) {{

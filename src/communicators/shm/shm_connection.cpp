@@ -1,6 +1,7 @@
 #include "communicators/shm/shm_connection.h"
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 
 #include "common/error.h"
@@ -162,7 +163,9 @@ void ShmConnection::send(std::span<const ByteView> pieces) {
 void ShmConnection::reserve(size_t bytes) {
   if (capacity_ >= bytes) return;
   const size_t capacity = std::max(bytes, std::min(capacity_ * 2, max_message_bytes_));
-  buffer_.reset(new std::byte[capacity]);  // uninitialised on purpose: the ring fills it
+  std::unique_ptr<std::byte[]> bigger(new std::byte[capacity]);  // uninitialised: the ring fills it
+  std::memcpy(bigger.get(), buffer_.get(), std::min(message_got_, capacity_));
+  buffer_ = std::move(bigger);
   capacity_ = capacity;
 }
 
@@ -174,7 +177,31 @@ ByteView ShmConnection::recv(std::chrono::milliseconds timeout) {
   return receive(std::chrono::steady_clock::now() + timeout);
 }
 
-ByteView ShmConnection::receive(const Deadline& deadline) {
+ByteView ShmConnection::recv_placed(size_t head_bytes, Placer place,
+                                    std::optional<std::chrono::milliseconds> timeout) {
+  const Deadline deadline =
+      timeout ? Deadline(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+  return receive(deadline, head_bytes, &place);
+}
+
+void ShmConnection::read_message(size_t until, std::byte* base, size_t from,
+                                 const Deadline& deadline) {
+  uint64_t avail = 0;
+  auto ready = [&] { return (avail = reader_.readable()) > 0; };
+  while (message_got_ < until) {
+    if (!ready()) {
+      release();  // give the space back before sleeping: the writer may wait for it
+      wait(recv_ring_, reader_.waiting(), ready, deadline, true);
+    }
+    const size_t k =
+        static_cast<size_t>(std::min<uint64_t>({until - message_got_, avail, kPublishChunk}));
+    reader_.read(base + (message_got_ - from), k);
+    message_got_ += k;
+    if (k == kPublishChunk) release();
+  }
+}
+
+ByteView ShmConnection::receive(const Deadline& deadline, size_t head_bytes, const Placer* place) {
   link_->on_use();
   if (shut_down_.load(std::memory_order_relaxed)) fail_gone(true);
   uint64_t avail = 0;
@@ -199,27 +226,37 @@ ByteView ShmConnection::receive(const Deadline& deadline) {
                                             link_->peer_name() + " exceeds the limit of " +
                                             std::to_string(max_message_bytes_));
       }
-      reserve(static_cast<size_t>(message_bytes_));
     }
   }
-  while (message_got_ < message_bytes_) {
-    if (!ready()) {
-      release();  // give the space back before sleeping: the writer may wait for it
-      wait(recv_ring_, reader_.waiting(), ready, deadline, true);
+  const size_t bytes = static_cast<size_t>(message_bytes_);
+  // Bytes [0, buffered) of the message go to the buffer, the rest to `placed` when placed.
+  size_t buffered = bytes;
+  std::byte* placed = nullptr;
+  // (A message that a timed-out recv() began past its head is not placed: its bytes are here.)
+  if (place != nullptr && message_got_ <= std::min(head_bytes, bytes)) {
+    const size_t head = std::min(head_bytes, bytes);
+    reserve(head);
+    read_message(head, buffer_.get(), 0, deadline);
+    const Placement p = (*place)(ByteView(buffer_.get(), head), bytes);
+    if (p.fits(head_bytes, bytes)) {
+      buffered = p.at;
+      placed = p.into.data();
     }
-    const size_t k = static_cast<size_t>(
-        std::min<uint64_t>({message_bytes_ - message_got_, avail, kPublishChunk}));
-    reader_.read(buffer_.get() + message_got_, k);
-    message_got_ += k;
-    if (k == kPublishChunk) release();
+  }
+  reserve(buffered);
+  try {
+    read_message(buffered, buffer_.get(), 0, deadline);
+    if (placed != nullptr) read_message(bytes, placed, buffered, deadline);
+  } catch (...) {
+    if (placed != nullptr) shutdown();  // part of the message went to the caller: no resuming
+    throw;
   }
   release();
-  const size_t bytes = static_cast<size_t>(message_bytes_);
   length_got_ = 0;
   message_got_ = 0;
   message_bytes_ = 0;
   small_streak_ = bytes <= kInitialBuffer ? small_streak_ + 1 : 0;
-  return ByteView(buffer_.get(), bytes);
+  return ByteView(buffer_.get(), buffered);
 }
 
 void ShmConnection::shutdown() {

@@ -33,6 +33,9 @@ class ShmConnection final : public Connection {
   void send(std::span<const ByteView> pieces) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
+  // Copies the placed end of a message from the ring straight into its span.
+  ByteView recv_placed(size_t head_bytes, Placer place,
+                       std::optional<std::chrono::milliseconds> timeout) override;
   void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void shutdown() override;
   std::span<std::byte> shared_memory() override;
@@ -46,7 +49,10 @@ class ShmConnection final : public Connection {
  private:
   static constexpr size_t kLengthBytes = sizeof(uint64_t);
 
-  ByteView receive(const Deadline& deadline);
+  // recv(), or recv_placed() when `place` is given.
+  ByteView receive(const Deadline& deadline, size_t head_bytes = 0, const Placer* place = nullptr);
+  // Reads the message's bytes up to offset `until` from the ring, to `base` + (offset - `from`).
+  void read_message(size_t until, std::byte* base, size_t from, const Deadline& deadline);
   // Copies `n` bytes into the send ring, waiting for space as needed.
   void put(const std::byte* src, size_t n);
   void publish();
@@ -56,6 +62,7 @@ class ShmConnection final : public Connection {
   void wait(int r, std::atomic<uint32_t>& waiting, Ready ready, const Deadline& deadline,
             bool receiving);
   [[noreturn]] void fail_gone(bool receiving) const;
+  // Makes the buffer hold at least `bytes`, keeping the message's bytes received so far.
   void reserve(size_t bytes);
 
   std::unique_ptr<ShmLink> link_;

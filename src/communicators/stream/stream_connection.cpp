@@ -119,7 +119,7 @@ ByteView StreamConnection::recv(std::chrono::milliseconds timeout) {
   return receive(std::chrono::steady_clock::now() + timeout);
 }
 
-ByteView StreamConnection::receive(Deadline deadline) {
+uint64_t StreamConnection::next_length(Deadline deadline) {
   begin_ += consumed_;
   consumed_ = 0;
   if (begin_ == end_) {
@@ -129,7 +129,6 @@ ByteView StreamConnection::receive(Deadline deadline) {
       capacity_ = kInitialBuffer;
     }
   }
-
   if (end_ - begin_ < kLengthBytes) fill(kLengthBytes, 0, deadline);
   const uint64_t bytes = load_le<uint64_t>(buffer_.get() + begin_);
   if (bytes > max_message_bytes_) {
@@ -137,6 +136,11 @@ ByteView StreamConnection::receive(Deadline deadline) {
                                         peer_name_ + " exceeds the limit of " +
                                         std::to_string(max_message_bytes_));
   }
+  return bytes;
+}
+
+ByteView StreamConnection::receive(Deadline deadline) {
+  const uint64_t bytes = next_length(deadline);
   const size_t total = kLengthBytes + static_cast<size_t>(bytes);
   if (end_ - begin_ < total) {
     reserve_message(total);
@@ -145,6 +149,68 @@ ByteView StreamConnection::receive(Deadline deadline) {
   consumed_ = total;
   small_streak_ = total <= kInitialBuffer ? small_streak_ + 1 : 0;
   return ByteView(buffer_.get() + begin_ + kLengthBytes, static_cast<size_t>(bytes));
+}
+
+ByteView StreamConnection::recv_placed(size_t head_bytes, Placer place,
+                                       std::optional<std::chrono::milliseconds> timeout) {
+  const Deadline deadline =
+      timeout ? Deadline(std::chrono::steady_clock::now() + *timeout) : std::nullopt;
+  const size_t bytes = static_cast<size_t>(next_length(deadline));
+  const size_t head = std::min(head_bytes, bytes);
+  if (end_ - begin_ < kLengthBytes + head) fill(kLengthBytes + head, bytes, deadline);
+  const Placement p = place(ByteView(buffer_.get() + begin_ + kLengthBytes, head), bytes);
+  if (!p.fits(head_bytes, bytes)) {
+    consumed_ = 0;  // the length stays buffered: receive() reads it again
+    return receive(deadline);
+  }
+  try {
+    // The bytes before the placed end go to the buffer as usual.
+    if (end_ - begin_ < kLengthBytes + p.at) fill(kLengthBytes + p.at, bytes, deadline);
+    // What fill() read past them belongs to the placed end, then perhaps to the next messages:
+    // the end's share moves out, the rest closes up behind the prefix.
+    std::byte* after = buffer_.get() + begin_ + kLengthBytes + p.at;
+    const size_t buffered = end_ - (begin_ + kLengthBytes + p.at);
+    const size_t taken = std::min(buffered, p.into.size());
+    std::memcpy(p.into.data(), after, taken);
+    std::memmove(after, after + taken, buffered - taken);
+    end_ -= taken;
+    read_into(p.into.data() + taken, p.into.size() - taken, bytes, deadline);
+  } catch (...) {
+    shutdown();  // part of the message went to the caller: it cannot be resumed
+    throw;
+  }
+  consumed_ = kLengthBytes + p.at;
+  small_streak_ = consumed_ <= kInitialBuffer ? small_streak_ + 1 : 0;
+  return ByteView(buffer_.get() + begin_ + kLengthBytes, p.at);
+}
+
+void StreamConnection::read_into(std::byte* into, size_t n, size_t message_bytes,
+                                 Deadline deadline) {
+  while (n > 0) {
+    if (shut_down_.load(std::memory_order_relaxed)) {
+      raise(ErrorKind::kDisconnected, "receive from " + peer_name_ + ": connection shut down");
+    }
+    if (deadline && !wait_readable(deadline)) continue;
+    const ssize_t got = ::read(fd_.get(), into, n);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ECONNRESET) fail_closed(message_bytes, "; reset");
+      raise_errno("receive from " + peer_name_, errno);
+    }
+    if (got == 0) fail_closed(message_bytes);
+    into += got;
+    n -= static_cast<size_t>(got);
+  }
+}
+
+bool StreamConnection::wait_readable(const Deadline& deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) raise(ErrorKind::kTimedOut, "no message from " + peer_name_ + " in time");
+  pollfd p{fd_.get(), POLLIN, 0};
+  const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), INT_MAX)));
+  if (ready < 0 && errno != EINTR) raise_errno("poll on " + peer_name_, errno);
+  return ready > 0;
 }
 
 void StreamConnection::reserve_message(size_t total) {
@@ -169,17 +235,7 @@ void StreamConnection::fill(size_t want, size_t message_bytes, Deadline deadline
     if (shut_down_.load(std::memory_order_relaxed)) {
       raise(ErrorKind::kDisconnected, "receive from " + peer_name_ + ": connection shut down");
     }
-    if (deadline) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          *deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
-        raise(ErrorKind::kTimedOut, "no message from " + peer_name_ + " in time");
-      }
-      pollfd p{fd_.get(), POLLIN, 0};
-      const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), INT_MAX)));
-      if (ready < 0 && errno != EINTR) raise_errno("poll on " + peer_name_, errno);
-      if (ready <= 0) continue;
-    }
+    if (deadline && !wait_readable(deadline)) continue;
     const ssize_t got = ::read(fd_.get(), buffer_.get() + end_, capacity_ - end_);
     if (got < 0) {
       if (errno == EINTR) continue;

@@ -4,6 +4,8 @@
 // the length and the caller's pieces into one sendmsg() (no copy, MSG_NOSIGNAL so a dead peer is
 // an error and never a SIGPIPE in the user's application). recv() reads into a buffer the
 // connection owns, taking as much as the socket has, so a small message usually costs one read().
+// recv_placed() reads the end of a message straight into the caller's span instead, with reads
+// of exactly its length, so no byte of the next message lands there.
 #pragma once
 
 #include <sys/uio.h>
@@ -28,6 +30,9 @@ class StreamConnection final : public Connection {
   void send_many(std::span<const std::span<const ByteView>> messages) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
+  // Reads the placed end of a message from the socket straight into its span.
+  ByteView recv_placed(size_t head_bytes, Placer place,
+                       std::optional<std::chrono::milliseconds> timeout) override;
   void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void shutdown() override;
   std::string peer_name() const override { return peer_name_; }
@@ -36,7 +41,14 @@ class StreamConnection final : public Connection {
  private:
   using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
+  // Drops the message returned last and reads the next one's length; returns it.
+  uint64_t next_length(Deadline deadline);
   ByteView receive(Deadline deadline);
+  // Reads exactly `n` bytes, which are not buffered yet, into `into` (the placed end of a
+  // message of `message_bytes`).
+  void read_into(std::byte* into, size_t n, size_t message_bytes, Deadline deadline);
+  // Waits until the socket is readable or `deadline` passes (kTimedOut); true when readable.
+  bool wait_readable(const Deadline& deadline);
   // Writes every byte of iov[0, count), looping over partial writes; modifies the array.
   void write_all(iovec* iov, size_t count);
   // Reads at least `want` more buffered bytes, waiting until `deadline` if there is one.

@@ -7,8 +7,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
+#include "common/error.h"
 #include "common/wire.h"
+#include "frontend/process_session.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
@@ -24,9 +27,20 @@ CUresult in_chunks(size_t bytes, Step step) {
   return CUDA_SUCCESS;
 }
 
-// A chunk's reply into the client's memory at `to` (a failure brings no data).
-inline void land_chunk(WireReader& r, std::byte* to, size_t chunk) {
+// Where a chunk's reply may land directly: the client's memory at `to`, after the status (i32)
+// and the blob's length (u64).
+inline process_session::Landing chunk_landing(std::byte* to, size_t chunk) {
+  return {to, chunk, sizeof(int32_t) + sizeof(uint64_t), 0};
+}
+
+// A chunk's reply into the client's memory at `to` (a failure brings no data); `landed`: its
+// bytes are there already (chunk_landing), only their count is left to check.
+inline void land_chunk(WireReader& r, std::byte* to, size_t chunk, bool landed = false) {
   if (r.remaining() == 0) return;
+  if (landed) {
+    if (r.get<uint64_t>() != chunk) raise(ErrorKind::kInvalidInput, "short copy reply");
+    return;
+  }
   const auto data = r.get_blob(chunk);
   std::copy(data.begin(), data.end(), to);
 }

@@ -46,12 +46,11 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
   const auto* from = static_cast<const std::byte*>(src);
   return in_chunks(bytes, [&](size_t done, size_t chunk) {
     const CopyRequest request{dst + done, chunk, stream};
-    auto encode = [&](WireWriter& w) {
-      put_record(w, request);
-      w.put_raw(from + done, chunk);
-    };
+    auto encode = [&](WireWriter& w) { put_record(w, request); };
+    const ByteView data(from + done, chunk);  // sent from the application's buffer
     const bool last = done + chunk == bytes;
-    return ahead || !last ? remote_async(fn, encode) : remote_sync(fn, encode, [](WireReader&) {});
+    if (ahead || !last) return remote_async(fn, encode, data);
+    return remote_finish(remote_begin(fn, encode, data), [](WireReader&) {});
   });
 }
 
@@ -69,27 +68,36 @@ CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream strea
   // Two chunks in flight: the next chunk's request leaves before the previous chunk's reply is
   // read, so the backend copies one while this side takes in the other. A failure stops the copy
   // one chunk later at worst (that chunk's reply is read and dropped).
+  // The bytes land straight in the application's buffer as they arrive (chunk_landing); chunk k's
+  // landing is landings[k % 2], which stays put while it is in flight.
   auto* to = static_cast<std::byte*>(dst);
   struct Flight {
     size_t done;
     size_t chunk;
     RemotePending pending;
+    process_session::Landing* landing;
   };
   auto land = [&](const Flight& f) {
-    return remote_finish(f.pending, [&](WireReader& r) { land_chunk(r, to + f.done, f.chunk); });
+    return remote_finish(f.pending, [&](WireReader& r) {
+      land_chunk(r, to + f.done, f.chunk, f.landing->landed != 0);
+    });
   };
+  process_session::Landing landings[2];
   std::optional<Flight> in_flight;
-  for (size_t done = 0; done < bytes;) {
+  for (size_t done = 0, k = 0; done < bytes; ++k) {
     const size_t chunk = std::min(kCopyChunkBytes, bytes - done);
     const CopyRequest request{src + done, chunk, stream};
-    const RemotePending sent = remote_begin(fn, [&](WireWriter& w) { put_record(w, request); });
+    process_session::Landing* landing = &landings[k % 2];
+    *landing = chunk_landing(to + done, chunk);
+    const RemotePending sent = remote_begin(
+        fn, [&](WireWriter& w) { put_record(w, request); }, {}, landing);
     if (in_flight) {
       if (const CUresult result = land(*in_flight); result != CUDA_SUCCESS) {
         (void)remote_finish(sent, [](WireReader& r) { (void)r.get_raw(r.remaining()); });
         return result;
       }
     }
-    in_flight = Flight{done, chunk, sent};
+    in_flight = Flight{done, chunk, sent, landing};
     done += chunk;
   }
   return land(*in_flight);

@@ -24,10 +24,24 @@ struct Chunk {
 
   void encode(WireWriter& w) const {
     put_record(w, MemcpyRequest{dst, src, count, kind, stream != nullptr ? *stream : nullptr});
-    if (host_is_source(kind)) w.put_raw(src, count);
   }
-  void decode(WireReader& r) const {
+  // The request's data, sent from the application's buffer as it is (no copy into the request).
+  ByteView data() const {
+    if (!host_is_source(kind)) return {};
+    return {reinterpret_cast<const std::byte*>(src), count};
+  }
+  // Where the reply's data may land: straight in the application's buffer, after the result
+  // (i32) and the blob's length (u64).
+  process_session::Landing landing() const {
+    return {dst, count, sizeof(int32_t) + sizeof(uint64_t), 0};
+  }
+  bool brings_data() const { return host_is_destination(kind) && count > 0; }
+  void decode(WireReader& r, bool landed) const {
     if (!host_is_destination(kind) || r.remaining() == 0) return;  // no data after a failure
+    if (landed) {
+      if (r.get<uint64_t>() != count) raise(ErrorKind::kInvalidInput, "short cudaMemcpy reply");
+      return;
+    }
     const auto data = r.get_blob(count);
     if (data.size() != count) raise(ErrorKind::kInvalidInput, "short cudaMemcpy reply");
     std::memcpy(dst, data.data(), count);
@@ -48,7 +62,8 @@ struct Chunk {
 // or takes in (from it) the next, and a copy costs about one round trip however many chunks it
 // has. Two chunks are in flight at most: memory stays bounded and a failure stops the copy one
 // chunk later at worst (its result is read and dropped; the first failure is returned, and the
-// backend's runtime has recorded it as the last error, as natively).
+// backend's runtime has recorded it as the last error, as natively). Data travels from and lands
+// in the application's buffer directly (Chunk::data, Chunk::landing).
 cudaError_t copy_chunks(const Chunk& whole) {
   // A copy of 0 bytes is still one call: the runtime checks its arguments all the same.
   const size_t chunks =
@@ -63,29 +78,47 @@ cudaError_t copy_chunks(const Chunk& whole) {
   if (!whole.waits()) {
     for (size_t k = 0; k < chunks; ++k) {
       const Chunk c = chunk(k);
-      const cudaError_t rc = remote_async(Fn::cudaMemcpyAsync, [&](WireWriter& w) { c.encode(w); });
+      const cudaError_t rc = remote_async(
+          Fn::cudaMemcpyAsync, [&](WireWriter& w) { c.encode(w); }, c.data());
       if (rc != cudaSuccess) return rc;
     }
     return cudaSuccess;
   }
   const Fn fn = whole.stream == nullptr ? Fn::cudaMemcpy : Fn::cudaMemcpyAsync;
-  std::optional<std::pair<Chunk, RemotePending>> in_flight;
+  struct InFlight {
+    Chunk chunk;
+    RemotePending pending;
+  };
+  // Chunk k's landing is landings[k % 2]: it stays put while the chunk is in flight.
+  process_session::Landing landings[2];
+  std::optional<InFlight> in_flight;
+  size_t in_flight_slot = 0;
   auto finish = [&]() {
-    const Chunk& c = in_flight->first;
-    const cudaError_t rc = remote_finish(in_flight->second, [&](WireReader& r) { c.decode(r); });
+    const Chunk& c = in_flight->chunk;
+    // Read in the decoder: the reply, and so whether it landed, is known only then.
+    const process_session::Landing& landing = landings[in_flight_slot];
+    const cudaError_t rc =
+        remote_finish(in_flight->pending, [&](WireReader& r) { c.decode(r, landing.landed != 0); });
     in_flight.reset();
     return rc;
   };
   for (size_t k = 0; k < chunks; ++k) {
     const Chunk c = chunk(k);
-    RemotePending sent = remote_begin(fn, [&](WireWriter& w) { c.encode(w); });
+    process_session::Landing* landing = nullptr;
+    if (c.brings_data()) {
+      landings[k % 2] = c.landing();
+      landing = &landings[k % 2];
+    }
+    RemotePending sent = remote_begin(
+        fn, [&](WireWriter& w) { c.encode(w); }, c.data(), landing);
     if (in_flight) {
       if (const cudaError_t rc = finish(); rc != cudaSuccess) {
         (void)remote_finish(sent, [](WireReader& r) { (void)r.get_raw(r.remaining()); });
         return rc;
       }
     }
-    in_flight.emplace(c, sent);
+    in_flight.emplace(InFlight{c, sent});
+    in_flight_slot = k % 2;
   }
   return finish();
 }

@@ -160,14 +160,16 @@ cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
   }
 }
 
-RemotePending remote_begin(Fn fn, Encoder encode) {
+RemotePending remote_begin(Fn fn, Encoder encode, ByteView data,
+                           process_session::Landing* landing) {
   (void)registered;
   RemotePending pending{fn};
   try {
     WireWriter& args = stub::encoder();
     encode(args);
-    const ByteView pieces[] = {args.view()};
-    pending.call = process_session::begin_call(call_id(fn), pieces);
+    const ByteView pieces[] = {args.view(), data};
+    pending.call =
+        process_session::begin_call(call_id(fn), process_session::request_pieces(pieces), landing);
   } catch (const Error& e) {
     pending.failed = to_cuda_error(e, fn);
   } catch (...) {
@@ -192,16 +194,22 @@ cudaError_t remote_finish(const RemotePending& pending, Decoder decode) {
   }
 }
 
-cudaError_t remote_async(Fn fn, Encoder encode) {
+cudaError_t remote_async(Fn fn, Encoder encode, ByteView data) {
   (void)registered;
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   if (g_context.has_sticky()) return static_cast<cudaError_t>(g_context.sticky());
-  if (g_context.unavailable()) return remote_sync(fn, encode, [](WireReader&) {});
+  if (g_context.unavailable()) {  // rare: the data is copied into the request
+    auto with_data = [&](WireWriter& w) {
+      encode(w);
+      w.put_raw(data.data(), data.size());
+    };
+    return remote_sync(fn, with_data, [](WireReader&) {});
+  }
   try {
     WireWriter& args = stub::encoder();
     encode(args);
-    const ByteView pieces[] = {args.view()};
-    process_session::send_async(call_id(fn), pieces);
+    const ByteView pieces[] = {args.view(), data};
+    process_session::send_async(call_id(fn), process_session::request_pieces(pieces));
     return cudaSuccess;
   } catch (const Error& e) {
     return to_cuda_error(e, fn);

@@ -39,12 +39,19 @@ struct RemotePending {
   cudaError_t failed = cudaSuccess;  // the call could not be sent: this is its result
   process_session::PendingCall call{};
 };
-RemotePending remote_begin(Fn fn, Encoder encode);
+//
+// `data`, when given, follows what `encode` wrote in the request, sent from where it lies (a
+// host-to-device copy's source goes from the application's buffer to the transport, no copy in
+// between). `landing`, when given, is where the reply's tail may land directly
+// (process_session::Landing); the decoder then sees the reply without it and landing->landed set.
+RemotePending remote_begin(Fn fn, Encoder encode, ByteView data = {},
+                           process_session::Landing* landing = nullptr);
 cudaError_t remote_finish(const RemotePending& pending, Decoder decode);
 
 // Sends `fn` without waiting. Returns cudaSuccess once sent; a failure on the backend is recorded
 // there and reported by later calls, as CUDA reports asynchronous errors.
-cudaError_t remote_async(Fn fn, Encoder encode);
+// `data` as for remote_begin().
+cudaError_t remote_async(Fn fn, Encoder encode, ByteView data = {});
 
 // The result the real runtime would give every call that needs a device, once the backend has
 // shown that its runtime cannot initialise (no driver, no device); cudaSuccess otherwise.
