@@ -52,6 +52,17 @@ else
   say "FAIL parity: e2e_tests was not built (no CUDA toolkit at configure time)"
 fi
 
+# Every byte of copies through the stub over rdma and vsock, up to 8 MiB and 3 bytes (messages
+# far over the transports' buffers; larger sizes only add emulated time): the data sent from the
+# application's buffer and the replies landing in it (docs/architecture.md, the copy path).
+if [ -x "$BUILD/tests/cudart/cudart_fault_tests" ]; then
+  for t in rdma vsock; do
+    [ $t = rdma ] && endpoint=$RDMA_ENDPOINT || endpoint=$VSOCK_ENDPOINT
+    step copy-bytes-$t 600 env GVIRTUS_COPY_ENDPOINT="$endpoint" GVIRTUS_COPY_MAX_BYTES=9000000 \
+      "$BUILD/tests/cudart/cudart_fault_tests" --gtest_filter='Paths/CopyBytes.*'
+  done
+fi
+
 # ivshmem: the host's backend (run_vm.sh) listens on the file behind this PCI device; the client
 # here maps the device's BAR 2. Calls cross the VM boundary through shared memory only.
 IVSHMEM=""

@@ -102,6 +102,10 @@ stage() {
 OURS=("$BUILD/tests/transport_tests" "$BUILD/bin/gvirtus-backend" "$BUILD/bin/gvirtus-run"
       "$BUILD/bin/gvirtus-bench" "$BUILD/bin/gvirtus-ping" "$BUILD"/lib/gvirtus/*.so "$BUILD"/lib/stub/*.so*)
 [ -e "$BUILD/tests/e2e/e2e_tests" ] && OURS+=("$BUILD/tests/e2e/e2e_tests" "$BUILD"/tests/e2e/programs/*)
+# The copy path's every-byte test (tests/cudart/copy_bytes_test.cpp) and what it runs.
+[ -e "$BUILD/tests/cudart/cudart_fault_tests" ] &&
+  OURS+=("$BUILD/tests/cudart/cudart_fault_tests" "$BUILD/tests/cudart/gvirtus-test-copy-check"
+         "$BUILD/bin/libgvirtus-accepting-device.so")
 for f in "${OURS[@]}"; do stage "$f"; done
 # The guest runs them from /usr/bin, whatever their path here.
 for tool in rdma ibv_devices; do
