@@ -7,6 +7,7 @@ namespace gvirtus::shm {
 namespace {
 
 using std::chrono::microseconds;
+using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
 TEST(SpinBudget, spins_the_whole_maximum_while_answers_come_within_it) {
@@ -59,6 +60,36 @@ TEST(SpinBudget, a_shortened_budget_probes_the_whole_maximum_every_thirty_second
   while (b.next() != microseconds(100)) b.spun_in_vain();
   b.answered_while_spinning(microseconds(30));
   for (uint32_t i = 0; i < 2 * SpinBudget::kProbeEvery; ++i) EXPECT_EQ(b.next(), microseconds(100));
+}
+
+TEST(SpinBudget, long_sleeps_stop_the_floor_spin_and_the_probes_until_sleeps_are_short_again) {
+  SpinBudget b(microseconds(50));
+  for (int i = 0; i < 20; ++i) b.spun_in_vain();
+  // An oversubscribed machine: every wait sleeps for hundreds of microseconds.
+  for (int i = 0; i < 8; ++i) b.slept(microseconds(400));
+  ASSERT_TRUE(b.sleeps_are_long());
+  for (uint32_t i = 0; i < 4 * SpinBudget::kProbeEvery; ++i) {
+    EXPECT_EQ(b.next(), nanoseconds(0)) << "wait " << i;
+    b.spun_in_vain();
+    b.slept(microseconds(300 + i % 200));
+  }
+  EXPECT_EQ(b.budget(), SpinBudget::kFloor) << "the budget itself is unchanged";
+  // The peer is fast again: a doorbell wakes each sleep within microseconds.
+  int waits = 0;
+  while (b.next() == nanoseconds(0)) {
+    b.slept(microseconds(15));
+    ASSERT_LT(++waits, 10) << "short sleeps bring the spin back within a few waits";
+  }
+  bool probed = false;
+  for (uint32_t i = 0; i < SpinBudget::kProbeEvery; ++i) probed |= b.next() == microseconds(50);
+  EXPECT_TRUE(probed);
+}
+
+TEST(SpinBudget, long_sleeps_never_shorten_a_spin_that_answers_come_within) {
+  SpinBudget b(microseconds(50));
+  for (int i = 0; i < 8; ++i) b.slept(milliseconds(3));  // a few long waits for a slow peer
+  b.answered_while_spinning(microseconds(20));
+  EXPECT_EQ(b.next(), microseconds(50));
 }
 
 TEST(SpinBudget, a_floor_at_the_maximum_keeps_the_whole_spin) {

@@ -95,7 +95,10 @@ void ShmConnection::wait(int r, std::atomic<uint32_t>& waiting, Ready ready,
     }
     link_->sleep(r, deadline, round);
     waiting.store(0, std::memory_order_relaxed);
-    if (ready()) return;
+    if (ready()) {
+      budget.slept(std::chrono::steady_clock::now() - spin_from);
+      return;
+    }
   }
 }
 

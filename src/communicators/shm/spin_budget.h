@@ -11,7 +11,14 @@
 //   - an answer seen while spinning, after `e`, raises the budget to at least 4e (up to the
 //     maximum), so waits of that length keep being spun through;
 //   - every kProbeEvery-th wait spins for the whole maximum while the budget is below it, so a
-//     connection whose peer became fast again finds out.
+//     connection whose peer became fast again finds out;
+//   - but while the waits that slept lasted long on average (over kLongSleeps times the maximum:
+//     a whole spin could not have caught their answers), a budget below the maximum spins not at
+//     all and probes not. That is the oversubscribed machine (64 sessions on 2 cores: a wait lasts
+//     hundreds of microseconds), where the floor and the probes were a fifth of all CPU time and
+//     every spinner holds a core its peer needs. A peer that became fast again shows as short
+//     sleeps (a doorbell wakes the sleeper within microseconds), which brings floor and probes
+//     back within a few waits.
 // Unloaded, answers come within the spin and the budget stays at the maximum: the same latency as
 // a fixed spin. The policy is pure bookkeeping (no clock, no atomics); ShmConnection times the
 // waits. Not thread-safe: each of a connection's waiting directions keeps its own.
@@ -27,6 +34,7 @@ class SpinBudget {
  public:
   static constexpr std::chrono::nanoseconds kFloor{1000};
   static constexpr uint32_t kProbeEvery = 32;
+  static constexpr int kLongSleeps = 4;
 
   explicit SpinBudget(std::chrono::nanoseconds maximum, std::chrono::nanoseconds floor = kFloor)
       : maximum_(std::max(maximum, std::chrono::nanoseconds(0))),
@@ -35,7 +43,9 @@ class SpinBudget {
 
   // How long the next wait may spin.
   std::chrono::nanoseconds next() {
-    if (budget_ < maximum_ && ++waits_below_ % kProbeEvery == 0) return maximum_;
+    if (budget_ == maximum_) return budget_;
+    if (sleeps_are_long()) return std::chrono::nanoseconds(0);
+    if (++waits_below_ % kProbeEvery == 0) return maximum_;
     return budget_;
   }
 
@@ -48,6 +58,13 @@ class SpinBudget {
   // The wait spun for its whole spin, then slept.
   void spun_in_vain() { budget_ = std::max(budget_ / 2, floor_); }
 
+  // The wait slept, and ended `waited` after it began (spin and sleeps). A running average, a
+  // quarter for the newest.
+  void slept(std::chrono::nanoseconds waited) { sleep_average_ += (waited - sleep_average_) / 4; }
+
+  // Whether the sleeping waits lasted so long that spinning could not have answered them.
+  bool sleeps_are_long() const { return sleep_average_ > kLongSleeps * maximum_; }
+
   std::chrono::nanoseconds budget() const { return budget_; }
   std::chrono::nanoseconds maximum() const { return maximum_; }
 
@@ -55,6 +72,7 @@ class SpinBudget {
   const std::chrono::nanoseconds maximum_;
   const std::chrono::nanoseconds floor_;
   std::chrono::nanoseconds budget_;
+  std::chrono::nanoseconds sleep_average_{0};
   uint32_t waits_below_ = 0;
 };
 
