@@ -706,6 +706,17 @@ TEST(ShmFutex, a_wake_before_the_wait_is_not_lost) {
   EXPECT_EQ(shm::futex_wait(word, 0, 1ms), shm::FutexWait::kTimedOut);
 }
 
+// What an ivshmem BAR in a guest gives (the kernel refuses a futex there): reported, so file
+// mode falls back to plain timed sleeps rather than spinning on a failing wait.
+TEST(ShmFutex, memory_the_kernel_cannot_wait_on_is_reported_unsupported) {
+  void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto& word = *static_cast<std::atomic<uint32_t>*>(page);  // never touched here: PROT_NONE
+  EXPECT_EQ(shm::futex_wait(word, 1, 1ms), shm::FutexWait::kUnsupported);
+  EXPECT_FALSE(shm::futex_wake(word));
+  ::munmap(page, 4096);
+}
+
 TEST(ShmFile, a_second_listener_on_the_same_file_is_refused) {
   auto e = file_endpoint(4096);
   auto listener = from_config(e->json)->serve();

@@ -37,8 +37,8 @@ FutexWait futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
   }
 }
 
-void futex_wake(std::atomic<uint32_t>& word) {
-  (void)futex(word, FUTEX_WAKE, INT_MAX, nullptr);
+bool futex_wake(std::atomic<uint32_t>& word) {
+  return futex(word, FUTEX_WAKE, INT_MAX, nullptr) >= 0 || (errno != EFAULT && errno != ENOSYS);
 }
 
 }  // namespace gvirtus::shm

@@ -26,18 +26,20 @@ enum class FutexWait {
 FutexWait futex_wait(std::atomic<uint32_t>& word, uint32_t expected,
                      std::chrono::nanoseconds timeout);
 
-// Wakes every thread sleeping on `word` (in any process mapping it). Never blocks.
-void futex_wake(std::atomic<uint32_t>& word);
+// Wakes every thread sleeping on `word` (in any process mapping it). Never blocks. False when
+// the kernel cannot wake on this mapping (see kUnsupported).
+bool futex_wake(std::atomic<uint32_t>& word);
 
 // The doorbell: if a sleeper declared itself in `waiting` (set it to 1), clears the word and
 // wakes it. Clearing first is what makes a wake-up that comes before the sleeper's futex_wait
 // count: that wait then finds 0, not 1, and returns at once. Costs no system call when nobody
-// sleeps.
-inline void wake_sleeper(std::atomic<uint32_t>& waiting) {
+// sleeps. False as futex_wake.
+inline bool wake_sleeper(std::atomic<uint32_t>& waiting) {
   if (waiting.load(std::memory_order_relaxed) != 0 &&
       waiting.exchange(0, std::memory_order_seq_cst) != 0) {
-    futex_wake(waiting);
+    return futex_wake(waiting);
   }
+  return true;
 }
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t),

@@ -103,7 +103,7 @@ class SocketLink final : public ShmLink {
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
   int side() const override { return side_; }
 
-  void ring(int r) override { wake_sleeper(peer_waiting(r)); }
+  void ring(int r) override { (void)wake_sleeper(peer_waiting(r)); }
 
   bool has_doorbell() const override { return true; }
 
@@ -132,8 +132,8 @@ class SocketLink final : public ShmLink {
     // this fence), the peer's look at the socket at once rather than after their timeout.
     std::atomic_thread_fence(std::memory_order_seq_cst);
     for (int r : {kClientToServer, kServerToClient}) {
-      wake_sleeper(own_waiting(r));
-      wake_sleeper(peer_waiting(r));
+      (void)wake_sleeper(own_waiting(r));
+      (void)wake_sleeper(peer_waiting(r));
     }
   }
 
