@@ -13,12 +13,14 @@
 //   - every kProbeEvery-th wait spins for the whole maximum while the budget is below it, so a
 //     connection whose peer became fast again finds out;
 //   - but while the waits that slept lasted long on average (over kLongSleeps times the maximum:
-//     a whole spin could not have caught their answers), a budget below the maximum spins not at
-//     all and probes not. That is the oversubscribed machine (64 sessions on 2 cores: a wait lasts
-//     hundreds of microseconds), where the floor and the probes were a fifth of all CPU time and
-//     every spinner holds a core its peer needs. A peer that became fast again shows as short
-//     sleeps (a doorbell wakes the sleeper within microseconds), which brings floor and probes
-//     back within a few waits.
+//     a whole spin could not have caught their answers), a wait spins not at all, and probes not.
+//     That is the oversubscribed machine (64 sessions on 2 cores: a wait lasts hundreds of
+//     microseconds), where the floor and the probes were a fifth of all CPU time, and where the
+//     spins that did catch an answer (a pair that happened to run on both cores) kept the whole
+//     spin and held cores that the other sessions needed. A peer that became fast again shows
+//     as short sleeps (a doorbell wakes the sleeper within microseconds), which brings the spin
+//     back within a few waits. Only where a sleeper is woken at once (floor below the maximum):
+//     file mode's timed sleeps make every spin worth its while.
 // Unloaded, answers come within the spin and the budget stays at the maximum: the same latency as
 // a fixed spin. The policy is pure bookkeeping (no clock, no atomics); ShmConnection times the
 // waits. Not thread-safe: each of a connection's waiting directions keeps its own.
@@ -43,8 +45,8 @@ class SpinBudget {
 
   // How long the next wait may spin.
   std::chrono::nanoseconds next() {
+    if (floor_ < maximum_ && sleeps_are_long()) return std::chrono::nanoseconds(0);
     if (budget_ == maximum_) return budget_;
-    if (sleeps_are_long()) return std::chrono::nanoseconds(0);
     if (++waits_below_ % kProbeEvery == 0) return maximum_;
     return budget_;
   }
