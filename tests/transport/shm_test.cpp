@@ -645,21 +645,27 @@ TEST(ShmSocket, a_path_that_is_not_a_socket_is_never_removed) {
   ::unlink(path.c_str());
 }
 
+// A child process that connects through `client_end`, then only waits to be killed.
+pid_t fork_idle_client(Communicator& client_end) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      auto c = client_end.connect(5s);
+      ::pause();
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  return child;
+}
+
 // A peer killed while this side sleeps with nothing in flight: no doorbell rings, the sleep's
 // timeout (tens of ms) brings the look at the socket that finds it gone.
 TEST(ShmSocket, a_peer_killed_while_this_side_sleeps_is_noticed_within_tens_of_ms) {
   auto e = socket_endpoint(64 << 10);
   auto listener = from_config(e->json)->serve();
   auto client_end = from_config(e->json);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    try {
-      auto c = client_end->connect(5s);
-      ::pause();
-    } catch (...) {
-    }
-    ::_exit(0);
-  }
+  const pid_t child = fork_idle_client(*client_end);
   auto server = listener->accept();
   std::thread killer([&] {
     std::this_thread::sleep_for(300ms);  // the server sleeps by then, its spin long over
@@ -728,15 +734,7 @@ TEST(ShmFile, the_listener_serves_a_new_client_after_one_was_killed) {
   auto e = file_endpoint(64 << 10);
   auto listener = from_config(e->json)->serve();
   auto client_end = from_config(e->json);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    try {
-      auto c = client_end->connect(5s);
-      ::pause();
-    } catch (...) {
-    }
-    ::_exit(0);
-  }
+  const pid_t child = fork_idle_client(*client_end);
   auto first = listener->accept();
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
