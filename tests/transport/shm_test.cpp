@@ -3,6 +3,7 @@
 // rendezvous modes, configuration errors, and leaks over many sessions.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -26,6 +28,7 @@
 #include "common/wire.h"
 #include "communicators/factory.h"
 #include "communicators/shm/shm_connection.h"
+#include "communicators/shm/shm_futex.h"
 #include "communicators/shm/shm_layout.h"
 #include "communicators/shm/shm_ring.h"
 #include "transport/transport_cases.h"
@@ -642,6 +645,84 @@ TEST(ShmSocket, a_path_that_is_not_a_socket_is_never_removed) {
   ::unlink(path.c_str());
 }
 
+// A child process that connects through `client_end`, then only waits to be killed.
+pid_t fork_idle_client(Communicator& client_end) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      auto c = client_end.connect(5s);
+      ::pause();
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  return child;
+}
+
+// A peer killed while this side sleeps with nothing in flight: no doorbell rings, the sleep's
+// timeout (tens of ms) brings the look at the socket that finds it gone.
+TEST(ShmSocket, a_peer_killed_while_this_side_sleeps_is_noticed_within_tens_of_ms) {
+  auto e = socket_endpoint(64 << 10);
+  auto listener = from_config(e->json)->serve();
+  auto client_end = from_config(e->json);
+  const pid_t child = fork_idle_client(*client_end);
+  auto server = listener->accept();
+  std::thread killer([&] {
+    std::this_thread::sleep_for(300ms);  // the server sleeps by then, its spin long over
+    ::kill(child, SIGKILL);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(server->recv(), Error);
+  const auto took = std::chrono::steady_clock::now() - start;
+  killer.join();
+  ::waitpid(child, nullptr, 0);
+  EXPECT_LT(took, 300ms + 500ms) << "the bound is 40 ms; the rest is slack for a loaded machine";
+}
+
+// The futex doorbell across processes: a word in a MAP_SHARED mapping, a sleeper here, the
+// waker in a child.
+TEST(ShmFutex, a_sleeper_is_woken_from_another_process_long_before_its_timeout) {
+  void* page = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto* word = new (page) std::atomic<uint32_t>(1);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::usleep(100'000);
+    shm::wake_sleeper(*word);
+    ::_exit(0);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  shm::FutexWait got = shm::FutexWait::kWoken;
+  while (word->load() != 0) got = shm::futex_wait(*word, 1, 20s);
+  EXPECT_EQ(got, shm::FutexWait::kWoken);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  ::waitpid(child, nullptr, 0);
+  ::munmap(page, 4096);
+}
+
+// The doorbell rung between the sleeper's declaration and its wait is not lost: it cleared the
+// word, so the wait returns at once instead of sleeping its whole timeout.
+TEST(ShmFutex, a_wake_before_the_wait_is_not_lost) {
+  std::atomic<uint32_t> word{1};
+  shm::wake_sleeper(word);
+  EXPECT_EQ(word.load(), 0u);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(shm::futex_wait(word, 1, 10s), shm::FutexWait::kWoken);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(shm::futex_wait(word, 0, 1ms), shm::FutexWait::kTimedOut);
+}
+
+// What an ivshmem BAR in a guest gives (the kernel refuses a futex there): reported, so file
+// mode falls back to plain timed sleeps rather than spinning on a failing wait.
+TEST(ShmFutex, memory_the_kernel_cannot_wait_on_is_reported_unsupported) {
+  void* page = ::mmap(nullptr, 4096, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(page, MAP_FAILED);
+  auto& word = *static_cast<std::atomic<uint32_t>*>(page);  // never touched here: PROT_NONE
+  EXPECT_EQ(shm::futex_wait(word, 1, 1ms), shm::FutexWait::kUnsupported);
+  EXPECT_FALSE(shm::futex_wake(word));
+  ::munmap(page, 4096);
+}
+
 TEST(ShmFile, a_second_listener_on_the_same_file_is_refused) {
   auto e = file_endpoint(4096);
   auto listener = from_config(e->json)->serve();
@@ -653,15 +734,7 @@ TEST(ShmFile, the_listener_serves_a_new_client_after_one_was_killed) {
   auto e = file_endpoint(64 << 10);
   auto listener = from_config(e->json)->serve();
   auto client_end = from_config(e->json);
-  const pid_t child = ::fork();
-  if (child == 0) {
-    try {
-      auto c = client_end->connect(5s);
-      ::pause();
-    } catch (...) {
-    }
-    ::_exit(0);
-  }
+  const pid_t child = fork_idle_client(*client_end);
   auto first = listener->accept();
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);

@@ -7,6 +7,7 @@ namespace gvirtus::shm {
 namespace {
 
 using std::chrono::microseconds;
+using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
 TEST(SpinBudget, spins_the_whole_maximum_while_answers_come_within_it) {
@@ -59,6 +60,65 @@ TEST(SpinBudget, a_shortened_budget_probes_the_whole_maximum_every_thirty_second
   while (b.next() != microseconds(100)) b.spun_in_vain();
   b.answered_while_spinning(microseconds(30));
   for (uint32_t i = 0; i < 2 * SpinBudget::kProbeEvery; ++i) EXPECT_EQ(b.next(), microseconds(100));
+}
+
+TEST(SpinBudget, long_sleeps_stop_the_floor_spin_and_the_probes_until_sleeps_are_short_again) {
+  SpinBudget b(microseconds(50));
+  for (int i = 0; i < 20; ++i) b.spun_in_vain();
+  // An oversubscribed machine: every wait sleeps for hundreds of microseconds.
+  for (int i = 0; i < 16; ++i) b.slept(microseconds(400));
+  ASSERT_TRUE(b.spin_seldom_pays());
+  for (uint32_t i = 0; i < 4 * SpinBudget::kProbeEvery; ++i) {
+    EXPECT_EQ(b.next(), nanoseconds(0)) << "wait " << i;
+    b.spun_in_vain();
+    b.slept(microseconds(300 + i % 200));
+  }
+  EXPECT_EQ(b.budget(), SpinBudget::kFloor) << "the budget itself is unchanged";
+  // The peer is fast again: a doorbell wakes each sleep within microseconds.
+  int waits = 0;
+  while (b.next() == nanoseconds(0)) {
+    b.slept(microseconds(15));
+    ASSERT_LT(++waits, 10) << "short sleeps bring the spin back within a few waits";
+  }
+  bool probed = false;
+  for (uint32_t i = 0; i < SpinBudget::kProbeEvery; ++i) probed |= b.next() == microseconds(50);
+  EXPECT_TRUE(probed);
+}
+
+TEST(SpinBudget, while_spinning_seldom_pays_even_a_whole_budget_spins_not) {
+  // An oversubscribed machine where a pair of sides sometimes runs on two cores at once: one wait
+  // in eight is answered while spinning, which keeps the budget whole, but each spin holds a core.
+  SpinBudget b(microseconds(50));
+  for (int i = 1; i <= 64; ++i) {
+    if (i % 8 == 0) {
+      b.answered_while_spinning(microseconds(20));
+    } else {
+      b.spun_in_vain();
+      b.slept(microseconds(500));
+    }
+  }
+  ASSERT_EQ(b.budget(), microseconds(50));
+  EXPECT_EQ(b.next(), nanoseconds(0));
+  // File mode (floor at the maximum: sleeps are timed) keeps its whole spin whatever they last.
+  SpinBudget file(microseconds(50), microseconds(50));
+  for (int i = 0; i < 16; ++i) file.slept(microseconds(500));
+  EXPECT_EQ(file.next(), microseconds(50));
+}
+
+TEST(SpinBudget, spins_that_mostly_pay_go_on_through_rare_long_sleeps) {
+  // A CPU-bound process beside the peer preempts it now and then for a whole time slice: that
+  // wait sleeps for milliseconds, but most are answered while spinning. Stopping the spin there
+  // would hand the core to that process and make every wait a long sleep.
+  SpinBudget b(microseconds(50));
+  for (int i = 1; i <= 160; ++i) {
+    if (i % 16 == 0) {
+      b.spun_in_vain();
+      b.slept(milliseconds(3));
+    } else {
+      b.answered_while_spinning(microseconds(1));
+    }
+    EXPECT_GT(b.next(), nanoseconds(0)) << "wait " << i;
+  }
 }
 
 TEST(SpinBudget, a_floor_at_the_maximum_keeps_the_whole_spin) {

@@ -84,7 +84,7 @@ void ShmConnection::wait(int r, std::atomic<uint32_t>& waiting, Ready ready,
       fail_gone(receiving);
     }
     // No look at the peer before the first sleep (ShmLink::sleep ends soon after a peer goes):
-    // in socket mode that look is a poll() of its own, a third system call on every sleep.
+    // in socket mode that look is a poll() of its own, a second system call on every sleep.
     if (round > 0 && link_->peer_gone()) {
       waiting.store(0, std::memory_order_relaxed);
       if (ready()) return;  // what it published before it went is still delivered
@@ -96,7 +96,10 @@ void ShmConnection::wait(int r, std::atomic<uint32_t>& waiting, Ready ready,
     }
     link_->sleep(r, deadline, round);
     waiting.store(0, std::memory_order_relaxed);
-    if (ready()) return;
+    if (ready()) {
+      budget.slept(std::chrono::steady_clock::now() - spin_from);
+      return;
+    }
   }
 }
 

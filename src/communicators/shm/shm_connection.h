@@ -9,7 +9,7 @@
 //
 // Waiting: spin for up to `spin` (the peer usually answers within microseconds; spin_budget.h
 // shortens the spin while spinning does not pay), then set the ring's waiting word and sleep
-// through the link (eventfd + Unix socket, or timed sleeps). A dead peer fails every wait with
+// through the link (a timed futex wait on that word). A dead peer fails every wait with
 // kDisconnected.
 #pragma once
 

@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "common/unique_fd.h"
 #include "communicators/shm/shm_connection.h"
+#include "communicators/shm/shm_futex.h"
 #include "communicators/shm/shm_heartbeat.h"
 #include "communicators/shm/shm_layout.h"
 #include "communicators/shm/shm_link.h"
@@ -72,16 +73,29 @@ class FileLink final : public ShmLink {
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
   int side() const override { return side_; }
-  void ring(int) override {}  // nothing to ring across a VM boundary: the sleeper polls
+  // The futex doorbell wakes a sleeper in this kernel only: a peer in a VM (ivshmem) never hears
+  // it and sleeps out its timed sleep, and a guest cannot wait on its BAR at all (no_futex_). So
+  // file mode rings where that is cheap and may help (both sides on one host) but counts on
+  // its timed sleeps, and says it has no doorbell.
+  void ring(int r) override {
+    if (!no_futex_.load(std::memory_order_relaxed) && !wake_sleeper(peer_waiting(r))) {
+      no_futex_.store(true, std::memory_order_relaxed);
+    }
+  }
   bool has_doorbell() const override { return false; }
 
-  void sleep(int, const Deadline& deadline, int round) override {
+  void sleep(int r, const Deadline& deadline, int round) override {
     auto d = std::chrono::duration_cast<std::chrono::nanoseconds>(kFirstSleep) *
              (int64_t{1} << std::min(round, 5));
     d = std::min<std::chrono::nanoseconds>(d, kLongestSleep);
     if (deadline)
       d = std::min<std::chrono::nanoseconds>(d, *deadline - std::chrono::steady_clock::now());
-    if (d.count() > 0) sleep_for(d);
+    if (d.count() <= 0) return;
+    if (no_futex_.load(std::memory_order_relaxed) ||
+        futex_wait(own_waiting(r), 1, d) == FutexWait::kUnsupported) {
+      no_futex_.store(true, std::memory_order_relaxed);
+      sleep_for(d);
+    }
   }
 
   bool peer_gone() override {
@@ -96,7 +110,17 @@ class FileLink final : public ShmLink {
     return peer_pulse_.stopped(h->heartbeat[peer].load(std::memory_order_relaxed));
   }
 
-  void shutdown() override { mark_closed(); }
+  void shutdown() override {
+    mark_closed();
+    // Our sleepers fail at once (the connection set its flag before this fence); a peer on this
+    // host looks at the closed word at once.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (no_futex_.load(std::memory_order_relaxed)) return;
+    for (int r : {kClientToServer, kServerToClient}) {
+      (void)wake_sleeper(own_waiting(r));
+      (void)wake_sleeper(peer_waiting(r));
+    }
+  }
 
   void on_use() override {
     const uint64_t epoch = process_epoch();
@@ -128,6 +152,7 @@ class FileLink final : public ShmLink {
   std::string peer_;
   uint64_t created_forks_;
   std::atomic<uint64_t> used_epoch_;
+  std::atomic<bool> no_futex_{false};     // the kernel refused a futex on this mapping
   std::unique_ptr<Heartbeat> heartbeat_;  // last: stops before the mapping goes
 };
 

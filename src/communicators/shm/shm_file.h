@@ -10,7 +10,9 @@
 //            and waits until the backend accepts (kConnected).
 // During a session each side bumps its heartbeat from a helper thread; a side that sees the
 // other's closed flag, a reset (new generation) or a heartbeat stopped for dead_after fails with
-// kDisconnected. Waiting is spin, then sleeps growing from 50 us to 1 ms. One session at a time.
+// kDisconnected. Waiting is spin, then sleeps growing from 50 us to 1 ms (futex waits, which a
+// peer on the same host cuts short; a guest, which cannot wait on its BAR, sleeps plainly). One
+// session at a time.
 #pragma once
 
 #include <chrono>

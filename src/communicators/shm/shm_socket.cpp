@@ -2,22 +2,24 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <thread>
 
 #include "common/error.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "common/wire.h"
 #include "communicators/shm/shm_connection.h"
+#include "communicators/shm/shm_futex.h"
 #include "communicators/shm/shm_layout.h"
 #include "communicators/shm/shm_link.h"
 #include "communicators/shm/shm_mapping.h"
@@ -25,9 +27,17 @@
 namespace gvirtus::shm {
 namespace {
 
-constexpr int kPassedFds = 3;  // segment, doorbell of ring 0, doorbell of ring 1
+constexpr int kPassedFds = 1;  // the segment
 // 2: the hello grew the backend's mapping address and the segment an arena.
-constexpr uint32_t kSocketHelloVersion = 2;
+// 3: futex doorbells on the waiting words replace the two eventfds.
+constexpr uint32_t kSocketHelloVersion = 3;
+
+// A sleep lasts at most this long before the sleeper looks at the socket (peer_gone()): the
+// first sleep of a wait kFirstLook, each further one twice the last, up to kLongestLook. So a
+// peer killed while this side sleeps is noticed within kLongestLook, and a side idle for long
+// wakes 25 times a second, two cheap system calls each.
+constexpr std::chrono::milliseconds kFirstLook{5};
+constexpr std::chrono::milliseconds kLongestLook{40};
 
 // The hello that travels with the fds: explicit little-endian fields. `base` is where the
 // backend maps the segment: the client maps it at the same address when it can, so that a host
@@ -82,42 +92,31 @@ int poll_ms(const Deadline& deadline) {
 // One side of a socket-mode session.
 class SocketLink final : public ShmLink {
  public:
-  SocketLink(int side, UniqueFd socket, UniqueFd bell0, UniqueFd bell1, Mapping mapping,
-             uint64_t ring_bytes, std::string peer)
+  SocketLink(int side, UniqueFd socket, Mapping mapping, uint64_t ring_bytes, std::string peer)
       : ShmLink(ring_bytes),
         side_(side),
         socket_(std::move(socket)),
         mapping_(std::move(mapping)),
-        peer_(std::move(peer)) {
-    bells_[0] = std::move(bell0);
-    bells_[1] = std::move(bell1);
-  }
+        peer_(std::move(peer)) {}
 
   SegmentHeader* header() const override { return static_cast<SegmentHeader*>(mapping_.base()); }
   uint64_t mapped_bytes() const override { return mapping_.bytes(); }
   int side() const override { return side_; }
 
-  void ring(int r) override {
-    const uint64_t one = 1;
-    // EAGAIN means the counter is saturated: the sleeper will wake anyway.
-    (void)!::write(bells_[r].get(), &one, sizeof one);
-  }
+  void ring(int r) override { (void)wake_sleeper(peer_waiting(r)); }
 
   bool has_doorbell() const override { return true; }
 
-  void sleep(int r, const Deadline& deadline, int /*round*/) override {
-    pollfd fds[2] = {{bells_[r].get(), POLLIN, 0}, {socket_.get(), POLLIN | POLLRDHUP, 0}};
-    const int ready = ::poll(fds, 2, poll_ms(deadline));
-    if (ready <= 0 || (fds[0].revents & POLLIN) == 0) return;
-    uint64_t count;
-    (void)!::read(bells_[r].get(), &count, sizeof count);
-    // Both ends of ring r sleep on its bell; if this read took a ring meant for the other end
-    // (the peer, waiting the other way), pass it on. Both cannot wait for long: a ring is never
-    // empty and full at once.
-    const RingControl& c = header()->rings[r];
-    const bool i_read_r = (side_ == kServerSide) == (r == kClientToServer);
-    const auto& other = i_read_r ? c.writer_waiting : c.reader_waiting;
-    if (other.load(std::memory_order_seq_cst) != 0) ring(r);
+  // One futex wait on this side's waiting word (set to 1 by the caller), timed so that the
+  // caller looks at the socket now and then: a futex cannot tell that the peer died.
+  void sleep(int r, const Deadline& deadline, int round) override {
+    std::chrono::nanoseconds d = std::min<std::chrono::nanoseconds>(
+        kFirstLook * (int64_t{1} << std::min(round, 3)), kLongestLook);
+    if (deadline) d = std::min<std::chrono::nanoseconds>(d, *deadline - Clock::now());
+    if (futex_wait(own_waiting(r), 1, d) == FutexWait::kUnsupported) {
+      // Not expected of a memfd; sleep rather than spin if a kernel ever refuses.
+      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(d, kFirstLook));
+    }
   }
 
   bool peer_gone() override {
@@ -128,26 +127,26 @@ class SocketLink final : public ShmLink {
   }
 
   void shutdown() override {
-    ::shutdown(socket_.get(), SHUT_RDWR);  // the peer sees EOF; our own sleepers wake
-    ring(0);
-    ring(1);
+    ::shutdown(socket_.get(), SHUT_RDWR);  // the peer sees EOF at its next look
+    // Wake both sides' sleepers: ours fail at once (the connection set its shut-down flag before
+    // this fence), the peer's look at the socket at once rather than after their timeout.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (int r : {kClientToServer, kServerToClient}) {
+      (void)wake_sleeper(own_waiting(r));
+      (void)wake_sleeper(peer_waiting(r));
+    }
   }
 
   std::string peer_name() const override { return peer_; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+
   int side_;
   UniqueFd socket_;
-  UniqueFd bells_[2];
   Mapping mapping_;
   std::string peer_;
 };
-
-UniqueFd make_eventfd() {
-  UniqueFd fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (!fd.valid()) raise_errno("shm: eventfd", errno);
-  return fd;
-}
 
 std::string describe_unix_peer(int fd, const std::string& path) {
   ucred cred{};
@@ -220,7 +219,6 @@ class SocketListener final : public Listener {
       raise_errno("shm: sealing the segment", errno);
     }
     init_header(mapping.base(), options_.ring_bytes);
-    UniqueFd bell0 = make_eventfd(), bell1 = make_eventfd();
 
     HelloMessage m;
     std::byte* hello = m.hello.bytes;
@@ -233,7 +231,7 @@ class SocketListener final : public Listener {
     cmsg->cmsg_level = SOL_SOCKET;
     cmsg->cmsg_type = SCM_RIGHTS;
     cmsg->cmsg_len = CMSG_LEN(sizeof(int) * kPassedFds);
-    const int fds[kPassedFds] = {memfd.get(), bell0.get(), bell1.get()};
+    const int fds[kPassedFds] = {memfd.get()};
     std::memcpy(CMSG_DATA(cmsg), fds, sizeof fds);
     ssize_t sent;
     do {
@@ -243,8 +241,7 @@ class SocketListener final : public Listener {
       raise_errno("shm: sending the segment to " + peer, sent < 0 ? errno : EPIPE);
     }
     // memfd closes here: the mapping keeps the segment, and the client holds its own fd.
-    auto link = std::make_unique<SocketLink>(kServerSide, std::move(socket), std::move(bell0),
-                                             std::move(bell1), std::move(mapping),
+    auto link = std::make_unique<SocketLink>(kServerSide, std::move(socket), std::move(mapping),
                                              options_.ring_bytes, peer);
     return std::make_unique<ShmConnection>(std::move(link), max_message_bytes_, options_.spin);
   }
@@ -352,14 +349,17 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
   }
   if (got < 0) raise_errno("cannot connect to " + name, errno);
   if (got == 0) raise(ErrorKind::kDisconnected, "cannot connect to " + name + ": it closed");
-  if (got != static_cast<ssize_t>(sizeof m.hello) || passed != kPassedFds ||
-      (msg.msg_flags & MSG_CTRUNC) != 0 || load_le<uint64_t>(hello) != kMagic) {
+  if (got != static_cast<ssize_t>(sizeof m.hello) || load_le<uint64_t>(hello) != kMagic) {
     raise(ErrorKind::kInvalidInput, name + " is not a gvirtus shm backend (bad hello)");
   }
+  // The version before the fds: another version may pass another number of them.
   if (load_le<uint32_t>(hello + 8) != kSocketHelloVersion) {
     raise(ErrorKind::kInvalidInput,
           name + " speaks shm hello version " + std::to_string(load_le<uint32_t>(hello + 8)) +
               ", this build speaks " + std::to_string(kSocketHelloVersion));
+  }
+  if (passed != kPassedFds || (msg.msg_flags & MSG_CTRUNC) != 0) {
+    raise(ErrorKind::kInvalidInput, name + " is not a gvirtus shm backend (bad hello)");
   }
   const uint64_t ring = load_le<uint64_t>(hello + 16);
   struct stat st {};
@@ -390,8 +390,8 @@ std::unique_ptr<Connection> connect_socket(const ShmOptions& options, size_t max
   }
   const int flags = ::fcntl(socket.get(), F_GETFL);
   if (flags >= 0) ::fcntl(socket.get(), F_SETFL, flags & ~O_NONBLOCK);
-  auto link = std::make_unique<SocketLink>(kClientSide, std::move(socket), std::move(fds[1]),
-                                           std::move(fds[2]), std::move(mapping), ring, name);
+  auto link =
+      std::make_unique<SocketLink>(kClientSide, std::move(socket), std::move(mapping), ring, name);
   return std::make_unique<ShmConnection>(std::move(link), max_message_bytes, options.spin);
 }
 

@@ -3,12 +3,14 @@
 //
 //   backend: binds a Unix stream socket at `path` (a stale socket of a killed daemon is replaced;
 //            one that still answers is an error). accept(): accepts a connection, creates a sealed
-//            memfd segment and two eventfd doorbells (one per ring) and passes the three fds with
-//            SCM_RIGHTS, after a small hello (magic, version, ring size).
-//   client:  connects, receives the hello and fds, checks and maps the segment.
-// The Unix connection stays open as the liveness channel and carries nothing else: a dead peer
-// (even SIGKILL) shows as POLLHUP/EOF in every sleeping wait. The memfd is anonymous, so the
-// segment vanishes with its last mapping; nothing is created under /dev/shm.
+//            memfd segment and passes its fd with SCM_RIGHTS, after a small hello (magic,
+//            version, ring size, the backend's mapping address).
+//   client:  connects, receives the hello and fd, checks and maps the segment.
+// Doorbells are futexes on the segment's waiting words (shm_futex.h). The Unix connection stays
+// open as the liveness channel and carries nothing else: a sleeping side wakes at least every
+// few tens of milliseconds and polls it, so a dead peer (even SIGKILL) shows as POLLHUP/EOF soon.
+// The memfd is anonymous, so the segment vanishes with its last mapping; nothing is created under
+// /dev/shm.
 #pragma once
 
 #include <chrono>
