@@ -33,14 +33,23 @@ int memcpy_repeats(uint64_t bytes) {
 }
 
 struct CopyOptions : WorkloadOptions {
-  uint64_t max_bytes = 0;  // 0: the default for the mode
+  uint64_t max_bytes = 0;       // 0: the default for the mode
+  std::string device = "keep";  // the accepting device's mode, without a GPU
 };
 
 CopyOptions parse_options(std::span<char* const> args) {
   CopyOptions o;
   parse_workload_options("copy", args, o, [&](std::string_view arg, NextValue next) {
-    if (arg != "--max-bytes") return false;
-    o.max_bytes = parse_bytes(arg, next(), kMinBytes, kLimitMaxBytes);
+    if (arg == "--max-bytes") {
+      o.max_bytes = parse_bytes(arg, next(), kMinBytes, kLimitMaxBytes);
+    } else if (arg == "--accepting") {
+      o.device = next();
+      if (o.device != "keep" && o.device != "drop") {
+        throw UsageError("copy: --accepting takes keep or drop, not " + o.device);
+      }
+    } else {
+      return false;
+    }
     return true;
   });
   if (o.max_bytes == 0) o.max_bytes = o.quick ? kQuickMaxBytes : kDefaultMaxBytes;
@@ -50,7 +59,7 @@ CopyOptions parse_options(std::span<char* const> args) {
 void print_help() {
   std::cout
       << "usage: gvirtus-bench copy [--transport NAME]... [--json FILE] [--quick]\n"
-         "                          [--max-bytes N]\n"
+         "                          [--max-bytes N] [--accepting keep|drop]\n"
          "Measures cudaMemcpy host to device and device to host, from pageable and pinned\n"
          "memory, for sizes from 4 KiB up to --max-bytes (gvirtus-copy-workload), through\n"
          "gvirtus-run against a gvirtus-backend it starts per transport, beside the same\n"
@@ -64,6 +73,10 @@ void print_help() {
          "  --json FILE       also write every point and its ratios to FILE\n"
          "  --quick           up to 64 MiB, short batches\n"
          "  --max-bytes N     largest copy (suffixes K, M, G; default 1G)\n"
+         "  --accepting MODE  without a GPU, what the accepting device does with the bytes:\n"
+         "                    keep (default: stores them with a memcpy, as a GPU's copy costs\n"
+         "                    something) or drop (takes them and does nothing: gvirtus's data\n"
+         "                    path alone, as the GVirtuS comparison of issue 23 measured)\n"
          "Exit status: 0 on success, 1 when a run fails, 2 on bad usage.\n";
 }
 
@@ -107,8 +120,9 @@ Bandwidths raw_streaming(const BenchTransport& transport, const std::vector<uint
   return raw;
 }
 
+// `device`: the accepting device's mode when there is no GPU.
 CopyTransport run_over(const std::string& name, const std::vector<std::string>& workload, bool gpu,
-                       bool quick) {
+                       const std::string& device, bool quick) {
   CopyTransport t{name, {}, {}, {}};
   std::cerr << "gvirtus-bench copy: through gvirtus over " << name << "...\n";
   try {
@@ -116,9 +130,7 @@ CopyTransport run_over(const std::string& name, const std::vector<std::string>& 
     {
       std::vector<std::string> environment;
       if (!gpu) {
-        // "keep": the device stores what it is sent with a memcpy, standing for the copy a GPU's
-        // runtime and DMA make, so that pinned copies cost something and D2H returns real bytes.
-        environment.push_back("GVIRTUS_ACCEPTING_DEVICE=keep");
+        environment.push_back("GVIRTUS_ACCEPTING_DEVICE=" + device);
         environment.push_back("LD_PRELOAD=" + accepting_device_preload());
       }
       BackendChild backend(transport, R"(["cudart"])", environment);
@@ -163,6 +175,7 @@ int run_copy_mode(std::span<char* const> args) {
   CopyResults results;
   results.run = collect_run_info();
   results.quick = o.quick;
+  results.accepting = o.device;
   std::cerr << "gvirtus-bench copy: native run...\n";
   const ProgramRun native = run_program(workload);
   constexpr std::string_view kNoDevice = "no CUDA device: ";
@@ -178,7 +191,7 @@ int run_copy_mode(std::span<char* const> args) {
     results.gpu = true;
   }
   for (const std::string& name : o.transports) {
-    results.transports.push_back(run_over(name, workload, results.gpu, o.quick));
+    results.transports.push_back(run_over(name, workload, results.gpu, o.device, o.quick));
   }
   for (const CopyTransport& t : results.transports) {
     for (uint64_t bytes : sizes_of(t.points)) {

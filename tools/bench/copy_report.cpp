@@ -85,7 +85,8 @@ std::vector<CopyPoint> parse_copy_points(const std::string& workload_output) {
 void print_copy_summary(std::ostream& out, const CopyResults& results) {
   out << "cudaMemcpy bandwidth (MB/s = 1e6 B/s, median of 3 batches), "
       << (results.gpu ? "on the GPU"
-                      : "backend with the accepting device (no GPU: not GPU evidence)")
+                      : "backend with the accepting device in " + results.accepting +
+                            " mode (no GPU: not GPU evidence)")
       << "\n";
   if (!results.native) out << "native: " << results.native_error << "\n";
   for (const CopyTransport& t : results.transports) {
@@ -120,6 +121,7 @@ std::string copy_json(const CopyResults& results) {
   out.key("quick").value(results.quick).key("seconds").value(results.seconds);
   out.key("device").value(results.gpu ? "gpu" : "accepting device");
   out.key("gpu_evidence").value(results.gpu);
+  if (!results.gpu) out.key("accepting").value(results.accepting);
   out.key("memcpy_mbps");
   write_bandwidths(out, results.memcpy);
   out.key("native");

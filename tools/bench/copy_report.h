@@ -5,6 +5,7 @@
 // JSON shape (names are stable; bench/plot.py reads them):
 //   {"mode": "copy", "commit": ..., "date": ..., "host": {...}, "quick": false, "seconds": X,
 //    "device": "gpu" | "accepting device",  "gpu_evidence": true | false,
+//    "accepting": "keep" | "drop" (the accepting device's mode; absent on a GPU),
 //    "memcpy_mbps": [{"bytes": N, "mbps": M}, ...],
 //    "native": [<point>, ...] | {"error": "no CUDA device: ..."},
 //    "transports": {"tcp": {"raw_mbps": [{"bytes": N, "mbps": M}, ...],
@@ -14,7 +15,9 @@
 // "mbps": median, "mbps_max": best, "copies": per batch} (bench/copy/copy_workload.cpp); ratios
 // are the copy's median over the reference at the same size (null where there is none).
 // "accepting device" means the backend ran with bench/copy/accepting_device.cpp preloaded, as
-// there was no GPU: the bytes travelled, but no device took them; not GPU evidence.
+// there was no GPU: the bytes travelled, but no device took them; not GPU evidence. In "keep"
+// mode its memory is host memory (a copy to or from it costs a memcpy on the backend), in "drop"
+// mode it does nothing with the bytes.
 #pragma once
 
 #include <cstddef>
@@ -51,7 +54,8 @@ struct CopyResults {
   RunInfo run;
   bool quick = false;
   double seconds = 0;
-  bool gpu = false;  // false: the remote runs used the accepting device
+  bool gpu = false;       // false: the remote runs used the accepting device
+  std::string accepting;  // its mode then: "keep" or "drop"
   std::optional<std::vector<CopyPoint>> native;
   std::string native_error;  // why there is no native run
   Bandwidths memcpy;
