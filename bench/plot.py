@@ -264,7 +264,7 @@ def copy_rows(copy):
             "/ memcpy | / native |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for path, d in copy:
-        device = "GPU" if d["gpu_evidence"] else "accepting (no GPU)"
+        device = "GPU" if d["gpu_evidence"] else f"accepting, {d.get('accepting', '?')} (no GPU)"
         for name, t in sorted(d["transports"].items()):
             if "error" in t:
                 rows.append(f"| {os.path.basename(path)} | {device} | {name} | "
