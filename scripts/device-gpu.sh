@@ -17,7 +17,8 @@
 #                                     natively and in driver mode over shm
 #                                     -> OUT/frameworks-DEV-DATE.log
 #   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm, runtime and driver
-#                                     mode, vs native in one run) and gvirtus-bench frameworks
+#                                     mode, vs native in one run), gvirtus-bench copy and
+#                                     gvirtus-bench frameworks
 #                                     (PyTorch, driver mode, tcp and shm); add
 #                                     --quick as a third argument for a short run)
 #                                     -> OUT/gpu-DEV-DATE.{json,txt}
@@ -181,6 +182,14 @@ bench() {
     echo "gvirtus-bench gpu: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)," \
          "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
     "$BUILD/bin/gvirtus-bench" gpu --mode runtime --mode driver $quick --json "$base.json"
+  } 2>&1 | tee "$base.txt"
+  # Copies natively and through gvirtus over tcp and shm, beside each transport's raw streaming
+  # (issue 23: pinned over shm >= 95% of native, over tcp >= 80%).
+  base="$out/copy-$tag-$(date +%F)"
+  {
+    echo "gvirtus-bench copy: commit $(git -C "$ROOT" rev-parse --short HEAD)," \
+         "date $(date -u +%FT%TZ)"
+    "$BUILD/bin/gvirtus-bench" copy $quick --json "$base.json"
   } 2>&1 | tee "$base.txt"
   # PyTorch's figures (time to the first tensor, matmul, MLP and ResNet-18 steps, the loss curve)
   # natively and in driver mode over tcp and shm.
