@@ -7,9 +7,9 @@
 // that error itself and sends no bytes. These definitions interpose the runtime's few functions
 // that a copy reaches on the backend, so that its bytes travel as they do on a GPU machine.
 //
-// Its memory is the address range [kDeviceBase, kDeviceBase + kDeviceBytes): cudaMalloc hands out
-// addresses there, and the backend's vetting finds them to be device memory through
-// cudaPointerGetAttributes. What a copy does with the bytes depends on GVIRTUS_ACCEPTING_DEVICE:
+// Its memory is a 64 GiB address range (below): cudaMalloc hands out addresses there, and the
+// backend's vetting finds them to be device memory through cudaPointerGetAttributes. What a copy
+// does with the bytes depends on GVIRTUS_ACCEPTING_DEVICE:
 //   unset or "drop"  the device side of a copy is not touched: bytes sent to the device are
 //                    dropped and bytes read from it are whatever the reply buffer held. The
 //                    bandwidth measured is then gvirtus's alone, as a GPU's DMA costs the CPU
@@ -21,40 +21,49 @@
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 namespace {
 
-// programs that do not allocate (tests/cudart/programs/copy_loop.cpp) copy to this base directly.
+// In "drop" mode the device's memory is the address range [kDeviceBase, kDeviceBase +
+// kDeviceBytes): nothing is mapped there, the addresses only name device memory (programs that
+// do not allocate, tests/cudart/programs/copy_loop.cpp, copy to kDeviceBase directly). In "keep"
+// mode the range is host memory mapped wherever the kernel finds room for it, near kDeviceBase
+// when that is free (an ASan runtime keeps its allocator there).
 constexpr uintptr_t kDeviceBase = uintptr_t{0x600000000000};
 constexpr uintptr_t kDeviceBytes = uintptr_t{64} << 30;
 constexpr uintptr_t kAlignment = 512;  // as cudaMalloc's, at least 256
 
-bool in_device(const void* ptr, size_t count = 1) {
-  const auto address = reinterpret_cast<uintptr_t>(ptr);
-  return address >= kDeviceBase && address - kDeviceBase < kDeviceBytes &&
-         count <= kDeviceBytes - (address - kDeviceBase);
-}
+struct Device {
+  uintptr_t base;  // 0: "keep" mode without memory (cudaMalloc fails)
+  bool keep;
+};
 
-// Whether the device keeps bytes; on the first call that asks, its memory is reserved. A failed
-// reservation (the range is taken) makes the device drop bytes, and copies then fail loudly
-// rather than corrupt the process's own memory.
-bool keeps_bytes() {
-  static const bool keep = [] {
+// Decided on first use, from GVIRTUS_ACCEPTING_DEVICE; in "keep" mode the memory is reserved
+// then, without commitment, so only what is written costs memory.
+const Device& device() {
+  static const Device d = [] {
     const char* mode = std::getenv("GVIRTUS_ACCEPTING_DEVICE");
-    if (mode == nullptr || std::strcmp(mode, "keep") != 0) return false;
+    if (mode == nullptr || std::strcmp(mode, "keep") != 0) return Device{kDeviceBase, false};
     void* at = ::mmap(reinterpret_cast<void*>(kDeviceBase), kDeviceBytes, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
-    return at == reinterpret_cast<void*>(kDeviceBase);
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return Device{at == MAP_FAILED ? 0 : reinterpret_cast<uintptr_t>(at), true};
   }();
-  return keep;
+  return d;
 }
 
-std::atomic<uintptr_t> next_free{kDeviceBase};
+bool in_device(const void* ptr, size_t count = 1) {
+  const uintptr_t base = device().base;
+  const auto address = reinterpret_cast<uintptr_t>(ptr);
+  return base != 0 && address >= base && address - base < kDeviceBytes &&
+         count <= kDeviceBytes - (address - base);
+}
+
+std::atomic<uintptr_t> allocated{0};  // bytes handed out by cudaMalloc
 
 bool host_side(cudaMemcpyKind kind, bool source) {
   if (source) return kind == cudaMemcpyHostToDevice || kind == cudaMemcpyHostToHost;
@@ -70,7 +79,7 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) 
       (!host_side(kind, true) && !in_device(src, count))) {
     return cudaErrorInvalidValue;
   }
-  if (kind == cudaMemcpyHostToHost || keeps_bytes()) std::memmove(dst, src, count);
+  if (kind == cudaMemcpyHostToHost || device().keep) std::memmove(dst, src, count);
   return cudaSuccess;
 }
 
@@ -96,11 +105,12 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaSetDevice(int device) {
 
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {
   if (ptr == nullptr) return cudaErrorInvalidValue;
-  (void)keeps_bytes();  // reserves the memory before the first address is handed out
-  const uintptr_t rounded = (size + kAlignment - 1) / kAlignment * kAlignment;
-  const uintptr_t at = next_free.fetch_add(rounded == 0 ? kAlignment : rounded);
-  if (at + rounded > kDeviceBase + kDeviceBytes) return cudaErrorMemoryAllocation;
-  *ptr = reinterpret_cast<void*>(at);
+  if (device().base == 0) return cudaErrorMemoryAllocation;
+  const uintptr_t rounded =
+      std::max<uintptr_t>(kAlignment, (size + kAlignment - 1) / kAlignment * kAlignment);
+  const uintptr_t offset = allocated.fetch_add(rounded);
+  if (offset + rounded > kDeviceBytes) return cudaErrorMemoryAllocation;
+  *ptr = reinterpret_cast<void*>(device().base + offset);
   return cudaSuccess;
 }
 
