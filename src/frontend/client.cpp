@@ -466,10 +466,11 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
     // This thread reads for everyone until its own reply arrives.
     receiving_ = true;
     Connection& conn = *connection_;
+    const bool landings = !landings_.empty();  // read under the lock this thread holds anyway
     lock.unlock();
     Frame frame;
     try {
-      frame = receive_reply(conn);
+      frame = receive_reply(conn, landings);
       if (!frame.header.is_reply()) {
         raise(ErrorKind::kInvalidInput, "the backend sent a request frame");
       }
@@ -529,14 +530,9 @@ void Client::stop_awaiting_locked(uint64_t request_id) {
   std::erase_if(landings_, [&](const auto& entry) { return entry.first == request_id; });
 }
 
-Frame Client::receive_reply(Connection& conn) {
+Frame Client::receive_reply(Connection& conn, bool landings) {
   std::optional<std::chrono::milliseconds> timeout;
   if (config_.reply_timeout_ms > 0) timeout = std::chrono::milliseconds(config_.reply_timeout_ms);
-  bool landings;
-  {
-    std::lock_guard lock(mutex_);
-    landings = !landings_.empty();
-  }
   if (!landings)
     return decode_frame(timeout ? conn.recv(*timeout) : conn.recv(),
                         config_.limits.max_frame_bytes);

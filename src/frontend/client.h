@@ -135,9 +135,10 @@ class Client {
   // Sends the held batch (with `also`, if any); send_mutex_ held. Fails the session on error.
   void send_batch_locked(Connection& connection, std::span<const ByteView> also = {});
   void stop_awaiting_locked(uint64_t request_id);
-  // Receives the next reply frame on the receiving thread, landing the end of a reply with a
-  // landing where it can. Throws like Connection::recv().
-  Frame receive_reply(Connection& connection);
+  // Receives the next reply frame on the receiving thread; when `landings` (some awaited request
+  // had one as the thread took the receive side), lands the end of a reply where it can. Throws
+  // like Connection::recv().
+  Frame receive_reply(Connection& connection, bool landings);
   static void finish(const FrameHeader& header, std::span<const std::byte> payload,
                      ReplyDecoder decode);
 

@@ -17,8 +17,8 @@
 #include "bench_args.h"
 #include "calls_mode.h"
 #include "comm_mode.h"
-#include "copy_mode.h"
 #include "common/error.h"
+#include "copy_mode.h"
 #include "frameworks_mode.h"
 #include "gpu_mode.h"
 
