@@ -20,8 +20,10 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
   export_macro    what marks a function the stub library exports (default: extern "C" with
                   default visibility)
   exports         what the stub library exports: read by gen_exports.py, documented there
-  handles         {TYPE: {"name", "destroyable", "predefined", "accepts"}}: the library's handle
-                  kinds ("accepts": other kinds a parameter of this type may hold).
+  handles         {TYPE: {"name", "destroyable", "predefined", "accepts", "view_of"}}: the
+                  library's handle kinds ("accepts": other kinds a parameter of this type may
+                  hold; "view_of": KIND makes TYPE a read-only spelling of that kind, vetted as
+                  it, e.g. cudaArray_const_t of cudaArray_t).
                   "name" says what one is in messages ("stream"); a "create" parameter adopts
                   one into the session's table when the call succeeds, a use ("in") is vetted
                   against the table, a "destroy" (only of a destroyable kind) takes it out; the
@@ -138,7 +140,7 @@ import os
 import re
 import sys
 
-from gen_common import Descriptor, arguments, write_if_changed
+from gen_common import Descriptor, Handle, arguments, write_if_changed
 from header_signatures import declarations
 
 ROW = re.compile(r"^(\d+)\s+(sync|async|either)\s+(auto|wrapped|custom)\s+(\w+)\((.*)\)\s*$")
@@ -216,6 +218,11 @@ def check_expression(where, expr, names):
             sys.exit(f"{where}: '{word}' in [{expr}] is not a parameter of the call")
 
 
+def handle_of(d, param):
+    """The handle kind a parameter names or points to, or a kind-less stand-in."""
+    return d.handles.get(param.ctype) or d.handles.get(param.pointee) or Handle(param.ctype, {})
+
+
 def check_param(where, param, d, kind, names):
     """Refuses an annotation that does not fit the parameter's type."""
     handle = d.handles.get(param.ctype)
@@ -239,6 +246,9 @@ def check_param(where, param, d, kind, names):
                  "device_pointers.structs")
     if param.direction == "destroy" and not (handle and handle.destroyable):
         sys.exit(f"{where}: only a destroyable handle can be destroyed, not '{param.name}'")
+    if param.direction in ("create", "destroy") and handle_of(d, param).view_of:
+        sys.exit(f"{where}: '{param.name}' is a read-only view of a handle kind: it cannot be "
+                 f"{param.direction}d through it")
     if param.direction == "create" and param.pointee not in d.handles:
         sys.exit(f"{where}: create '{param.name}' must point to a handle kind of the descriptor")
     if param.direction == "out" and param.expr is None and param.pointee in d.handles:
@@ -628,7 +638,7 @@ def stub(calls, d):
 def vetting_header(d):
     """The backend's vetting of handles and device pointers for this library."""
     lib = d.library
-    kinds = "\n".join(f"  k{h.camel},  // {h.ctype}" for h in d.handles.values())
+    kinds = "\n".join(f"  k{h.camel},  // {h.ctype}" for h in d.handles.values() if not h.view_of)
     out = [generated_by(d),
            f"// How the {lib} backend vets the handles and device pointers a client names, and",
            "// records what its calls create, destroy, allocate and free, with the shared backend",
@@ -645,7 +655,7 @@ def vetting_header(d):
                 f"// The library's own vetting of a device range (hand-written).",
                 f"{d.status} {d.vet_pointer}(const void* ptr, uint64_t bytes = 0);",
                 f"}}  // namespace {d.namespace}", ""]
-    names = ", ".join(f'"{h.name}"' for h in d.handles.values())
+    names = ", ".join(f'"{h.name}"' for h in d.handles.values() if not h.view_of)
     out += [f"namespace {d.namespace} {{", "",
             "enum class HandleKind : uint16_t {", kinds, "};", "",
             "// Each kind's name, by HandleKind: how the plugins of a session speak of handles to",
@@ -660,6 +670,12 @@ def vetting_header(d):
     elif d.handles:
         out += ["inline int handle_owner() { return 0; }", ""]
     for h in d.handles.values():
+        if h.view_of:
+            out += [f"// {h.ctype}: a read-only {h.name}, vetted as a {h.view_of}.",
+                    f"inline {d.status} vet({h.ctype} handle) {{",
+                    f"  return vet(const_cast<{h.view_of}>(handle));",
+                    "}", ""]
+            continue
         kind = f"static_cast<uint16_t>(HandleKind::k{h.camel})"
         held = f"gvirtus::services::session_services().handles.holds({kind}, handle)"
         for other in h.accepts:
@@ -956,7 +972,10 @@ const RealLibrary& real() {{
 def handlers(calls, d):
     includes = d.handlers_includes if not d.whole else []
     real = [f'#include "{d.library}_real.h"'] if d.real_library else []
-    out = [generated_by(d)] + [f'#include "{h}"' for h in includes] + real + [
+    out = [generated_by(d),
+           "// Rows may name deprecated functions: the vendor's library still exports them.",
+           '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"'] + [
+           f'#include "{h}"' for h in includes] + real + [
            f'#include "{d.library}_enums.h"', f'#include "{d.library}_vetting.h"',
            '#include "common/call_marshal.h"', "",
            f"namespace {d.namespace} {{", "",

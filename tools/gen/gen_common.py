@@ -43,6 +43,14 @@ class Descriptor:
             self.stub_include = d.get("stub_include")
             self.handlers_includes = list(d.get("handlers_includes", []))
             self.handles = {t: Handle(t, h) for t, h in d.get("handles", {}).items()}
+            for index, h in enumerate(self.handles.values()):
+                target = self.handles.get(h.view_of) if h.view_of else None
+                if target is not None and list(self.handles).index(h.view_of) > index:
+                    sys.exit(f"{path}: handle {h.ctype} must come after {h.view_of}, its kind")
+                if h.view_of and (target is None or target.view_of or h.destroyable
+                                  or h.accepts or h.predefined):
+                    sys.exit(f"{path}: handle {h.ctype} is a view of {h.view_of}: that must be a "
+                             "handle kind of its own, and the view takes nothing else")
             self.handle_owner = d.get("handle_owner")
             pointers = d.get("device_pointers", {})
             self.vet_pointer = pointers.get("vet", "ledger")
@@ -109,6 +117,9 @@ class Handle:
         # Other kinds a parameter of this type may hold (cuda: a CUkernel where a CUfunction is
         # taken, as the driver allows).
         self.accepts = list(spec.get("accepts", []))
+        # A read-only spelling of another kind (cudart: cudaArray_const_t of cudaArray_t): no kind
+        # of its own, vetted as that kind; never created or destroyed through this type.
+        self.view_of = spec.get("view_of")
 
     @property
     def camel(self):
