@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 
+#include "backend/services/object_set.h"
 #include "backend/services/rejections.h"
 #include "common/error.h"
 #include "common/wire_record.h"
@@ -35,34 +36,16 @@ std::map<CUarray, CUmipmappedArray> levels;  // level -> its mipmapped array
 // The session's texture or surface objects, each with its device (handle_owner's).
 class Objects {
  public:
-  explicit Objects(const char* what) : what_(what) {}
-  void adopt(uint64_t object) {
-    const std::lock_guard lock(mutex_);
-    objects_[object] = context_device();
-  }
+  explicit Objects(const char* what) : set_("cuda", what) {}
+  void adopt(uint64_t object) { set_.adopt(object, context_device()); }
   CUresult vet(uint64_t object) const {
-    {
-      const std::lock_guard lock(mutex_);
-      if (objects_.contains(object)) return CUDA_SUCCESS;
-    }
-    return static_cast<CUresult>(
-        services::refuse(CUDA_ERROR_INVALID_HANDLE, "cuda", what_,
-                         reinterpret_cast<const void*>(static_cast<uintptr_t>(object)),
-                         "not an object this session holds (never created, destroyed or reset)"));
+    return static_cast<CUresult>(set_.vet(object, CUDA_SUCCESS, CUDA_ERROR_INVALID_HANDLE));
   }
-  void forget(uint64_t object) {
-    const std::lock_guard lock(mutex_);
-    objects_.erase(object);
-  }
-  void forget_device(int device) {
-    const std::lock_guard lock(mutex_);
-    std::erase_if(objects_, [&](const auto& entry) { return entry.second == device; });
-  }
+  void forget(uint64_t object) { set_.forget(object); }
+  void forget_device(int device) { set_.forget_owner(device); }
 
  private:
-  const char* what_;
-  mutable std::mutex mutex_;
-  std::map<uint64_t, int> objects_;
+  services::ObjectSet set_;
 };
 
 Objects textures("texture object");
@@ -92,7 +75,7 @@ T get_plain(WireReader& in) {
 
 // The bytes a texel of `channels` elements of `format` takes, or 0 for a format beyond the
 // ones a pitched resource may have.
-uint64_t texel_bytes(CUarray_format format, unsigned channels) {
+uint64_t texel_bytes(int format, unsigned channels) {
   uint64_t element = 0;
   switch (format) {
     case CU_AD_FORMAT_UNSIGNED_INT8:
@@ -116,7 +99,11 @@ uint64_t texel_bytes(CUarray_format format, unsigned channels) {
 }
 
 CUresult vet_resource(const CUDA_RESOURCE_DESC& d, bool surface) {
-  switch (d.resType) {
+  // The type as the client's bits: a value outside the enum must not be loaded as one.
+  int type = 0;
+  static_assert(sizeof type == sizeof d.resType);
+  std::memcpy(&type, &d.resType, sizeof type);
+  switch (type) {
     case CU_RESOURCE_TYPE_ARRAY:
       return vet(d.res.array.hArray);
     case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
@@ -127,7 +114,10 @@ CUresult vet_resource(const CUDA_RESOURCE_DESC& d, bool surface) {
     case CU_RESOURCE_TYPE_PITCH2D: {
       if (surface) return CUDA_ERROR_INVALID_VALUE;
       const auto& p = d.res.pitch2D;
-      const uint64_t texel = texel_bytes(p.format, p.numChannels);
+      int format = 0;  // the client's bits, not loaded as the enum (it may hold any value)
+      static_assert(sizeof format == sizeof p.format);
+      std::memcpy(&format, &p.format, sizeof format);
+      const uint64_t texel = texel_bytes(format, p.numChannels);
       if (texel == 0 || p.height == 0 || p.width == 0) return CUDA_ERROR_INVALID_VALUE;
       const unsigned __int128 span =
           static_cast<unsigned __int128>(p.pitchInBytes) * (p.height - 1) +
