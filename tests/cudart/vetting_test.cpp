@@ -17,6 +17,7 @@
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "frontend/client.h"
+#include "plugins/cudart/common/array_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/cudart_calls.h"
 #include "support/backend_process.h"
@@ -120,6 +121,52 @@ TEST_P(Vetting, made_up_stream_event_and_pool_handles_are_refused_and_the_sessio
   EXPECT_EQ(call(c, cr::Fn::cudaMemcpyAsync, pull, &data), cudaErrorInvalidResourceHandle);
   EXPECT_TRUE(data.empty());
   EXPECT_TRUE(logged("rejected stream")) << backend_.log();
+  EXPECT_TRUE(ping(c));
+}
+
+// Arrays, mipmapped arrays and texture and surface objects the session never made: refused
+// before the runtime (which would dereference an array, or look an object up in its tables),
+// and a copy out of a made-up array brings no data back.
+TEST_P(Vetting, made_up_arrays_and_texture_objects_are_refused_and_the_session_goes_on) {
+  Client c = client();
+  for (const cr::Fn fn :
+       {cr::Fn::cudaFreeArray, cr::Fn::cudaFreeMipmappedArray, cr::Fn::cudaDestroyTextureObject,
+        cr::Fn::cudaDestroySurfaceObject, cr::Fn::cudaGetTextureObjectResourceDesc,
+        cr::Fn::cudaGetTextureObjectTextureDesc, cr::Fn::cudaGetSurfaceObjectResourceDesc}) {
+    EXPECT_EQ(call(c, fn, handle(kMadeUpHandle)), cudaErrorInvalidResourceHandle)
+        << static_cast<int>(fn);
+  }
+  for (const cr::Fn fn : {cr::Fn::cudaGetMipmappedArrayLevel, cr::Fn::cudaArrayGetPlane}) {
+    WireWriter child = handle(kMadeUpHandle);
+    child.put<uint32_t>(0);
+    std::string rest;
+    EXPECT_EQ(call(c, fn, child, &rest), cudaErrorInvalidResourceHandle) << static_cast<int>(fn);
+    EXPECT_EQ(rest, std::string(sizeof(uint64_t), '\0'));  // no handle handed out
+  }
+  // A read-only array (cudaArray_const_t, a view of the array kind) is vetted as an array.
+  WireWriter channel;
+  channel.put<uint8_t>(1);
+  channel.put_raw(std::string(sizeof(cudaChannelFormatDesc), '\0').data(),
+                  sizeof(cudaChannelFormatDesc));
+  channel.put<uint64_t>(kMadeUpHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGetChannelDesc, channel), cudaErrorInvalidResourceHandle);
+  WireWriter pull;
+  put_record(pull, cr::ArrayCopyRequest{reinterpret_cast<cudaArray_t>(kMadeUpHandle), 0, 0, nullptr,
+                                        64, 64, 1, 0, cudaMemcpyDeviceToHost, nullptr});
+  std::string data;
+  EXPECT_EQ(call(c, cr::Fn::cudaMemcpy2DFromArray, pull, &data), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(data.empty());
+  // A texture over a made-up array.
+  cudaResourceDesc resource{};
+  resource.resType = cudaResourceTypeArray;
+  resource.res.array.array = reinterpret_cast<cudaArray_t>(kMadeUpHandle);
+  const cudaTextureDesc texture{};
+  WireWriter create;
+  create.put<uint32_t>(0);
+  create.put_raw(&resource, sizeof resource);
+  create.put_raw(&texture, sizeof texture);
+  EXPECT_EQ(call(c, cr::Fn::cudaCreateTextureObject, create), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(logged("rejected array")) << backend_.log();
   EXPECT_TRUE(ping(c));
 }
 

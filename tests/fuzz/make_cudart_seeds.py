@@ -18,6 +18,10 @@ MEMCPY_ASYNC = 48  # sent ahead or waited for: the frame says
 MODULE_LOAD, KERNEL_RESOLVE, VAR_RESOLVE, LAUNCH = 52, 53, 54, 55
 MEMCPY_2D, DEVICE_RESET, POOL_TRIM, MEMSET_3D = 62, 4, 79, 88
 HOST_REGISTER_SHARED, HOST_UNREGISTER_SHARED, MEMCPY_SHARED = 93, 94, 95
+MALLOC_ARRAY, FREE_ARRAY, FREE_MIPMAPPED, MIPMAP_LEVEL, ARRAY_PLANE = 150, 153, 154, 155, 156
+TO_ARRAY, TO_ARRAY_ASYNC, FROM_ARRAY, FROM_ARRAY_ASYNC = 165, 166, 167, 168
+CREATE_TEXTURE, DESTROY_TEXTURE, TEXTURE_RESOURCE, CREATE_SURFACE = 169, 170, 171, 174
+MEMCPY_3D, MEMCPY_3D_ASYNC, MEMCPY_3D_PEER = 177, 178, 179
 
 H2D, D2H, D2D, DEFAULT = 1, 2, 3, 4
 HEAP = 0x5555_5555_0000  # an address a worker's heap could have
@@ -42,6 +46,26 @@ def output(value_format, value=0):
 def memcpy(dst, src, count, kind, data=b"", stream=0):
     """MemcpyRequest (memcpy_wire.h), then the data: the synchronous row's stream is null."""
     return u64(dst, src, count) + struct.pack("<i", kind) + u64(stream) + data
+
+
+def array_copy(array, w, h, linear, pitch, width, height, kind, one_d=0, data=b"", stream=0):
+    """ArrayCopyRequest (array_wire.h), then the data."""
+    return (u64(array, w, h, linear, pitch, width, height) + struct.pack("<Ii", one_d, kind)
+            + u64(stream) + data)
+
+
+def copy_3d(src, dst, extent, host_row, kind, data=b"", stream=0):
+    """Memcpy3DRequest (array_wire.h): each side (array, x, y, z, ptr, pitch, xsize, ysize,
+    device), the extent, the host side's row bytes, the kind and the stream; then the data."""
+    side = lambda s: u64(*s[:8]) + struct.pack("<i", s[8])
+    return (side(src) + side(dst) + u64(*extent) + u64(host_row) + struct.pack("<i", kind)
+            + u64(stream) + data)
+
+
+def resource_desc(res_type, first, second=0, third=0):
+    """cudaResourceDesc's 144 bytes: the type, then the union's first words."""
+    return (struct.pack("<i", res_type) + b"\0" * 4 + u64(first, second, third)
+            + b"\0" * (128 - 24) + b"\0" * 8)
 
 
 SEEDS = {
@@ -78,6 +102,33 @@ SEEDS = {
     + call(MEMCPY_SHARED, u64(0x7f0000000000, 0, 4096) + struct.pack("<i", H2D) + u64(0))
     + call(MEMCPY_SHARED, u64(HEAP, 4096, 4096) + struct.pack("<i", H2D) + u64(0))
     + call(HOST_UNREGISTER_SHARED, u64(0)),
+    "arrays": call(MALLOC_ARRAY, output("Q") + b"\x01" + struct.pack("<iiiii", 32, 0, 0, 0, 2)
+                   + u64(64, 32) + struct.pack("<I", 0))
+    + call(TO_ARRAY, array_copy(0xa770, 0, 0, 0, 16, 16, 4, H2D, data=b"a" * 64))
+    + call(FROM_ARRAY, array_copy(0xa770, 4, 1, 0, 16, 16, 2, D2H))
+    + call(TO_ARRAY_ASYNC, array_copy(0xa770, 0, 0, 0x7f0000000000, 512, 16, 4, D2D, stream=0x2))
+    + call(FROM_ARRAY_ASYNC, array_copy(0xa770, 0, 0, 0, 100, 100, 1, D2H, one_d=1))
+    + call(TO_ARRAY, array_copy(0xa770, 0, 0, HEAP, 16, 16, 1, H2D))
+    + call(MIPMAP_LEVEL, u64(0xb00) + struct.pack("<I", 1))
+    + call(ARRAY_PLANE, u64(0xa770) + struct.pack("<I", 0))
+    + call(FREE_MIPMAPPED, u64(0xb00)) + call(FREE_ARRAY, u64(0xa770)),
+    "textures": call(CREATE_TEXTURE, struct.pack("<I", 0) + resource_desc(0, 0xa770)
+                     + b"\0" * 72)
+    + call(CREATE_TEXTURE, struct.pack("<I", 1) + resource_desc(3, 0x7f0000000000, 0, 2**63)
+           + b"\0" * 72 + b"\0" * 112)
+    + call(CREATE_SURFACE, resource_desc(2, HEAP, 0, 4096))
+    + call(TEXTURE_RESOURCE, u64(1)) + call(DESTROY_TEXTURE, u64(1)),
+    "copies_3d": call(MEMCPY_3D, copy_3d((0, 0, 0, 0, 0, 16, 16, 4, -1),
+                                         (0xa770, 1, 1, 0, 0, 0, 0, 0, -1), (4, 4, 2), 16, H2D,
+                                         data=b"c" * 128))
+    + call(MEMCPY_3D, copy_3d((0, 0, 0, 0, HEAP, 64, 64, 64, -1),
+                              (0, 0, 0, 0, 0x7f0000000000, 64, 64, 64, -1), (64, 4, 4), 0, 5))
+    + call(MEMCPY_3D_ASYNC, copy_3d((0xa770, 0, 0, 0, 0, 0, 0, 0, -1),
+                                    (0, 0, 0, 0, 0, 16, 16, 4, -1), (4, 4, 1), 16, D2H,
+                                    stream=0x2))
+    + call(MEMCPY_3D_PEER, copy_3d((0, 0, 0, 0, 0x7f0000000000, 2**62, 2**62, 2**62, 0),
+                                   (0, 0, 0, 0, 0x7f0000001000, 512, 4, 4, 1), (512, 4, 4), 0,
+                                   D2D)),
 }
 
 

@@ -1,7 +1,10 @@
 // Hand-written backend handlers for the custom rows of cudart_calls.txt.
 #include "common/wire_record.h"
+#include "plugins/cudart/backend/arrays.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/memcpy_3d.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
+#include "plugins/cudart/backend/textures.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 
@@ -175,7 +178,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       result = run_memcpy_shared(in, out, true);
       return true;
     default:
-      return false;
+      return run_array(fn, in, out, result) || run_texture(fn, in, out, result) ||
+             run_memcpy_3d(fn, in, out, result);
   }
 }
 

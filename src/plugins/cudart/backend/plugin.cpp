@@ -6,19 +6,23 @@
 // the application unchanged, exactly as a native run would see them.
 #include "backend/plugin.h"
 #include "backend/plugin_export.h"
+#include "plugins/cudart/backend/arrays.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
+#include "plugins/cudart/backend/textures.h"
 #include "plugins/cudart/backend/vetting.h"
 
 namespace gvirtus::cudart {
 namespace {
 
-// A reset of `device` destroyed its streams and events; pools are forgotten whatever their device
-// (the client asks for them again).
+// A reset of `device` destroyed its streams, events, arrays and texture and surface objects; pools
+// are forgotten whatever their device (the client asks for them again).
 void forget_device(int device) {
   services::session_services().handles.forget_owner(
       device, uint64_t{1} << static_cast<uint16_t>(HandleKind::kMemoryPool));
+  forget_array_children();
+  forget_textures(device);
 }
 
 class CudartSession final : public PluginSession {

@@ -90,9 +90,13 @@ cudaError_t record_local_error(cudaError_t error) {
   return error;
 }
 
-cudaError_t unknown_function() {
+cudaError_t refuse_locally(cudaError_t error) {
   const cudaError_t init = runtime_init_status();
-  return record_local_error(init != cudaSuccess ? init : cudaErrorInvalidResourceHandle);
+  return record_local_error(init != cudaSuccess ? init : error);
+}
+
+cudaError_t unknown_function() {
+  return refuse_locally(cudaErrorInvalidResourceHandle);
 }
 
 cudaError_t local_last_error(bool take) {

@@ -69,6 +69,11 @@ cudaError_t runtime_init_status();
 // cudaPeekAtLastError report it.
 cudaError_t record_local_error(cudaError_t error);
 
+// What the runtime answers for an argument it refuses before doing anything (a null output):
+// `error`, or the initialisation failure where the runtime cannot start (it initialises first);
+// recorded as the last error.
+cudaError_t refuse_locally(cudaError_t error);
+
 // What the runtime answers for a function that is no kernel it registered (a host function's
 // address) in a launch or a cudaFunc* query: cudaErrorInvalidResourceHandle (CUDA 13.0's runtime
 // on an H200, driver 580), recorded as the last error; the initialisation failure first where the
