@@ -21,6 +21,7 @@
 
 #include "backend/services/object_set.h"
 #include "backend/services/rejections.h"
+#include "common/call_marshal.h"
 #include "common/error.h"
 #include "common/wire_record.h"
 #include "cuda_real.h"
@@ -100,10 +101,7 @@ uint64_t texel_bytes(int format, unsigned channels) {
 
 CUresult vet_resource(const CUDA_RESOURCE_DESC& d, bool surface) {
   // The type as the client's bits: a value outside the enum must not be loaded as one.
-  int type = 0;
-  static_assert(sizeof type == sizeof d.resType);
-  std::memcpy(&type, &d.resType, sizeof type);
-  switch (type) {
+  switch (marshal::enum_bits(d.resType)) {
     case CU_RESOURCE_TYPE_ARRAY:
       return vet(d.res.array.hArray);
     case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
@@ -114,10 +112,8 @@ CUresult vet_resource(const CUDA_RESOURCE_DESC& d, bool surface) {
     case CU_RESOURCE_TYPE_PITCH2D: {
       if (surface) return CUDA_ERROR_INVALID_VALUE;
       const auto& p = d.res.pitch2D;
-      int format = 0;  // the client's bits, not loaded as the enum (it may hold any value)
-      static_assert(sizeof format == sizeof p.format);
-      std::memcpy(&format, &p.format, sizeof format);
-      const uint64_t texel = texel_bytes(format, p.numChannels);
+      // The client's bits, not loaded as the enum (it may hold any value).
+      const uint64_t texel = texel_bytes(marshal::enum_bits(p.format), p.numChannels);
       if (texel == 0 || p.height == 0 || p.width == 0) return CUDA_ERROR_INVALID_VALUE;
       const unsigned __int128 span =
           static_cast<unsigned __int128>(p.pitchInBytes) * (p.height - 1) +

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "backend/services/object_set.h"
+#include "common/call_marshal.h"
 #include "common/error.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/array_wire.h"
@@ -34,10 +35,7 @@ T get_plain(WireReader& in) {
 
 cudaError_t vet_resource(const cudaResourceDesc& d, bool surface) {
   // The type as the client's bits: a value outside the enum must not be loaded as one.
-  int type = 0;
-  static_assert(sizeof type == sizeof d.resType);
-  std::memcpy(&type, &d.resType, sizeof type);
-  switch (type) {
+  switch (marshal::enum_bits(d.resType)) {
     case cudaResourceTypeArray:
       return vet(d.res.array.array);
     case cudaResourceTypeMipmappedArray:
