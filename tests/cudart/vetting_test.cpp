@@ -166,6 +166,8 @@ TEST_P(Vetting, made_up_arrays_and_texture_objects_are_refused_and_the_session_g
   create.put_raw(&resource, sizeof resource);
   create.put_raw(&texture, sizeof texture);
   EXPECT_EQ(call(c, cr::Fn::cudaCreateTextureObject, create), cudaErrorInvalidResourceHandle);
+  // IPC: the session closes only memory it opened.
+  EXPECT_EQ(call(c, cr::Fn::cudaIpcCloseMemHandle, handle(kMadeUpHandle)), cudaErrorInvalidValue);
   EXPECT_TRUE(logged("rejected array")) << backend_.log();
   EXPECT_TRUE(ping(c));
 }

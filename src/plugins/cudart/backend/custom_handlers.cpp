@@ -2,6 +2,7 @@
 #include "common/wire_record.h"
 #include "plugins/cudart/backend/arrays.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/ipc.h"
 #include "plugins/cudart/backend/memcpy_3d.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/backend/textures.h"
@@ -179,7 +180,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       return true;
     default:
       return run_array(fn, in, out, result) || run_texture(fn, in, out, result) ||
-             run_memcpy_3d(fn, in, out, result);
+             run_memcpy_3d(fn, in, out, result) || run_ipc(fn, in, out, result);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "backend/plugin_export.h"
 #include "plugins/cudart/backend/arrays.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/ipc.h"
 #include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/backend/textures.h"
@@ -23,6 +24,7 @@ void forget_device(int device) {
       device, uint64_t{1} << static_cast<uint16_t>(HandleKind::kMemoryPool));
   forget_array_children();
   forget_textures(device);
+  forget_ipc();
 }
 
 class CudartSession final : public PluginSession {

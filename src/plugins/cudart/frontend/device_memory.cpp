@@ -20,10 +20,12 @@ int current_device() {
 // cudart_descriptor.json; the generated stub calls these).
 void cr::note_allocated(Fn fn, const void* address, uint64_t bytes) {
   if (address == nullptr) return;
-  // A stream-ordered allocation lives on the stream's device, which may not be the current one:
-  // its attributes are asked remotely.
-  const bool stream_ordered = fn == Fn::cudaMallocAsync || fn == Fn::cudaMallocFromPoolAsync;
-  cr::device_allocations().add(address, bytes, stream_ordered ? 0 : cr::kPlainDeviceMemory,
+  // A stream-ordered allocation lives on the stream's device, which may not be the current one,
+  // and another application's memory opened by IPC is that application's allocation: their
+  // attributes are asked remotely.
+  const bool asked = fn == Fn::cudaMallocAsync || fn == Fn::cudaMallocFromPoolAsync ||
+                     fn == Fn::cudaIpcOpenMemHandle;
+  cr::device_allocations().add(address, bytes, asked ? 0 : cr::kPlainDeviceMemory,
                                current_device());
 }
 
