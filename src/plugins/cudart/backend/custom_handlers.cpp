@@ -175,7 +175,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       result = run_memcpy_shared(in, out, true);
       return true;
     default:
-      return false;
+      return run_graph_call(fn, in, out, result);
   }
 }
 
