@@ -270,6 +270,11 @@ TEST_P(Vetting, made_up_graphs_and_executable_graphs_are_refused_and_the_session
   EXPECT_EQ(call(c, cr::Fn::cudaGraphGetNodes, nodes, &rest), cudaErrorInvalidResourceHandle);
   EXPECT_TRUE(rest.empty());  // no outputs after a refusal
   EXPECT_EQ(call(c, cr::Fn::cudaGraphGetRootNodes, nodes), cudaErrorInvalidResourceHandle);
+  WireWriter dot = handle(kMadeUpHandle);
+  dot.put<uint8_t>(1);
+  dot.put<uint32_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDebugDotPrint, dot, &rest), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(rest.empty());
   WireWriter info = handle(kMadeUpHandle);  // a made-up stream
   info.put<uint8_t>(cr::kCaptureStatus | cr::kCaptureCount);
   EXPECT_EQ(call(c, cr::Fn::cudaStreamGetCaptureInfo, info), cudaErrorInvalidResourceHandle);

@@ -1,7 +1,11 @@
 // Stream capture and graphs: a memset, two kernels and a device-to-device copy captured into a
 // graph, instantiated, launched several times and checked against a CPU reference; capture
-// queries, a clone, an executable graph made from parameters, a copy to pageable memory that a
-// capture cannot hold (refused, the capture invalidated), and every destroy.
+// queries, node counts, the DOT description, a clone, an executable graph made from parameters,
+// a copy to pageable memory that a capture cannot hold (refused, the capture invalidated), and
+// every destroy.
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -87,6 +91,18 @@ int main() {
       EXPECT(listed[nodes] == nullptr && listed[nodes + 1] == nullptr);
     }
   }
+
+  // The graph's DOT description, written at a path of the client's.
+  char dot[64];
+  std::snprintf(dot, sizeof dot, "/tmp/gvirtus-e2e-graphs-%d.dot", (int)getpid());
+  if (OK(cudaGraphDebugDotPrint(graph, dot, cudaGraphDebugDotFlagsVerbose))) {
+    std::FILE* file = std::fopen(dot, "rb");
+    char head[8] = {};
+    const size_t read = file != nullptr ? std::fread(head, 1, 7, file) : 0;
+    if (file != nullptr) std::fclose(file);
+    EXPECT(read == 7 && std::strncmp(head, "digraph", 7) == 0);
+  }
+  std::remove(dot);
 
   // Instantiate, launch several times, check.
   cudaGraphExec_t exec = nullptr;

@@ -2,7 +2,12 @@
 // common/graph_wire.h), called by run_custom. Graphs, executable graphs and streams are vetted
 // as the session's (cudart_vetting.h) before they reach the runtime; graph nodes are the
 // runtime's values, returned as they are (no call takes one).
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "plugins/cudart/backend/handlers.h"
@@ -119,6 +124,45 @@ cudaError_t run_graph_nodes(Fn fn, WireReader& in, WireWriter& out) {
   return result;
 }
 
+// cudaGraphDebugDotPrint: into a file of the worker's, removed once read back. A null path is
+// the runtime's to refuse.
+cudaError_t run_dot_print(WireReader& in, WireWriter& out) {
+  const auto graph = handle_from_wire<cudaGraph_t>(in.get<uint64_t>());
+  const bool path_given = in.get<uint8_t>() != 0;
+  const uint32_t flags = in.get<uint32_t>();
+  in.expect_end();
+  cudaError_t result = vet(graph);
+  std::string contents;
+  if (result == cudaSuccess && !path_given) {
+    result = ::cudaGraphDebugDotPrint(graph, nullptr, flags);
+  } else if (result == cudaSuccess) {
+    const char* dir = std::getenv("TMPDIR");
+    std::string path =
+        std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/gvirtus-graph-XXXXXX";
+    const int fd = ::mkstemp(path.data());
+    if (fd < 0) {
+      result = cudaErrorUnknown;
+    } else {
+      result = ::cudaGraphDebugDotPrint(graph, path.c_str(), flags);
+      if (result == cudaSuccess) {
+        char buffer[1 << 16];
+        ssize_t n;
+        while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+          contents.append(buffer, static_cast<size_t>(n));
+          if (contents.size() > kMaxDotBytes) break;
+        }
+        if (n < 0) result = cudaErrorUnknown;
+        if (contents.size() > kMaxDotBytes) result = cudaErrorNotSupported;
+      }
+      ::close(fd);
+      ::unlink(path.c_str());
+    }
+  }
+  out.put<int32_t>(result);
+  if (result == cudaSuccess) out.put_blob(contents.data(), contents.size());
+  return result;
+}
+
 }  // namespace
 
 bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
@@ -132,6 +176,9 @@ bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result)
     case Fn::cudaGraphGetNodes:
     case Fn::cudaGraphGetRootNodes:
       result = run_graph_nodes(fn, in, out);
+      return true;
+    case Fn::cudaGraphDebugDotPrint:
+      result = run_dot_print(in, out);
       return true;
     default:
       return false;

@@ -18,6 +18,9 @@
 //                              u64 graph, u8 wanted (kNodes*), u64 capacity (the caller's count
 //                              when it gives an array). Reply: i32 result, u64 count (what the
 //                              runtime set), u32 n and n u64 nodes (n at most kMaxGraphNodes).
+//   cudaGraphDebugDotPrint     u64 graph, u8 path given, u32 flags. Reply: i32 result, then on
+//                              success a blob with the file the runtime wrote (at most
+//                              kMaxDotBytes).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -28,6 +31,9 @@ namespace gvirtus::cudart {
 
 // The most graph nodes one reply carries (a captured training step has thousands).
 inline constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 20;
+
+// The largest DOT description that comes back (a larger one is cudaErrorNotSupported).
+inline constexpr uint64_t kMaxDotBytes = uint64_t{64} << 20;
 
 // cudaStreamGetCaptureInfo's outputs the caller asked for.
 inline constexpr uint8_t kCaptureStatus = 1;

@@ -17,9 +17,11 @@
 // cudaStreamGetCaptureInfo's dependencies and edge data point into memory the runtime owns until
 // the next call; the stub keeps them per thread, valid until the thread's next
 // cudaStreamGetCaptureInfo.
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "plugins/cudart/common/graph_wire.h"
@@ -209,4 +211,41 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphInstantiateWithParams(
         params.errNode_out = error_node;
         params.result_out = outcome;
       });
+}
+
+// The per-thread default stream form: a null upload stream is the calling thread's own.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(
+    cudaGraphExec_t* pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams* instantiateParams) {
+  if (instantiateParams == nullptr || instantiateParams->uploadStream != nullptr) {
+    return cudaGraphInstantiateWithParams(pGraphExec, graph, instantiateParams);
+  }
+  instantiateParams->uploadStream = cudaStreamPerThread;
+  const cudaError_t result = cudaGraphInstantiateWithParams(pGraphExec, graph, instantiateParams);
+  instantiateParams->uploadStream = nullptr;
+  return result;
+}
+
+// The runtime writes the DOT description on the backend (graph_wire.h); the stub writes what
+// comes back at the caller's path. A path the client cannot write is cudaErrorInvalidValue.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char* path,
+                                                         unsigned int flags) {
+  std::string contents;
+  const cudaError_t result = cr::remote_sync(
+      cr::Fn::cudaGraphDebugDotPrint,
+      [&](gvirtus::WireWriter& w) {
+        w.put<uint64_t>(cr::wire_handle(graph));
+        w.put<uint8_t>(path != nullptr);
+        w.put<uint32_t>(flags);
+      },
+      [&](gvirtus::WireReader& r) {
+        if (r.remaining() == 0) return;
+        const auto blob = r.get_blob(cr::kMaxDotBytes);
+        contents.assign(reinterpret_cast<const char*>(blob.data()), blob.size());
+      });
+  if (result != cudaSuccess || path == nullptr) return result;
+  std::FILE* file = std::fopen(path, "wb");
+  if (file == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
+  const bool written = std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  if (std::fclose(file) != 0 || !written) return cr::record_local_error(cudaErrorInvalidValue);
+  return cudaSuccess;
 }
