@@ -277,6 +277,10 @@ TEST_P(Vetting, made_up_graphs_and_executable_graphs_are_refused_and_the_session
   EXPECT_TRUE(rest.empty());
   WireWriter info = handle(kMadeUpHandle);  // a made-up stream
   info.put<uint8_t>(cr::kCaptureStatus | cr::kCaptureCount);
+  info.put<int32_t>(cudaStreamCaptureStatusNone);  // the caller's status, id, graph and count
+  info.put<uint64_t>(0);
+  info.put<uint64_t>(0);
+  info.put<uint64_t>(0);
   EXPECT_EQ(call(c, cr::Fn::cudaStreamGetCaptureInfo, info), cudaErrorInvalidResourceHandle);
   WireWriter begin = handle(kMadeUpHandle);
   begin.put<int32_t>(cudaStreamCaptureModeGlobal);

@@ -31,17 +31,27 @@ void put_nodes(WireWriter& out, const cudaGraphNode_t* nodes, size_t n) {
   for (size_t i = 0; i < n; ++i) out.put<uint64_t>(wire_handle(nodes[i]));
 }
 
-// cudaStreamGetCaptureInfo: the runtime's outputs, only those the caller asked for.
+// What a dependencies or edge data pointer says after the call (graph_wire.h).
+template <typename T>
+uint8_t pointer_state(const T* pointer, const T* untouched) {
+  if (pointer == untouched) return kPointerUntouched;
+  return pointer != nullptr ? kPointerArray : kPointerNull;
+}
+
+// cudaStreamGetCaptureInfo: the runtime's outputs, only those the caller asked for, starting
+// from the caller's values (what the runtime leaves alone goes back as it came).
 cudaError_t run_capture_info(WireReader& in, WireWriter& out) {
   const auto stream = handle_from_wire<cudaStream_t>(in.get<uint64_t>());
   const uint8_t wanted = in.get<uint8_t>();
+  auto status = static_cast<cudaStreamCaptureStatus>(in.get<int32_t>());
+  unsigned long long id = in.get<uint64_t>();
+  auto graph = handle_from_wire<cudaGraph_t>(in.get<uint64_t>());
+  size_t count = in.get<uint64_t>();
   in.expect_end();
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  unsigned long long id = 0;
-  cudaGraph_t graph = nullptr;
-  const cudaGraphNode_t* dependencies = nullptr;
-  const cudaGraphEdgeData* edges = nullptr;
-  size_t count = 0;
+  static const cudaGraphNode_t untouched_nodes[1] = {};
+  static const cudaGraphEdgeData untouched_edges[1] = {};
+  const cudaGraphNode_t* dependencies = untouched_nodes;
+  const cudaGraphEdgeData* edges = untouched_edges;
   cudaError_t result = vet(stream);
   if (result == cudaSuccess) {
     result =
@@ -61,10 +71,12 @@ cudaError_t run_capture_info(WireReader& in, WireWriter& out) {
   // The arrays are as long as the count says (the caller must ask for the count to read them).
   const size_t listed =
       std::min<uint64_t>((wanted & kCaptureCount) != 0 ? count : 0, kMaxGraphNodes);
-  out.put<uint8_t>(dependencies != nullptr);
-  put_nodes(out, dependencies, dependencies != nullptr ? listed : 0);
-  out.put<uint8_t>(edges != nullptr);
-  const size_t edge_count = edges != nullptr ? listed : 0;
+  const uint8_t nodes_state = pointer_state(dependencies, &untouched_nodes[0]);
+  out.put<uint8_t>(nodes_state);
+  put_nodes(out, dependencies, nodes_state == kPointerArray ? listed : 0);
+  const uint8_t edges_state = pointer_state(edges, &untouched_edges[0]);
+  out.put<uint8_t>(edges_state);
+  const size_t edge_count = edges_state == kPointerArray ? listed : 0;
   out.put<uint32_t>(static_cast<uint32_t>(edge_count));
   if (edge_count > 0) out.put_raw(edges, edge_count * sizeof(cudaGraphEdgeData));
   return result;

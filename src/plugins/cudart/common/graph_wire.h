@@ -3,11 +3,13 @@
 // graph nodes are the backend runtime's own values, which the stub hands out as they are.
 //
 //   cudaStreamGetCaptureInfo   u64 stream, u8 wanted (kCapture* bits: which of the caller's
-//                              output pointers are not null). Reply: i32 result, then on success
-//                              i32 status, u64 id, u64 graph, u64 count, u8 dependencies given,
-//                              u32 n and n u64 nodes, u8 edge data given, u32 m and m edge data
-//                              records (sizeof(cudaGraphEdgeData) bytes each); n and m at most
-//                              kMaxGraphNodes.
+//                              output pointers are not null), then the caller's values of
+//                              i32 status, u64 id, u64 graph, u64 count (0 where not wanted).
+//                              Reply: i32 result, then on success i32 status, u64 id, u64 graph,
+//                              u64 count (as the runtime left them), u8 dependencies (kPointer*),
+//                              u32 n and n u64 nodes, u8 edge data (kPointer*), u32 m and m edge
+//                              data records (sizeof(cudaGraphEdgeData) bytes each); n and m at
+//                              most kMaxGraphNodes.
 //   cudaGraphInstantiateWithParams
 //                              u8 executable wanted, u64 the caller's executable graph, u64
 //                              graph, u8 parameters given, u64 flags, u64 upload stream, u64 error
@@ -42,6 +44,11 @@ inline constexpr uint8_t kCaptureGraph = 4;
 inline constexpr uint8_t kCaptureDependencies = 8;
 inline constexpr uint8_t kCaptureEdges = 16;
 inline constexpr uint8_t kCaptureCount = 32;
+
+// What the runtime did with cudaStreamGetCaptureInfo's dependencies and edge data pointers.
+inline constexpr uint8_t kPointerNull = 0;       // set it to null
+inline constexpr uint8_t kPointerArray = 1;      // pointed it at an array (n or m entries follow)
+inline constexpr uint8_t kPointerUntouched = 2;  // left it as the caller had it
 
 // cudaGraphGetNodes's and cudaGraphGetRootNodes's pointers that are not null.
 inline constexpr uint8_t kNodesArray = 1;

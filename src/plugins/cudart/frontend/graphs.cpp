@@ -71,6 +71,10 @@ cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
       [&](WireWriter& w) {
         w.put<uint64_t>(wire_handle(stream));
         w.put<uint8_t>(wanted);
+        w.put<int32_t>(status != nullptr ? *status : cudaStreamCaptureStatusNone);
+        w.put<uint64_t>(id != nullptr ? *id : 0);
+        w.put<uint64_t>(wire_handle(graph != nullptr ? *graph : nullptr));
+        w.put<uint64_t>(count != nullptr ? *count : 0);
       },
       [&](WireReader& r) {
         if (r.remaining() == 0) return;  // a failure: the outputs stay as they were
@@ -78,9 +82,9 @@ cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
         const uint64_t got_id = r.get<uint64_t>();
         const auto got_graph = handle_from_wire<cudaGraph_t>(r.get<uint64_t>());
         const uint64_t got_count = r.get<uint64_t>();
-        const bool have_dependencies = r.get<uint8_t>() != 0;
+        const uint8_t dependencies_state = r.get<uint8_t>();
         std::vector<cudaGraphNode_t> nodes = get_nodes(r);
-        const bool have_edges = r.get<uint8_t>() != 0;
+        const uint8_t edges_state = r.get<uint8_t>();
         const uint32_t m = r.get<uint32_t>();
         if (m > kMaxGraphNodes) raise(ErrorKind::kInvalidInput, "too many graph edges in a reply");
         std::vector<cudaGraphEdgeData> edge_data(m);
@@ -92,13 +96,16 @@ cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
         if (id != nullptr) *id = got_id;
         if (graph != nullptr) *graph = got_graph;
         if (count != nullptr) *count = got_count;
-        if (dependencies != nullptr) {
+        if (dependencies != nullptr && dependencies_state != kPointerUntouched) {
           capture_dependencies = std::move(nodes);
-          *dependencies = have_dependencies ? capture_dependencies.data() : nullptr;
+          capture_dependencies.reserve(1);  // an array of no entries is still not null
+          *dependencies =
+              dependencies_state == kPointerArray ? capture_dependencies.data() : nullptr;
         }
-        if (edges != nullptr) {
+        if (edges != nullptr && edges_state != kPointerUntouched) {
           capture_edges = std::move(edge_data);
-          *edges = have_edges ? capture_edges.data() : nullptr;
+          capture_edges.reserve(1);
+          *edges = edges_state == kPointerArray ? capture_edges.data() : nullptr;
         }
       });
 }
