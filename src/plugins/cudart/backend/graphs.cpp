@@ -1,4 +1,4 @@
-// The backend's handlers of the custom graph rows (152, 156, 162, 163 of cudart_calls.txt; wire:
+// The backend's handlers of the custom graph rows (202, 206, 212, 213, 217 of cudart_calls.txt; wire:
 // common/graph_wire.h), called by run_custom. Graphs, executable graphs and streams are vetted
 // as the session's (cudart_vetting.h) before they reach the runtime; graph nodes are the
 // runtime's values, returned as they are (no call takes one).

@@ -1,4 +1,4 @@
-// Stream capture and graphs on the wire (custom rows 152, 156, 162 and 163 of cudart_calls.txt),
+// Stream capture and graphs on the wire (custom rows 202, 206, 212, 213 and 217 of cudart_calls.txt),
 // for the stub (frontend/graphs.cpp) and the backend (backend/graphs.cpp). Handles travel as u64;
 // graph nodes are the backend runtime's own values, which the stub hands out as they are.
 //

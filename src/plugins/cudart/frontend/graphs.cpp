@@ -1,4 +1,4 @@
-// Stream capture and graphs in the stub (rows 150-166 of cudart_calls.txt; wire:
+// Stream capture and graphs in the stub (rows 200-217 of cudart_calls.txt; wire:
 // common/graph_wire.h). The backend's runtime captures what a stream receives, in order: kernel
 // launches, memsets, device-to-device copies, event records and waits, graph launches are
 // forwarded as they are (sent ahead where they would be anyway) and captured there. Graphs and
