@@ -18,6 +18,7 @@
 #include "common/wire_record.h"
 #include "frontend/client.h"
 #include "plugins/cudart/common/array_wire.h"
+#include "plugins/cudart/common/graph_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/cudart_calls.h"
 #include "support/backend_process.h"
@@ -274,6 +275,132 @@ TEST_P(Vetting, a_sessions_streams_work_until_destroyed_and_only_for_that_sessio
   EXPECT_EQ(call(c, cr::Fn::cudaDeviceReset, WireWriter()), cudaSuccess);
   EXPECT_EQ(call(c, cr::Fn::cudaStreamSynchronize, handle(*after_reset)),
             cudaErrorInvalidResourceHandle);
+}
+
+// A created handle's request: the output's (present, value) pair.
+WireWriter creating() {
+  WireWriter w;
+  w.put<uint8_t>(1);
+  w.put<uint64_t>(0);
+  return w;
+}
+
+// A handle a create call returned: the reply's (present, value) pair.
+std::optional<uint64_t> created(const std::string& rest) {
+  uint64_t value = 0;
+  if (rest.size() != 1 + sizeof value) return std::nullopt;
+  std::memcpy(&value, rest.data() + 1, sizeof value);
+  return value;
+}
+
+TEST_P(Vetting, made_up_graphs_and_executable_graphs_are_refused_and_the_session_goes_on) {
+  Client c = client();
+  (void)last_error(c, true);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDestroy, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphExecDestroy, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  WireWriter instantiate = creating();
+  instantiate.put<uint64_t>(kMadeUpHandle);
+  instantiate.put<uint64_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphInstantiate, instantiate), cudaErrorInvalidResourceHandle);
+  WireWriter clone = creating();
+  clone.put<uint64_t>(kMadeUpHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphClone, clone), cudaErrorInvalidResourceHandle);
+  // A graph is no executable graph, nor the other way round.
+  WireWriter flags = handle(kMadeUpHandle);
+  flags.put<uint8_t>(1);
+  flags.put<uint64_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphExecGetFlags, flags), cudaErrorInvalidResourceHandle);
+  WireWriter nodes = handle(kMadeUpHandle);
+  nodes.put<uint8_t>(cr::kNodesCount);
+  nodes.put<uint64_t>(0);
+  std::string rest;
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphGetNodes, nodes, &rest), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(rest.empty());  // no outputs after a refusal
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphGetRootNodes, nodes), cudaErrorInvalidResourceHandle);
+  WireWriter dot = handle(kMadeUpHandle);
+  dot.put<uint8_t>(1);
+  dot.put<uint32_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDebugDotPrint, dot, &rest), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(rest.empty());
+  WireWriter info = handle(kMadeUpHandle);  // a made-up stream
+  info.put<uint8_t>(cr::kCaptureStatus | cr::kCaptureCount);
+  info.put<int32_t>(cudaStreamCaptureStatusNone);  // the caller's status, id, graph and count
+  info.put<uint64_t>(0);
+  info.put<uint64_t>(0);
+  info.put<uint64_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamGetCaptureInfo, info), cudaErrorInvalidResourceHandle);
+  WireWriter begin = handle(kMadeUpHandle);
+  begin.put<int32_t>(cudaStreamCaptureModeGlobal);
+  EXPECT_EQ(call(c, cr::Fn::cudaStreamBeginCapture, begin), cudaErrorInvalidResourceHandle);
+  // A launch is sent ahead: its refusal is the thread's last error.
+  WireWriter launch = handle(kMadeUpHandle);
+  launch.put<uint64_t>(0);
+  post(c, cr::Fn::cudaGraphLaunch, launch);
+  EXPECT_EQ(last_error(c, true), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(logged("rejected graph")) << backend_.log();
+  EXPECT_TRUE(logged("rejected executable graph")) << backend_.log();
+  EXPECT_TRUE(ping(c));
+}
+
+// cudaGraphInstantiateWithParams: the upload stream is vetted when the flags ask for an upload,
+// and left to the runtime (which ignores it) otherwise; the outputs come back either way.
+TEST_P(Vetting, an_instantiation_uploads_only_to_a_stream_of_the_session) {
+  Client c = client();
+  auto request = [](uint64_t flags) {
+    WireWriter w;
+    w.put<uint8_t>(1);
+    w.put<uint64_t>(0);  // the executable graph as the caller left it
+    w.put<uint64_t>(0);  // a null graph: the runtime's to refuse
+    w.put<uint8_t>(1);
+    w.put<uint64_t>(flags);
+    w.put<uint64_t>(kMadeUpHandle);  // the upload stream
+    w.put<uint64_t>(0);
+    w.put<int32_t>(cudaGraphInstantiateError);
+    return w;
+  };
+  std::string rest;
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphInstantiateWithParams, request(cudaGraphInstantiateFlagUpload),
+                 &rest),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(rest.size(), 2 * sizeof(uint64_t) + sizeof(int32_t));
+  EXPECT_NE(call(c, cr::Fn::cudaGraphInstantiateWithParams, request(0), &rest),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(rest.size(), 2 * sizeof(uint64_t) + sizeof(int32_t));
+  EXPECT_TRUE(ping(c));
+}
+
+TEST_P(Vetting, a_sessions_graphs_work_until_destroyed_and_only_for_that_session) {
+  Client c = client();
+  WireWriter create = creating();
+  create.put<uint32_t>(0);
+  std::string rest;
+  if (call(c, cr::Fn::cudaGraphCreate, create, &rest) != cudaSuccess) {
+    GTEST_SKIP() << "the backend's runtime cannot create a graph here (no GPU)";
+  }
+  const std::optional<uint64_t> graph = created(rest);
+  ASSERT_TRUE(graph.has_value());
+  WireWriter instantiate = creating();
+  instantiate.put<uint64_t>(*graph);
+  instantiate.put<uint64_t>(0);
+  ASSERT_EQ(call(c, cr::Fn::cudaGraphInstantiate, instantiate, &rest), cudaSuccess);
+  const std::optional<uint64_t> exec = created(rest);
+  ASSERT_TRUE(exec.has_value());
+  WireWriter launch = handle(*exec);
+  launch.put<uint64_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphLaunch, launch), cudaSuccess);
+
+  Client other = client();
+  EXPECT_EQ(call(other, cr::Fn::cudaGraphLaunch, launch), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(other, cr::Fn::cudaGraphDestroy, handle(*graph)), cudaErrorInvalidResourceHandle);
+
+  // A reset destroys the executable graph with the context; the graph is no context's and stays.
+  EXPECT_EQ(call(c, cr::Fn::cudaDeviceReset, WireWriter()), cudaSuccess);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphLaunch, launch), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphExecDestroy, handle(*exec)), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDestroy, handle(*graph)), cudaSuccess);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDestroy, handle(*graph)), cudaErrorInvalidResourceHandle);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, Vetting,

@@ -20,4 +20,7 @@ bool run_generated(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 // Runs a custom call; false if `fn` is not one.
 bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 
+// Runs a custom call of stream capture and graphs (graphs.cpp); false if `fn` is not one.
+bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
 }  // namespace gvirtus::cudart

@@ -17,11 +17,19 @@
 namespace gvirtus::cudart {
 namespace {
 
-// A reset of `device` destroyed its streams, events, arrays and texture and surface objects; pools
-// are forgotten whatever their device (the client asks for them again).
+constexpr uint64_t bit(HandleKind kind) {
+  return uint64_t{1} << static_cast<uint16_t>(kind);
+}
+
+// A reset of `device` destroyed its streams, events, executable graphs, arrays and texture and
+// surface objects, and unmapped the IPC memory opened there; pools are forgotten whatever their
+// device (the client asks for them again). Graphs are no context's (the runtime's cudaGraph_t
+// outlives a reset, as the driver's CUgraph does), and stay.
 void forget_device(int device) {
-  services::session_services().handles.forget_owner(
-      device, uint64_t{1} << static_cast<uint16_t>(HandleKind::kMemoryPool));
+  auto& handles = services::session_services().handles;
+  handles.forget_owned(device, ~bit(HandleKind::kGraph));
+  // The pools of every owner (kNotHeld is no owner: handles belong to a device or to -1).
+  handles.forget_owner(services::HandleTable::kNotHeld, bit(HandleKind::kMemoryPool));
   forget_array_children();
   forget_textures(device);
   forget_ipc();

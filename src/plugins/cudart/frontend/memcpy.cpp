@@ -9,6 +9,7 @@
 #include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/memcpy_staged.h"
 #include "plugins/cudart/frontend/shared_host.h"
+#include "plugins/cudart/frontend/stream_capture.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -149,6 +150,12 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
     if (const auto offset = shared_host_offset(dst, count)) {
       return copy_shared(const_cast<void*>(src), *offset, count, kind, stream);
     }
+  }
+  // Ordinary client memory on a capturing stream: the graph would copy from or into the backend's
+  // transient buffer each time it runs, so the copy is refused as natively an operation the
+  // capture cannot hold is (stream_capture.h). Copies between device memory are captured.
+  if (stream != nullptr && kind != cudaMemcpyDeviceToDevice && capturing(*stream)) {
+    if (const auto refused = refuse_in_capture(*stream)) return *refused;
   }
   // Ordinary client memory, synchronously: through pinned staging in the arena when there is one.
   if (stream == nullptr && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)) {

@@ -8,6 +8,7 @@
 #include "common/wire_record.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
+#include "plugins/cudart/frontend/stream_capture.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -54,6 +55,10 @@ cudaError_t copy_2d(Copy2D c, const cudaStream_t* stream) {
   if (c.height > 0) {
     const cudaError_t rc = check_host_side(c.dst, c.src, c.width, c.kind);
     if (rc != cudaSuccess) return rc;
+  }
+  // A capturing stream cannot hold a copy of the client's memory (memcpy.cpp, stream_capture.h).
+  if (stream != nullptr && c.kind != cudaMemcpyDeviceToDevice && capturing(*stream)) {
+    if (const auto refused = refuse_in_capture(*stream)) return *refused;
   }
   if (c.kind == cudaMemcpyHostToHost) {
     // Nothing for the GPU to do, but the runtime still checks its pitches and initialisation.
