@@ -10,19 +10,10 @@
 #include <string>
 
 #include "support/backend_process.h"
+#include "support/run_command.h"
 
 namespace gvirtus::testing {
 namespace {
-
-std::pair<std::string, int> run(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {"popen failed", -1};
-  char chunk[4096];
-  while (const size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) out.append(chunk, got);
-  const int status = ::pclose(pipe);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
-}
 
 class Capture : public ::testing::TestWithParam<TestTransport> {};
 
@@ -32,8 +23,9 @@ TEST_P(Capture, copies_of_client_memory_are_refused_and_device_copies_captured) 
   options.transport = GetParam();
   options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD};
   BackendProcess backend(options);
-  const auto [out, status] = run(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
-                                 backend.client_config_file() + " -- " + GVIRTUS_CAPTURE_CHECK);
+  const auto [out, status] =
+      run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
+                 backend.client_config_file() + " -- " + GVIRTUS_CAPTURE_CHECK);
   EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
   EXPECT_NE(out.find("ok"), std::string::npos) << out;
   const std::string log = backend.log();

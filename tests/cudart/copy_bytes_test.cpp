@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "support/backend_process.h"
+#include "support/run_command.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -59,17 +60,6 @@ BackendOptions backend_options(const CopyPath& path) {
   return options;
 }
 
-// Runs `command` and returns what it printed (stdout and stderr) and its exit status.
-std::pair<std::string, int> run(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {"popen failed", -1};
-  char chunk[4096];
-  while (const size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) out.append(chunk, got);
-  const int status = ::pclose(pipe);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)};
-}
-
 class CopyBytes : public ::testing::TestWithParam<CopyPath> {};
 
 TEST_P(CopyBytes, every_byte_of_odd_sizes_and_alignments_round_trips_pageable_and_pinned) {
@@ -77,9 +67,9 @@ TEST_P(CopyBytes, every_byte_of_odd_sizes_and_alignments_round_trips_pageable_an
   // GVIRTUS_COPY_MAX_BYTES leaves out the larger sizes (the VM harness's emulated CPU is slow).
   const char* max_bytes = std::getenv("GVIRTUS_COPY_MAX_BYTES");
   const auto [out, status] =
-      run(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " + backend.client_config_file() +
-          " -- " + GVIRTUS_COPY_CHECK +
-          (max_bytes != nullptr ? std::string(" --max-bytes ") + max_bytes : ""));
+      run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
+                 backend.client_config_file() + " -- " + GVIRTUS_COPY_CHECK +
+                 (max_bytes != nullptr ? std::string(" --max-bytes ") + max_bytes : ""));
   EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
   const std::string all = max_bytes != nullptr ? "ok: " : "ok: 112 round trips checked";
   EXPECT_NE(out.find(all), std::string::npos) << out;

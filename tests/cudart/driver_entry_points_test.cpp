@@ -3,12 +3,10 @@
 // backend runs the accepting device (bench/copy/accepting_device.cpp), whose runtime initialises,
 // so the lookup itself runs here without a GPU; not GPU evidence (no driver call is made).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <string>
 
 #include "support/backend_process.h"
+#include "support/run_command.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -19,16 +17,10 @@ TEST(DriverEntryPoints, are_the_driver_stubs_own_functions_and_unknown_names_are
   options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
                          "GVIRTUS_ACCEPTING_DEVICE=drop"};
   BackendProcess backend(options);
-  const std::string command = std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
-                              backend.client_config_file() + " -- " GVIRTUS_ENTRY_POINT_CHECK +
-                              " 2>&1";
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char chunk[4096];
-  while (const size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) out.append(chunk, got);
-  const int status = ::pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  const auto [out, status] =
+      run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
+                 backend.client_config_file() + " -- " GVIRTUS_ENTRY_POINT_CHECK);
+  EXPECT_EQ(status, 0) << out;
   EXPECT_NE(out.find("entry points: ok"), std::string::npos) << out;
   // Both functions come from gvirtus's driver stub, installed beside the runtime stub.
   EXPECT_NE(out.find("cuDriverGetVersion from " GVIRTUS_DRIVER_STUB), std::string::npos) << out;
