@@ -63,7 +63,7 @@ cudaError_t open_memory(WireReader& in, WireWriter& out, size_t at) {
 cudaError_t close_memory(WireReader& in) {
   const auto ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(in.get<uint64_t>()));
   in.expect_end();
-  {
+  if (ptr != nullptr) {  // null is the runtime's to judge
     const std::lock_guard lock(opened_mutex);
     if (!opened.contains(ptr)) {
       return static_cast<cudaError_t>(services::refuse(
