@@ -167,6 +167,15 @@ TEST_P(Vetting, made_up_arrays_and_texture_objects_are_refused_and_the_session_g
   create.put_raw(&resource, sizeof resource);
   create.put_raw(&texture, sizeof texture);
   EXPECT_EQ(call(c, cr::Fn::cudaCreateTextureObject, create), cudaErrorInvalidResourceHandle);
+  // A made-up memory pool: its attributes and its destruction.
+  WireWriter attribute = handle(kMadeUpHandle);
+  attribute.put<uint32_t>(cudaMemPoolAttrReleaseThreshold);
+  std::string value;
+  EXPECT_EQ(call(c, cr::Fn::cudaMemPoolGetAttribute, attribute, &value),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(value, std::string(sizeof(uint64_t), '\0'));
+  EXPECT_EQ(call(c, cr::Fn::cudaMemPoolDestroy, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
   // IPC: the session closes only memory it opened.
   EXPECT_EQ(call(c, cr::Fn::cudaIpcCloseMemHandle, handle(kMadeUpHandle)), cudaErrorInvalidValue);
   EXPECT_TRUE(logged("rejected array")) << backend_.log();

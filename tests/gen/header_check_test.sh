@@ -46,7 +46,7 @@ expect_refusal unknown_length "1 sync auto cudaDeviceGetPCIBusId(out pciBusId[si
   "'size' in [size] is not a parameter of the call"
 expect_refusal alloc_without_bytes "1 sync auto cudaMalloc(alloc devPtr, in size)" \
   "alloc 'devPtr' needs its bytes"
-expect_refusal destroy_not_destroyable "1 sync auto cudaMemPoolTrimTo(destroy memPool, in minBytesToKeep)" \
+expect_refusal destroy_not_destroyable "1 sync auto cudaGetChannelDesc(out desc, destroy array)" \
   "only a destroyable handle can be destroyed"
 expect_refusal auto_either "1 either auto cudaDeviceSynchronize()" \
   "an auto row is sync or async"

@@ -816,7 +816,9 @@ def handler_case(c, d):
         elif p.direction == "inref":  # an input passed by pointer
             pointee = p.pointee.replace("const ", "")
             out.append(f"      Output<{pointee}> {p.holder}(in);")
-            out.append(f"      const {pointee}* const {p.name} = {p.holder}.ptr();")
+            # The header's own pointer type: a few take an input by a non-const pointer
+            # (cudaMemPoolGetAccess's location).
+            out.append(f"      {p.ctype} const {p.name} = {p.holder}.ptr();")
         elif p.name in global_sizes(c):
             # A global's size, which the session must know even when the caller does not ask.
             out.append(f"      Output<{p.pointee}> {p.holder}(in);")

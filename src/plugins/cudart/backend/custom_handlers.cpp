@@ -4,6 +4,7 @@
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/ipc.h"
 #include "plugins/cudart/backend/memcpy_3d.h"
+#include "plugins/cudart/backend/memory_pools.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/backend/textures.h"
 #include "plugins/cudart/backend/vetting.h"
@@ -181,7 +182,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     default:
       return run_array(fn, in, out, result) || run_texture(fn, in, out, result) ||
              run_memcpy_3d(fn, in, out, result) || run_ipc(fn, in, out, result) ||
-             run_graph_call(fn, in, out, result);
+             run_graph_call(fn, in, out, result) || run_memory_pool(fn, in, out, result);
   }
 }
 

@@ -1,15 +1,17 @@
-// The backend's handlers of the custom graph rows (202, 206, 212, 213, 217 of cudart_calls.txt; wire:
-// common/graph_wire.h), called by run_custom. Graphs, executable graphs and streams are vetted
-// as the session's (cudart_vetting.h) before they reach the runtime; graph nodes are the
+// The backend's handlers of the custom graph rows (202, 206, 212, 213, 217 of cudart_calls.txt;
+// wire: common/graph_wire.h), called by run_custom. Graphs, executable graphs and streams are
+// vetted as the session's (cudart_vetting.h) before they reach the runtime; graph nodes are the
 // runtime's values, returned as they are (no call takes one).
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "common/call_marshal.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/graph_wire.h"
@@ -43,7 +45,11 @@ uint8_t pointer_state(const T* pointer, const T* untouched) {
 cudaError_t run_capture_info(WireReader& in, WireWriter& out) {
   const auto stream = handle_from_wire<cudaStream_t>(in.get<uint64_t>());
   const uint8_t wanted = in.get<uint8_t>();
-  auto status = static_cast<cudaStreamCaptureStatus>(in.get<int32_t>());
+  // The caller's status bits: set into the enum object by copy, never loaded as it.
+  const int32_t status_bits = in.get<int32_t>();
+  cudaStreamCaptureStatus status{};
+  static_assert(sizeof status == sizeof status_bits);
+  std::memcpy(&status, &status_bits, sizeof status);
   unsigned long long id = in.get<uint64_t>();
   auto graph = handle_from_wire<cudaGraph_t>(in.get<uint64_t>());
   size_t count = in.get<uint64_t>();
@@ -64,7 +70,7 @@ cudaError_t run_capture_info(WireReader& in, WireWriter& out) {
   }
   out.put<int32_t>(result);
   if (result != cudaSuccess) return result;
-  out.put<int32_t>(status);
+  out.put<int32_t>(marshal::enum_bits(status));
   out.put<uint64_t>(id);
   out.put<uint64_t>(wire_handle(graph));
   out.put<uint64_t>(count);
@@ -93,7 +99,11 @@ cudaError_t run_instantiate_with_params(WireReader& in, WireWriter& out) {
   params.flags = in.get<uint64_t>();
   params.uploadStream = handle_from_wire<cudaStream_t>(in.get<uint64_t>());
   params.errNode_out = handle_from_wire<cudaGraphNode_t>(in.get<uint64_t>());
-  params.result_out = static_cast<cudaGraphInstantiateResult>(in.get<int32_t>());
+  // The caller's result_out travels so that an untouched output stays as it was: its bits go in
+  // and come out without ever being loaded as the enum (they may be any value).
+  const int32_t result_bits = in.get<int32_t>();
+  static_assert(sizeof params.result_out == sizeof result_bits);
+  std::memcpy(&params.result_out, &result_bits, sizeof result_bits);
   in.expect_end();
   const bool uploads = params_given && (params.flags & cudaGraphInstantiateFlagUpload) != 0;
   cudaError_t result = first_failure(vet(graph), uploads ? vet(params.uploadStream) : cudaSuccess);
@@ -105,7 +115,7 @@ cudaError_t run_instantiate_with_params(WireReader& in, WireWriter& out) {
   out.put<int32_t>(result);
   out.put<uint64_t>(wire_handle(exec));
   out.put<uint64_t>(wire_handle(params.errNode_out));
-  out.put<int32_t>(params.result_out);
+  out.put<int32_t>(marshal::enum_bits(params.result_out));
   return result;
 }
 

@@ -71,14 +71,15 @@ cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
       [&](WireWriter& w) {
         w.put<uint64_t>(wire_handle(stream));
         w.put<uint8_t>(wanted);
-        w.put<int32_t>(status != nullptr ? *status : cudaStreamCaptureStatusNone);
+        w.put<int32_t>(status != nullptr ? gvirtus::marshal::enum_bits(*status)
+                                         : cudaStreamCaptureStatusNone);
         w.put<uint64_t>(id != nullptr ? *id : 0);
         w.put<uint64_t>(wire_handle(graph != nullptr ? *graph : nullptr));
         w.put<uint64_t>(count != nullptr ? *count : 0);
       },
       [&](WireReader& r) {
-        if (r.remaining() == 0) return;  // a failure: the outputs stay as they were
-        const auto got_status = static_cast<cudaStreamCaptureStatus>(r.get<int32_t>());
+        if (r.remaining() == 0) return;               // a failure: the outputs stay as they were
+        const int32_t got_status = r.get<int32_t>();  // the runtime's, or the caller's own bits
         const uint64_t got_id = r.get<uint64_t>();
         const auto got_graph = handle_from_wire<cudaGraph_t>(r.get<uint64_t>());
         const uint64_t got_count = r.get<uint64_t>();
@@ -92,7 +93,7 @@ cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
           const auto raw = r.get_raw(sizeof e);
           std::memcpy(&e, raw.data(), sizeof e);
         }
-        if (status != nullptr) *status = got_status;
+        if (status != nullptr) std::memcpy(status, &got_status, sizeof got_status);
         if (id != nullptr) *id = got_id;
         if (graph != nullptr) *graph = got_graph;
         if (count != nullptr) *count = got_count;
@@ -208,15 +209,16 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphInstantiateWithParams(
         w.put<uint64_t>(params.flags);
         w.put<uint64_t>(cr::wire_handle(params.uploadStream));
         w.put<uint64_t>(cr::wire_handle(params.errNode_out));
-        w.put<int32_t>(params.result_out);
+        w.put<int32_t>(gvirtus::marshal::enum_bits(params.result_out));  // any bits the caller left
       },
       [&](gvirtus::WireReader& r) {
         const auto exec = cr::handle_from_wire<cudaGraphExec_t>(r.get<uint64_t>());
         const auto error_node = cr::handle_from_wire<cudaGraphNode_t>(r.get<uint64_t>());
-        const auto outcome = static_cast<cudaGraphInstantiateResult>(r.get<int32_t>());
+        const int32_t outcome = r.get<int32_t>();  // the runtime's value, or the caller's own bits
         if (pGraphExec != nullptr) *pGraphExec = exec;
         params.errNode_out = error_node;
-        params.result_out = outcome;
+        static_assert(sizeof params.result_out == sizeof outcome);
+        std::memcpy(&params.result_out, &outcome, sizeof outcome);
       });
 }
 
