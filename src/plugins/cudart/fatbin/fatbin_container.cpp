@@ -34,7 +34,8 @@ std::vector<Entry> fatbin_entries(std::span<const std::byte> fatbin) {
                 .sm_arch = read_le<uint32_t>(header, 28, "entry header"),
                 .flags = read_le<uint64_t>(header, 40, "entry header"),
                 .uncompressed_size = read_le<uint64_t>(header, 56, "entry header"),
-                .payload = {}};
+                .payload = {},
+                .stored = {}};
     if (header_bytes < kEntryHeaderBytes) {
       fail("entry header size " + std::to_string(header_bytes) + " at " + std::to_string(at));
     }

@@ -52,8 +52,10 @@ cudaError_t entry_point(const char* symbol, void** funcPtr, int version, unsigne
   }
   if (symbol == nullptr || funcPtr == nullptr) return record_local_error(cudaErrorInvalidValue);
   // The runtime's flags are the driver's (cudaEnableDefault, LegacyStream, PerThreadDefaultStream).
-  static_assert(cudaEnableLegacyStream == CU_GET_PROC_ADDRESS_LEGACY_STREAM &&
-                cudaEnablePerThreadDefaultStream == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+  static_assert(static_cast<unsigned>(cudaEnableLegacyStream) ==
+                    static_cast<unsigned>(CU_GET_PROC_ADDRESS_LEGACY_STREAM) &&
+                static_cast<unsigned>(cudaEnablePerThreadDefaultStream) ==
+                    static_cast<unsigned>(CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM));
   if (flags > cudaEnablePerThreadDefaultStream) return record_local_error(cudaErrorInvalidValue);
   *funcPtr = nullptr;
   CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -76,7 +78,9 @@ cudaError_t entry_point(const char* symbol, void** funcPtr, int version, unsigne
 
 // A per-thread build's cudaEnableDefault searches the per-thread variants too.
 unsigned long long per_thread(unsigned long long flags) {
-  return flags == cudaEnableDefault ? cudaEnablePerThreadDefaultStream : flags;
+  return flags == cudaEnableDefault
+             ? static_cast<unsigned long long>(cudaEnablePerThreadDefaultStream)
+             : flags;
 }
 
 }  // namespace

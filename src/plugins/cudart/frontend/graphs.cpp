@@ -72,7 +72,7 @@ cudaError_t capture_info(cudaStream_t stream, cudaStreamCaptureStatus* status,
         w.put<uint64_t>(wire_handle(stream));
         w.put<uint8_t>(wanted);
         w.put<int32_t>(status != nullptr ? gvirtus::marshal::enum_bits(*status)
-                                         : cudaStreamCaptureStatusNone);
+                                         : static_cast<int32_t>(cudaStreamCaptureStatusNone));
         w.put<uint64_t>(id != nullptr ? *id : 0);
         w.put<uint64_t>(wire_handle(graph != nullptr ? *graph : nullptr));
         w.put<uint64_t>(count != nullptr ? *count : 0);
