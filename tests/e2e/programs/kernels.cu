@@ -488,6 +488,10 @@ int main() {
   if (OK(cudaFuncGetAttributes(&attr, k_scale<double, 2>))) EXPECT(attr.maxThreadsPerBlock > 0);
   SHOW(cudaFuncGetAttributes(&attr, (const void*)host_function));
   SHOW(cudaGetLastError());
+  const char* name = nullptr;
+  if (OK(cudaFuncGetName(&name, (const void*)k_big))) std::printf("k_big is %s\n", name);
+  SHOW(cudaFuncGetName(&name, (const void*)host_function));
+  SHOW(cudaGetLastError());
   SHOW(cudaFuncSetCacheConfig(k_static_shared, cudaFuncCachePreferShared));
   SHOW(cudaFuncSetCacheConfig(k_reverse, cudaFuncCachePreferL1));
   SHOW(cudaFuncSetAttribute(k_static_shared, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
@@ -495,6 +499,10 @@ int main() {
   SHOW(cudaGetLastError());
 
   std::printf("== occupancy\n");
+  size_t available = 0;
+  if (OK(cudaOccupancyAvailableDynamicSMemPerBlock(&available, k_reverse, 1, 256))) {
+    EXPECT(available > 0);
+  }
   int blocks = -1;
   if (OK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_reverse, 256, 4000)))
     std::printf("active blocks per multiprocessor positive: %s\n", blocks > 0 ? "yes" : "no");

@@ -128,6 +128,27 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                                                                    dynamic_shared_bytes);
 }
 
+GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(
+    size_t* dynamicSmemSize, const void* func, int numBlocks, int blockSize) {
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(func, id); rc != cudaSuccess) return rc;
+  return cr::remote::cudaOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, id, numBlocks,
+                                                               blockSize);
+}
+
+// The kernel's device (mangled) name, as the program registered it: answered here, after the
+// runtime's initialisation check, with a string that lives as long as the kernel's module.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncGetName(const char** name, const void* func) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) {
+    return cr::record_local_error(init);
+  }
+  if (name == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
+  const cr::Kernel* kernel = cr::find_kernel(func);
+  if (kernel == nullptr) return cr::unknown_function();
+  *name = kernel->name.c_str();
+  return cudaSuccess;
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     int* blocks, const void* function, int block_size, size_t dynamic_shared_bytes,
     unsigned flags) {
