@@ -63,8 +63,7 @@ int main() {
     SHOW(cudaDeviceSetMemPool(0, default_pool));
     SHOW(cudaMemPoolDestroy(pool));
   }
-  cudaAtomicOperation operations[2] = {cudaAtomicOperationIntegerAdd,
-                                       cudaAtomicOperationFloatAdd};
+  cudaAtomicOperation operations[2] = {cudaAtomicOperationIntegerAdd, cudaAtomicOperationFloatAdd};
   unsigned capabilities[2] = {0xdead, 0xdead};
   SHOW(cudaDeviceGetHostAtomicCapabilities(capabilities, operations, 2, 0));
   size_t max_width = 0;

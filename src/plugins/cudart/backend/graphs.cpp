@@ -19,15 +19,6 @@
 namespace gvirtus::cudart {
 namespace {
 
-template <typename T>
-T handle_from_wire(uint64_t value) {
-  return reinterpret_cast<T>(value);
-}
-template <typename T>
-uint64_t wire_handle(T handle) {
-  return reinterpret_cast<uint64_t>(handle);
-}
-
 void put_nodes(WireWriter& out, const cudaGraphNode_t* nodes, size_t n) {
   out.put<uint32_t>(static_cast<uint32_t>(n));
   for (size_t i = 0; i < n; ++i) out.put<uint64_t>(wire_handle(nodes[i]));

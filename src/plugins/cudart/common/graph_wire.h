@@ -1,6 +1,7 @@
-// Stream capture and graphs on the wire (custom rows 202, 206, 212, 213 and 217 of cudart_calls.txt),
-// for the stub (frontend/graphs.cpp) and the backend (backend/graphs.cpp). Handles travel as u64;
-// graph nodes are the backend runtime's own values, which the stub hands out as they are.
+// Stream capture and graphs on the wire (custom rows 202, 206, 212, 213 and 217 of
+// cudart_calls.txt), for the stub (frontend/graphs.cpp) and the backend (backend/graphs.cpp).
+// Handles travel as u64; graph nodes are the backend runtime's own values, which the stub hands out
+// as they are.
 //
 //   cudaStreamGetCaptureInfo   u64 stream, u8 wanted (kCapture* bits: which of the caller's
 //                              output pointers are not null), then the caller's values of
@@ -30,6 +31,16 @@
 #include <cstdint>
 
 namespace gvirtus::cudart {
+
+// A handle as it travels (u64), and back.
+template <typename T>
+uint64_t wire_handle(T handle) {
+  return reinterpret_cast<uint64_t>(handle);
+}
+template <typename T>
+T handle_from_wire(uint64_t value) {
+  return reinterpret_cast<T>(value);
+}
 
 // The most graph nodes one reply carries (a captured training step has thousands).
 inline constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 20;

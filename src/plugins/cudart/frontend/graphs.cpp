@@ -38,15 +38,6 @@ auto& capturing_streams = *new std::set<cudaStream_t>;  // never destroyed: exit
 thread_local std::vector<cudaGraphNode_t> capture_dependencies;
 thread_local std::vector<cudaGraphEdgeData> capture_edges;
 
-template <typename T>
-uint64_t wire_handle(T handle) {
-  return reinterpret_cast<uint64_t>(handle);
-}
-template <typename T>
-T handle_from_wire(uint64_t value) {
-  return reinterpret_cast<T>(value);
-}
-
 std::vector<cudaGraphNode_t> get_nodes(WireReader& r) {
   const uint32_t n = r.get<uint32_t>();
   if (n > kMaxGraphNodes) raise(ErrorKind::kInvalidInput, "too many graph nodes in a reply");

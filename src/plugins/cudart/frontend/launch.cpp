@@ -128,8 +128,10 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
                                                                    dynamic_shared_bytes);
 }
 
-GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(
-    size_t* dynamicSmemSize, const void* func, int numBlocks, int blockSize) {
+GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize,
+                                                                            const void* func,
+                                                                            int numBlocks,
+                                                                            int blockSize) {
   const void* id = nullptr;
   if (const cudaError_t rc = cr::kernel_id(func, id); rc != cudaSuccess) return rc;
   return cr::remote::cudaOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, id, numBlocks,
