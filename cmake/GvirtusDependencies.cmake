@@ -1,6 +1,8 @@
 # Detects optional dependencies. Without CUDA or rdma-core the transport layer and its tests
 # still build; what is left out is reported once at configure time.
 find_package(Threads REQUIRED)
+# The backend's /metrics endpoint (backend/metrics_server.h): Debian's prometheus-cpp-dev.
+find_package(prometheus-cpp CONFIG REQUIRED)
 
 set(GVIRTUS_HAVE_CUDA OFF)
 if(NOT GVIRTUS_WITH_CUDA STREQUAL "OFF")

@@ -84,7 +84,7 @@ set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA ${PROJECT_BINARY_DIR}/install/clie
 file(WRITE ${PROJECT_BINARY_DIR}/install/client/conffiles "/etc/gvirtus/properties.json\n")
 set(CPACK_DEBIAN_BACKEND_PACKAGE_NAME gvirtus-backend)
 set(CPACK_DEBIAN_BACKEND_PACKAGE_DEPENDS
-    "gvirtus-client (= ${PROJECT_VERSION}), libc6 (>= 2.36), libstdc++6 (>= 12), libgcc-s1")
+    "gvirtus-client (= ${PROJECT_VERSION}), libc6 (>= 2.36), libstdc++6 (>= 12), libgcc-s1, libprometheus-cpp-pull1.0, libprometheus-cpp-core1.0")
 set(CPACK_DEBIAN_BACKEND_PACKAGE_RECOMMENDS "nvidia-driver | nvidia-tesla-driver, libcudart13 | cuda-cudart-13-0")
 set(CPACK_COMPONENT_BACKEND_DESCRIPTION
     "gvirtus backend: serves remote CUDA calls on this machine's GPUs\ngvirtus-backend, its CUDA runtime plugin and a systemd unit (gvirtus-backend.service,\nnot enabled by default). Needs NVIDIA's driver and CUDA 13 runtime to do useful work.")

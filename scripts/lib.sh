@@ -38,11 +38,15 @@ GVIRTUS_TEST_PROGRAMS=(
   # the VM harness: qemu, a static busybox for the guest, its initramfs, the kernel's modules
   qemu-system-x86_64:qemu-system-x86 busybox:busybox-static cpio:cpio depmod:kmod modprobe:kmod
   # readable ASan and UBSan reports in the sanitized pass
-  llvm-symbolizer:llvm)
+  llvm-symbolizer:llvm
+  # the metrics test scrapes a backend with a real Prometheus
+  prometheus:prometheus)
 # Packages that bring libraries and headers only (checked by dpkg): GoogleTest, lz4, zstd,
-# OpenSSL, libFuzzer's runtime, and rdma-core for the rdma communicator with its Soft-RoCE
+# OpenSSL, prometheus-cpp (the backend's /metrics), libFuzzer's runtime, and rdma-core for the
+# rdma communicator with its Soft-RoCE
 # provider (the rdma plugin is built only where these are, so the quick start installs them too).
 GVIRTUS_LIBRARY_PACKAGES=(libgtest-dev libgmock-dev liblz4-dev libzstd-dev libssl-dev
+  prometheus-cpp-dev
   libclang-rt-14-dev libibverbs-dev librdmacm-dev ibverbs-providers)
 # The system's own program directories: programs are taken from here only, never from a
 # directory that someone's installation put first on PATH (/usr/local, pyenv, ...).

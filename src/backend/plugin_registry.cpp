@@ -148,6 +148,14 @@ std::string PluginRegistry::configured_name(uint16_t id) const {
   return p != nullptr ? std::string(p->identity().name) : std::string();
 }
 
+std::vector<std::pair<uint16_t, std::string>> PluginRegistry::served() const {
+  std::vector<std::pair<uint16_t, std::string>> out;
+  for (BackendPlugin* p : plugins_) {
+    out.emplace_back(p->identity().id, configured_name(p->identity().id));
+  }
+  return out;
+}
+
 std::string PluginRegistry::names() const {
   std::string out;
   for (BackendPlugin* p : plugins_)

@@ -34,6 +34,8 @@ class PluginRegistry {
   BackendPlugin* find(uint16_t id) const;
 
   std::string names() const;  // "core, cudart, cuda-simulated"
+  // Every plugin served, core first: its id and configured name.
+  std::vector<std::pair<uint16_t, std::string>> served() const;
 
   // The name the configuration gave the plugin with this id ("cuda-simulated" for a variant), so
   // that status and logs say which variant serves; the plugin's own name for a built-in one.

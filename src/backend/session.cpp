@@ -11,8 +11,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/call_meter.h"
 #include "backend/executor.h"
 #include "backend/inflight_budget.h"
+#include "backend/metrics_table.h"
 #include "backend/session_auth.h"
 #include "backend/session_registry.h"
 #include "backend/session_table.h"
@@ -40,6 +42,7 @@ class Session {
         plugins_(plugins),
         limits_(limits),
         secret_(std::move(secret)),
+        transport_(MetricsTable::transport_index(connection.transport())),
         inflight_(limits.max_inflight_bytes) {
     info_.peer = connection.peer_name();
     info_.transport = connection.transport();
@@ -58,7 +61,14 @@ class Session {
   }
 
   void run() {
-    handshake();
+    try {
+      handshake();
+    } catch (...) {
+      // Authentication failures are counted where they happen; every other failure here.
+      if (!auth_failed_) count(&MetricsTable::count_handshake_failure);
+      throw;
+    }
+    count(&MetricsTable::count_session);
     const auto idle = std::chrono::seconds(limits_.idle_timeout_s);
     for (;;) {
       ByteView message;
@@ -119,7 +129,15 @@ class Session {
     reply_.clear();
     encode(reply, reply_);
     send_reply(frame.header, reply_.view(), 0, 0);
-    if (challenge) await_client_proof(connection_, *secret_, *challenge, bound, kHandshakeTimeout);
+    if (challenge) {
+      try {
+        await_client_proof(connection_, *secret_, *challenge, bound, kHandshakeTimeout);
+      } catch (...) {
+        auth_failed_ = true;
+        count(&MetricsTable::count_auth_failure);
+        throw;
+      }
+    }
     secret_.reset();  // wiped (Secret's destructor): authenticated, the worker needs it no more
     connection_.set_max_message(static_cast<size_t>(limits_.max_frame_bytes));
     publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
@@ -210,11 +228,11 @@ class Session {
   // A core OpenPlugin call: a stub library joins the live session. A refusal is an error reply
   // (the session goes on); a malformed request ends the session like any other.
   void serve_open_plugin(const FrameHeader& h, std::span<const std::byte> payload,
-                         WireWriter& reply) {
+                         WireWriter& reply, CallMeter& meter) {
     WireReader in(payload, "OpenPlugin");
     const OpenPluginRequest request = decode_open_plugin(in);
     if (request.plugin.id == core::kPluginId) {
-      fail_call(h, reply, ErrorKind::kInvalidInput, "the core plugin is always open");
+      meter.failed(fail_call(h, reply, ErrorKind::kInvalidInput, "the core plugin is always open"));
       return;
     }
     if (auto refusal = open_plugin(request.plugin, request.version)) {
@@ -222,13 +240,13 @@ class Session {
       const ErrorKind kind =
           refusal->first == ErrorKind::kInvalidInput ? ErrorKind::kFailed : refusal->first;
       GVIRTUS_LOG(kWarning) << info_.program << ": plugin refused: " << refusal->second;
-      fail_call(h, reply, kind, refusal->second);
+      meter.failed(fail_call(h, reply, kind, refusal->second));
       return;
     }
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << ": plugin " << request.plugin.name
                        << " joined";
     reply.clear();
-    send_reply(h, reply.view(), 0, 0);
+    meter.replied(send_reply(h, reply.view(), 0, 0));
   }
 
   // Sends an error reply for the hello and ends the session.
@@ -246,6 +264,7 @@ class Session {
       const std::string why = "the backend serves its maximum of " +
                               std::to_string(limits_.max_sessions) + " sessions; try again later";
       send_error(h, reply_, ErrorKind::kOverloaded, why);
+      count(&MetricsTable::count_refused_for_limits);
       raise(ErrorKind::kOverloaded, why);  // ends this session
     }
     if (!inline_thread_) inline_thread_ = h.thread_id;
@@ -259,15 +278,16 @@ class Session {
   }
 
   void execute(const FrameHeader& h, std::span<const std::byte> payload, WireWriter& reply) {
+    CallMeter meter(transport_, call_plugin(h.call_id), kFrameHeaderBytes + payload.size());
     if (h.call_id == core::call_id(core::Fn::kOpenPlugin)) {
-      serve_open_plugin(h, payload, reply);
+      serve_open_plugin(h, payload, reply, meter);
       return;
     }
     PluginSession* session = find_session(call_plugin(h.call_id));
     if (session == nullptr) {
-      fail_call(h, reply, ErrorKind::kUnimplemented,
-                "plugin " + std::to_string(call_plugin(h.call_id)) +
-                    " was not opened in this session (" + describe(h) + ")");
+      meter.failed(fail_call(h, reply, ErrorKind::kUnimplemented,
+                             "plugin " + std::to_string(call_plugin(h.call_id)) +
+                                 " was not opened in this session (" + describe(h) + ")"));
       return;
     }
     reply.clear();
@@ -276,11 +296,13 @@ class Session {
       session->handle(call);
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kInvalidInput) throw;  // malformed request: end the session
-      fail_call(h, reply, e.kind(), e.what());
+      meter.failed(fail_call(h, reply, e.kind(), e.what()));
       return;
     }
     // A plugin behind the C ABI replies from its own buffer (Call::reply_bytes), not `reply`.
-    if (!h.is_async()) send_reply(h, call.reply_bytes ? *call.reply_bytes : reply.view(), 0, 0);
+    if (!h.is_async()) {
+      meter.replied(send_reply(h, call.reply_bytes ? *call.reply_bytes : reply.view(), 0, 0));
+    }
   }
 
   Executor& executor_for(uint32_t thread_id) {
@@ -326,22 +348,24 @@ class Session {
 
   // A call failed without ending the session: the error goes back now for a synchronous call,
   // and as a deferred error frame for an asynchronous one (the client reports it later).
-  void fail_call(const FrameHeader& request, WireWriter& reply, ErrorKind kind,
-                 const std::string& why) {
+  // Returns the bytes sent.
+  uint64_t fail_call(const FrameHeader& request, WireWriter& reply, ErrorKind kind,
+                     const std::string& why) {
     GVIRTUS_LOG(kDebug) << info_.peer << ": " << describe(request) << " failed: " << why;
-    send_error(request, reply, kind, why);
+    return send_error(request, reply, kind, why);
   }
 
-  void send_error(const FrameHeader& request, WireWriter& reply, ErrorKind kind,
-                  const std::string& why) {
+  uint64_t send_error(const FrameHeader& request, WireWriter& reply, ErrorKind kind,
+                      const std::string& why) {
     reply.clear();
     reply.put_raw(why.data(), why.size());
-    send_reply(request, reply.view(), kFlagError, static_cast<uint32_t>(kind));
+    return send_reply(request, reply.view(), kFlagError, static_cast<uint32_t>(kind));
   }
 
-  // Thread-safe: executors and the reading thread send replies.
-  void send_reply(const FrameHeader& request, ByteView reply, uint16_t extra_flags,
-                  uint32_t status) {
+  // Thread-safe: executors and the reading thread send replies. Returns the bytes sent, header
+  // included.
+  uint64_t send_reply(const FrameHeader& request, ByteView reply, uint16_t extra_flags,
+                      uint32_t status) {
     FrameHeader h;
     h.flags = static_cast<uint16_t>(kFlagReply | extra_flags);
     h.call_id = request.call_id;
@@ -354,12 +378,20 @@ class Session {
     std::lock_guard lock(send_mutex_);
     connection_.send(pieces);
     count_current_reply(header.view().size() + reply.size());
+    return header.view().size() + reply.size();
+  }
+
+  // Adds one to a per-transport counter of the metrics table, where there is one.
+  void count(void (MetricsTable::*counter)(size_t)) {
+    if (MetricsTable* table = current_metrics()) (table->*counter)(transport_);
   }
 
   Connection& connection_;
   const PluginRegistry& plugins_;
   const Limits& limits_;
   std::optional<Secret> secret_;  // none: clients need not authenticate; gone once they did
+  size_t transport_;              // in kTransports, for metrics
+  bool auth_failed_ = false;      // the handshake failed authenticating: counted as such
   SessionInfo info_;
   SessionRegistry registry_;  // before sessions_: the plugins' sessions go first
   // Plugin sessions: owned here (guarded by sessions_mutex_: OpenPlugin adds while others call),

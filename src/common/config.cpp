@@ -126,6 +126,31 @@ void parse_module_cache(const JsonValue& cache, const std::string& source, Modul
   }
 }
 
+// "ADDRESS:PORT" or "[ADDRESS]:PORT", port 0 to 65535: what civetweb's listening_ports takes,
+// checked here so that a mistake stops the backend with the key's name, not civetweb's words.
+bool valid_listen_address(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return false;
+  const std::string host = text.substr(0, colon);
+  const std::string port = text.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  if (std::stoul(port) > 65535) return false;
+  if (host.front() == '[') return host.size() > 2 && host.back() == ']';
+  return host.find_first_of(":[] ") == std::string::npos;
+}
+
+void parse_metrics(const JsonValue& metrics, const std::string& source, MetricsConfig& out) {
+  if (!metrics.is_object()) fail_expected(source, "metrics", "an object", metrics);
+  reject_unknown_keys(metrics, source, "metrics.", {"listen"});
+  if (const JsonValue* v = metrics.find("listen")) {
+    if (!v->is_string() || !valid_listen_address(v->as_string())) {
+      fail_expected(source, "metrics.listen",
+                    "\"ADDRESS:PORT\" (\"[ADDRESS]:PORT\" for IPv6, port 0 to 65535)", *v);
+    }
+    out.listen = v->as_string();
+  }
+}
+
 void parse_limits(const JsonValue& limits, const std::string& source, Limits& out) {
   if (!limits.is_object()) fail_expected(source, "limits", "an object", limits);
   reject_unknown_keys(limits, source, "limits.",
@@ -238,7 +263,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (!doc.is_object()) fail_expected(source, "top level", "an object", doc);
   reject_unknown_keys(doc, source, "",
                       {"communicator", "secure_application", "secret_file", "connect_timeout_ms",
-                       "reply_timeout_ms", "async_batch_us", "limits", "module_cache"});
+                       "reply_timeout_ms", "async_batch_us", "limits", "module_cache", "metrics"});
   Config config;
   config.source = source;
 
@@ -294,6 +319,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (const JsonValue* v = doc.find("module_cache")) {
     parse_module_cache(*v, source, config.module_cache);
   }
+  if (const JsonValue* v = doc.find("metrics")) parse_metrics(*v, source, config.metrics);
   return config;
 }
 

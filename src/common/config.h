@@ -77,6 +77,13 @@ struct ModuleCacheConfig {
   uint64_t max_bytes = uint64_t{8} << 30;
 };
 
+// The backend's Prometheus endpoint (backend/metrics_server.h), "metrics": { ... }.
+struct MetricsConfig {
+  // "listen": where /metrics is served, "ADDRESS:PORT" ("[ADDRESS]:PORT" for IPv6; port 0 takes
+  // a free one, which the backend logs). Empty (the default): no metrics endpoint.
+  std::string listen;
+};
+
 struct Config {
   std::string source;  // the file it came from, or "<string>"
   std::vector<EndpointConfig> endpoints;
@@ -89,6 +96,7 @@ struct Config {
   uint32_t async_batch_us = 20;
   Limits limits;                   // "limits": { ... }
   ModuleCacheConfig module_cache;  // "module_cache": { ... } (backend)
+  MetricsConfig metrics;           // "metrics": { ... } (backend)
 };
 
 // Parses a whole properties.json text; `source` names it in messages.

@@ -352,6 +352,33 @@ TEST(Config, ModuleCache) {
   EXPECT_THAT(error("true"), HasSubstr("/tmp/x.json: module_cache: expected an object, got true"));
 }
 
+// The metrics endpoint: off unless configured; its address checked before civetweb sees it.
+TEST(Config, Metrics) {
+  constexpr char kEndpoint[] = R"("communicator": [{"endpoint": {"suite": "s", "protocol": "p"}}])";
+  EXPECT_EQ(parse_config(std::string("{") + kEndpoint + "}", kSource).metrics.listen, "");
+  const auto listen = [&](const std::string& address) {
+    return parse_config(
+               std::string("{") + kEndpoint + R"(, "metrics": {"listen": ")" + address + R"("}})",
+               kSource)
+        .metrics.listen;
+  };
+  EXPECT_EQ(listen("127.0.0.1:9464"), "127.0.0.1:9464");
+  EXPECT_EQ(listen("0.0.0.0:0"), "0.0.0.0:0");
+  EXPECT_EQ(listen("[::1]:9464"), "[::1]:9464");
+  EXPECT_EQ(listen("gpu-node-3:9464"), "gpu-node-3:9464");
+  const auto error = [&](const std::string& metrics) {
+    return config_error(std::string("{") + kEndpoint + R"(, "metrics": )" + metrics + "}");
+  };
+  for (const char* bad : {R"("9464")", R"(":9464")", R"("127.0.0.1:")", R"("127.0.0.1:65536")",
+                          R"("127.0.0.1:94x4")", R"("::1:9464")", R"("[]:9464")", "9464", "\"\""}) {
+    EXPECT_THAT(error(std::string(R"({"listen": )") + bad + "}"),
+                HasSubstr("/tmp/x.json: metrics.listen: expected \"ADDRESS:PORT\""))
+        << bad;
+  }
+  EXPECT_THAT(error(R"({"port": 9464})"), HasSubstr("/tmp/x.json: metrics.port: unknown field"));
+  EXPECT_THAT(error("true"), HasSubstr("/tmp/x.json: metrics: expected an object, got true"));
+}
+
 TEST(Config, UnknownKeysAreRejected) {
   const std::string top = config_error(
       R"({"communicator": [{"endpoint": {"suite": "s", "protocol": "p"}}],
