@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -13,11 +14,13 @@
 
 #include "backend/call_meter.h"
 #include "backend/executor.h"
+#include "backend/gpu_inventory.h"
 #include "backend/inflight_budget.h"
 #include "backend/metrics_table.h"
 #include "backend/session_auth.h"
 #include "backend/session_registry.h"
 #include "backend/session_table.h"
+#include "common/device_selection.h"
 #include "common/frame.h"
 #include "common/log.h"
 #include "protocol/core_calls.h"
@@ -115,6 +118,10 @@ class Session {
                  " is not supported by this backend (it speaks " +
                  std::to_string(kProtocolVersion) + ")");
     }
+    // Before any plugin opens: the first to initialise CUDA reads CUDA_VISIBLE_DEVICES.
+    if (auto refusal = select_devices(hello.visible_devices)) {
+      refuse(frame.header, refusal->first, refusal->second);
+    }
     for (const PluginRef& ref : hello.plugins) {
       if (auto refusal = open_plugin(ref, 0)) refuse(frame.header, refusal->first, refusal->second);
     }
@@ -143,6 +150,40 @@ class Session {
     publish_current_session(info_.peer, info_.transport, info_.program, info_.client_pid);
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << " (pid " << info_.client_pid
                        << ") at " << info_.peer << " started";
+  }
+
+  // Applies the client's device selection (common/device_selection.h) to this worker's
+  // CUDA_VISIBLE_DEVICES, or says why it cannot be. The worker has not initialised CUDA (the daemon
+  // never does, and no plugin has opened yet) and runs no other thread yet, so setenv is safe.
+  std::optional<std::pair<ErrorKind, std::string>> select_devices(const std::string& text) {
+    std::string visible;
+    try {
+      const auto selection = parse_device_selection(text, "the client's device selection");
+      if (!selection) return std::nullopt;
+      const char* backend = std::getenv("CUDA_VISIBLE_DEVICES");
+      visible = compose_visible_devices(backend, *selection);
+      if (backend == nullptr || *backend == '\0') check_against_gpus(*selection);
+    } catch (const Error& e) {
+      return std::pair(ErrorKind::kInvalidInput, std::string(e.what()));
+    }
+    ::setenv("CUDA_VISIBLE_DEVICES", visible.c_str(), 1);
+    GVIRTUS_LOG(kInfo) << "session with " << info_.program << ": devices " << text
+                       << " selected (CUDA_VISIBLE_DEVICES=" << visible << ")";
+    return std::nullopt;
+  }
+
+  // Where NVML can count the GPUs, a selection of one that does not exist is refused here: CUDA
+  // would quietly hide it and every device after it.
+  static void check_against_gpus(const std::vector<uint32_t>& selection) {
+    const GpuInventory gpus = read_gpu_inventory();
+    if (!gpus.error.empty()) return;  // no NVML (no driver, the simulated device): CUDA decides
+    for (const uint32_t d : selection) {
+      if (d >= gpus.gpus.size()) {
+        raise(ErrorKind::kInvalidInput, "device " + std::to_string(d) +
+                                            " was selected, but this backend has " +
+                                            std::to_string(gpus.gpus.size()) + " GPUs");
+      }
+    }
   }
 
   // Opens `ref` in this session (idempotent), or says why not: a plugin this backend does not

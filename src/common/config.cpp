@@ -16,6 +16,7 @@
 #include <system_error>
 #include <utility>
 
+#include "common/device_selection.h"
 #include "common/error.h"
 
 #ifndef GVIRTUS_INSTALL_SYSCONFDIR
@@ -263,7 +264,8 @@ Config parse_config(std::string_view text, const std::string& source) {
   if (!doc.is_object()) fail_expected(source, "top level", "an object", doc);
   reject_unknown_keys(doc, source, "",
                       {"communicator", "secure_application", "secret_file", "connect_timeout_ms",
-                       "reply_timeout_ms", "async_batch_us", "limits", "module_cache", "metrics"});
+                       "reply_timeout_ms", "async_batch_us", "visible_devices", "limits",
+                       "module_cache", "metrics"});
   Config config;
   config.source = source;
 
@@ -315,12 +317,24 @@ Config parse_config(std::string_view text, const std::string& source) {
     config.reply_timeout_ms =
         static_cast<uint32_t>(require_uint_in(*v, source, "reply_timeout_ms", 0, kMaxUint32));
   }
+  if (const JsonValue* v = doc.find("visible_devices")) {
+    if (!v->is_string()) fail_expected(source, "visible_devices", "a string such as \"0,2\"", *v);
+    const auto selection = parse_device_selection(v->as_string(), source + ": visible_devices");
+    if (selection) config.visible_devices = format_device_selection(*selection);
+  }
   if (const JsonValue* v = doc.find("limits")) parse_limits(*v, source, config.limits);
   if (const JsonValue* v = doc.find("module_cache")) {
     parse_module_cache(*v, source, config.module_cache);
   }
   if (const JsonValue* v = doc.find("metrics")) parse_metrics(*v, source, config.metrics);
   return config;
+}
+
+std::string effective_visible_devices(const Config& config) {
+  std::string text;
+  if (!env_set("GVIRTUS_VISIBLE_DEVICES", text)) return config.visible_devices;
+  const auto selection = parse_device_selection(text, "GVIRTUS_VISIBLE_DEVICES");
+  return selection ? format_device_selection(*selection) : std::string();
 }
 
 Config load_config(const std::filesystem::path& path) {

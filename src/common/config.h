@@ -94,10 +94,19 @@ struct Config {
   // "async_batch_us": how long a client may hold asynchronous calls to send several at once
   // (frontend/async_batch.h); 0 sends each at once.
   uint32_t async_batch_us = 20;
+  // "visible_devices": the backend's GPUs the client's applications see, as CUDA_VISIBLE_DEVICES
+  // ("2,0"; common/device_selection.h), normalised; empty: all. GVIRTUS_VISIBLE_DEVICES, when
+  // set, replaces it (effective_visible_devices).
+  std::string visible_devices;
   Limits limits;                   // "limits": { ... }
   ModuleCacheConfig module_cache;  // "module_cache": { ... } (backend)
   MetricsConfig metrics;           // "metrics": { ... } (backend)
 };
+
+// The device selection a client sends: GVIRTUS_VISIBLE_DEVICES when set and not empty, else
+// config.visible_devices; normalised ("2,0"), empty for every device. Throws Error naming the
+// variable when it is malformed.
+std::string effective_visible_devices(const Config& config);
 
 // Parses a whole properties.json text; `source` names it in messages.
 Config parse_config(std::string_view text, const std::string& source);

@@ -228,8 +228,10 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
   }
   const auto timeout = std::chrono::milliseconds(config_.connect_timeout_ms);
   std::optional<Secret> secret;
+  std::string visible_devices;
   try {
     secret = configured_secret(config_, SecretReader::kClient);
+    visible_devices = effective_visible_devices(config_);
   } catch (const Error& e) {
     fail_locked(e);
     throw *failure_;
@@ -245,8 +247,9 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
           std::min<uint64_t>(kHandshakeMaxFrameBytes, config_.limits.max_frame_bytes);
       connection->set_max_message(static_cast<size_t>(bound));
       // The handshake: hello out, hello reply (or a refusal) back, within the connect bound.
-      HelloRequest hello{kProtocolVersion, program_name(), static_cast<uint32_t>(::getpid()), 0,
-                         plugins_,         random_nonce()};
+      HelloRequest hello{
+          kProtocolVersion, program_name(), static_cast<uint32_t>(::getpid()), 0, plugins_,
+          random_nonce(),   visible_devices};
       for (PluginRef& p : hello.plugins) {
         if (p.name == "cudart") hello.cuda_runtime_version = 13000;
       }

@@ -16,11 +16,13 @@ void encode(const HelloRequest& hello, WireWriter& out) {
     out.put<uint64_t>(p.table_hash);
   }
   out.put_raw(hello.client_nonce.data(), hello.client_nonce.size());
+  out.put_string(hello.visible_devices);
 }
 
 HelloRequest decode_hello_request(WireReader& in) {
   HelloRequest hello;
   hello.protocol_version = in.get<uint16_t>();
+  if (hello.protocol_version != kProtocolVersion) return hello;
   hello.program = std::string(in.get_string(kMaxHelloString));
   hello.pid = in.get<uint32_t>();
   hello.cuda_runtime_version = in.get<uint32_t>();
@@ -39,6 +41,7 @@ HelloRequest decode_hello_request(WireReader& in) {
   }
   const auto nonce = in.get_raw(kAuthNonceBytes);
   std::memcpy(hello.client_nonce.data(), nonce.data(), nonce.size());
+  hello.visible_devices = std::string(in.get_string(kMaxSelectionText));
   in.expect_end();
   return hello;
 }

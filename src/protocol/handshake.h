@@ -1,7 +1,8 @@
 // The connect handshake: the first frame of every session is a core Hello request.
 //
 // The client says which protocol it speaks, who it is, which CUDA runtime version its stub
-// emulates and which plugins (with their call-table hashes) it will call. The backend answers
+// emulates, which of the backend's GPUs it may see (common/device_selection.h) and which plugins
+// (with their call-table hashes) it will call. The backend answers
 // with its identity and limits, or with an error reply naming the mismatch, and closes. When the
 // backend has a secret, its reply carries the authentication challenge and the client must answer
 // with a core Authenticate call before anything else (protocol/auth.h).
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/device_selection.h"
 #include "common/frame.h"
 #include "common/wire.h"
 #include "protocol/auth.h"
@@ -31,6 +33,8 @@ struct HelloRequest {
   uint32_t cuda_runtime_version = 0;  // 0 when the client is not a CUDA stub
   std::vector<PluginRef> plugins;
   AuthNonce client_nonce{};  // fresh per connection; bound into the backend's proof
+  // The backend's GPUs the session may see, as "2,0" (common/device_selection.h); empty: all.
+  std::string visible_devices{};
 };
 
 struct HelloReply {
@@ -61,10 +65,11 @@ inline constexpr size_t kMaxHelloString = 4096;  // the program's name, the back
 inline constexpr size_t kMaxPluginName = 256;    // plugin names are identifiers ("cudart")
 
 // The largest hello request the decoder accepts, as a frame: header, protocol version, program
-// name, pid, CUDA version, plugin count, kMaxHelloPlugins plugins (id, name, table hash), nonce.
+// name, pid, CUDA version, plugin count, kMaxHelloPlugins plugins (id, name, table hash), nonce,
+// device selection.
 inline constexpr size_t kMaxHelloFrameBytes =
     kFrameHeaderBytes + 2 + (8 + kMaxHelloString) + 4 + 4 + 4 +
-    kMaxHelloPlugins * (2 + (8 + kMaxPluginName) + 8) + kAuthNonceBytes;
+    kMaxHelloPlugins * (2 + (8 + kMaxPluginName) + 8) + kAuthNonceBytes + (8 + kMaxSelectionText);
 
 // The bound on every frame either side accepts until the handshake (and authentication, when
 // configured) has succeeded; then it is limits.max_frame_bytes. A peer that has proven nothing
@@ -76,6 +81,8 @@ static_assert(2 * kMaxHelloFrameBytes <= kHandshakeMaxFrameBytes,
               "the largest hello the decoder accepts must fit the handshake's bound, with room");
 
 void encode(const HelloRequest& hello, WireWriter& out);
+// A hello of another protocol version is decoded no further than its version, so that the backend
+// can say which versions differ rather than that the hello is malformed.
 HelloRequest decode_hello_request(WireReader& in);
 void encode(const HelloReply& reply, WireWriter& out);
 HelloReply decode_hello_reply(WireReader& in);

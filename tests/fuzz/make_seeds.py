@@ -9,7 +9,7 @@ import os
 import struct
 import sys
 
-MAGIC, VERSION = 0x54525647, 2
+MAGIC, VERSION = 0x54525647, 3
 REQUEST, REPLY, ASYNC, ERROR = 1, 2, 4, 8
 HELLO, PING, SINK, WAIT, STATUS, AUTH, OPEN_PLUGIN = 0, 1, 2, 3, 4, 5, 6
 
@@ -23,11 +23,11 @@ def blob(data):
     return struct.pack("<Q", len(data)) + data
 
 
-def hello(plugins=((0, b"core", 0),), version=VERSION):
+def hello(plugins=((0, b"core", 0),), version=VERSION, visible=b""):
     body = struct.pack("<H", version) + blob(b"fuzz") + struct.pack("<III", 1, 0, len(plugins))
     for pid, name, table in plugins:
         body += struct.pack("<H", pid) + blob(name) + struct.pack("<Q", table)
-    return frame(HELLO, body + bytes(range(32)))
+    return frame(HELLO, body + bytes(range(32)) + blob(visible))
 
 
 def open_plugin(pid, name, table=0, version=0, request=2):
@@ -49,6 +49,8 @@ SEEDS = {
                               frame(WAIT, struct.pack("<Q", 1), thread=3)),
     "bad_hash": seed(0, hello(((0, b"core", 99),))),
     "bad_version": seed(0, hello((), version=1)),
+    "visible_devices": seed(0, hello(visible=b"1, 0"), frame(PING, b"x", request=2)),
+    "bad_visible_devices": seed(0, hello(visible=b"0,0,x")),
     "no_hello": seed(0, frame(PING, b"first")),
     "auth_wrong_proof": seed(1, hello(()), frame(AUTH, b"\x00" + bytes(32))),
     "auth_no_secret": seed(1, hello(()), frame(AUTH, b"\x01")),

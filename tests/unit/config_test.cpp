@@ -379,6 +379,34 @@ TEST(Config, Metrics) {
   EXPECT_THAT(error("true"), HasSubstr("/tmp/x.json: metrics: expected an object, got true"));
 }
 
+// The device selection: the key normalised, GVIRTUS_VISIBLE_DEVICES over it, mistakes named.
+TEST(Config, VisibleDevices) {
+  constexpr char kEndpoint[] = R"("communicator": [{"endpoint": {"suite": "s", "protocol": "p"}}])";
+  const Config all = parse_config(std::string("{") + kEndpoint + "}", kSource);
+  EXPECT_EQ(all.visible_devices, "");
+  const Config some =
+      parse_config(std::string("{") + kEndpoint + R"(, "visible_devices": " 2, 0"})", kSource);
+  EXPECT_EQ(some.visible_devices, "2,0");
+  ::unsetenv("GVIRTUS_VISIBLE_DEVICES");
+  EXPECT_EQ(effective_visible_devices(some), "2,0");
+  ::setenv("GVIRTUS_VISIBLE_DEVICES", "3", 1);
+  EXPECT_EQ(effective_visible_devices(some), "3") << "the variable replaces the key";
+  ::setenv("GVIRTUS_VISIBLE_DEVICES", "", 1);
+  EXPECT_EQ(effective_visible_devices(some), "2,0") << "an empty variable is no selection";
+  ::setenv("GVIRTUS_VISIBLE_DEVICES", "1,one", 1);
+  try {
+    effective_visible_devices(some);
+    ADD_FAILURE() << "a malformed variable";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("GVIRTUS_VISIBLE_DEVICES: \"1,one\": \"one\" is not an index"));
+  }
+  ::unsetenv("GVIRTUS_VISIBLE_DEVICES");
+  EXPECT_THAT(config_error(std::string("{") + kEndpoint + R"(, "visible_devices": [0, 1]})"),
+              HasSubstr("/tmp/x.json: visible_devices: expected a string such as \"0,2\""));
+  EXPECT_THAT(config_error(std::string("{") + kEndpoint + R"(, "visible_devices": "0;1"})"),
+              HasSubstr("/tmp/x.json: visible_devices: \"0;1\""));
+}
+
 TEST(Config, UnknownKeysAreRejected) {
   const std::string top = config_error(
       R"({"communicator": [{"endpoint": {"suite": "s", "protocol": "p"}}],

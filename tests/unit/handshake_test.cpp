@@ -21,6 +21,22 @@ TEST(Handshake, hello_round_trips) {
   ASSERT_EQ(back.plugins.size(), 1u);
   EXPECT_EQ(back.plugins[0].name, "core");
   EXPECT_EQ(back.plugins[0].table_hash, core::kIdentity.table_hash);
+  EXPECT_EQ(back.visible_devices, "");
+  hello.visible_devices = "3,1";
+  WireWriter with;
+  encode(hello, with);
+  WireReader again(with.view(), "hello");
+  EXPECT_EQ(decode_hello_request(again).visible_devices, "3,1");
+}
+
+// Another version's hello is read no further than its version, so that the backend can name the
+// versions that differ rather than call the hello malformed.
+TEST(Handshake, a_hello_of_another_version_is_read_up_to_its_version) {
+  WireWriter w;
+  w.put<uint16_t>(kProtocolVersion - 1);
+  w.put_string("old-client");
+  WireReader r(w.view(), "hello");
+  EXPECT_EQ(decode_hello_request(r).protocol_version, kProtocolVersion - 1);
 }
 
 TEST(Handshake, a_huge_plugin_count_is_rejected_before_allocating) {
@@ -49,6 +65,7 @@ TEST(Handshake, every_truncation_of_a_hello_is_rejected) {
 // fit, and one more byte of plugin name is refused by the decoder itself.
 TEST(Handshake, the_largest_accepted_hello_fits_the_bound_before_the_handshake) {
   HelloRequest hello{kProtocolVersion, std::string(kMaxHelloString, 'p'), 1, 13000, {}};
+  hello.visible_devices = std::string(kMaxSelectionText, '1');
   for (uint16_t i = 0; i < kMaxHelloPlugins; ++i) {
     hello.plugins.push_back({i, std::string(kMaxPluginName, 'n'), 0x0123456789abcdefULL});
   }
