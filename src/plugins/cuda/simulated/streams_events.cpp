@@ -187,7 +187,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetDevice(CUstream hStream, CUdevice* 
   return sim::guarded([&](sim::State& s) {
     if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *device = 0;
+    // Streams are the shared state's, not a device's: the calling thread's device.
+    const CUdevice dev = sim::context_device(s, sim::effective_context());
+    if (dev < 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    *device = dev;
     return CUDA_SUCCESS;
   });
 }
@@ -196,7 +199,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pc
   return sim::guarded([&](sim::State& s) {
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *pctx = sim::primary_context();
+    *pctx = sim::effective_context();  // streams are the shared state's: the thread's context
     return CUDA_SUCCESS;
   });
 }
