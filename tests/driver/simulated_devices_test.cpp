@@ -2,7 +2,7 @@
 // NVIDIA's driver selects GPUs: the rules alone (visible_devices.h), then a driver program
 // (devices.cu) run through gvirtus's libcuda.so.1 against backends whose environment sets both,
 // which sees the devices it was given, in that order, each with its own name, PCI bus, UUID and
-// primary context.
+// primary context; and NVIDIA's runtime (runtime_devices.cu) setting each of them in turn.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -59,12 +59,12 @@ TEST(SimulatedDeviceRules, an_empty_selection_hides_every_device) {
 // devices.cu run on a backend with the cuda-simulated plugin and `env` in its environment.
 class SimulatedDevices : public ::testing::Test {
  protected:
-  RunResult run_devices(const std::vector<std::string>& env) {
+  RunResult run_devices(const std::vector<std::string>& env,
+                        const std::string& program = GVIRTUS_STATIC_DIR "/devices") {
     backend_ = std::make_unique<BackendProcess>(
         BackendOptions{.extra_json = "", .plugins = R"(["cuda-simulated"])", .env = env});
     return run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_CONFIG=" + backend_->client_config_file() +
-               " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR +
-               " " GVIRTUS_STATIC_DIR "/devices 2>&1");
+               " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " + program + " 2>&1");
   }
 
   // The line devices.cu prints for `ordinal` ("device O name ... by_bus O").
@@ -119,6 +119,27 @@ TEST_F(SimulatedDevices, visible_devices_3_1_are_ordinals_0_and_1) {
   EXPECT_NE(result.output.find("context 1 retain 0 set 0 get 0 device 1 state 0 active 1\n"),
             std::string::npos)
       << result.output;
+}
+
+// NVIDIA's runtime on the selected devices: cudaSetDevice makes each current (its primary
+// context), with its properties and memory, and devices are peers.
+TEST_F(SimulatedDevices, the_runtime_sets_each_selected_device_and_copies_between_peers) {
+  const RunResult result =
+      run_devices({"GVIRTUS_SIMULATED_DEVICES=4", "CUDA_VISIBLE_DEVICES=2,0,3"},
+                  GVIRTUS_STATIC_DIR "/runtime_devices");
+  ASSERT_EQ(result.status, 0) << result.output << backend_->log();
+  EXPECT_NE(result.output.find("count 0 -> 3\n"), std::string::npos) << result.output;
+  const int physical[] = {2, 0, 3};
+  for (int dev = 0; dev < 3; ++dev) {
+    const std::string line = "device " + std::to_string(dev) +
+                             " set 0 properties 0 malloc 0 current " + std::to_string(dev) +
+                             " name \"gvirtus simulated device " + std::to_string(physical[dev]) +
+                             " (no GPU)\" bus " + std::to_string(physical[dev] + 1) + "\n";
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << result.output;
+  }
+  EXPECT_NE(result.output.find("peer 1 enable 0\n"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("memcpy peer 0\n"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("last error 0\n"), std::string::npos) << result.output;
 }
 
 TEST_F(SimulatedDevices, an_out_of_range_entry_hides_the_rest) {
