@@ -1,6 +1,7 @@
 // Prints what the driver says of each device (simulated_devices_test.cpp reads it line by line):
 // the count, each device's name, PCI bus id (both ways) and UUID, its primary context made current
-// and the device that context is of, and peer access and a peer copy between devices 0 and 1.
+// and the device that context is of, peer access and a peer copy between devices 0 and 1, and a
+// reset of device 1's primary context.
 #include <cuda.h>
 
 #include <cstdio>
@@ -66,6 +67,12 @@ int main() {
                         cuMemcpyPeer(b, contexts[1], a, contexts[0], sizeof text) == CUDA_SUCCESS &&
                         cuMemcpyDtoH(back, b, sizeof text) == CUDA_SUCCESS;
     std::printf("peer copy %s\n", copied && std::strcmp(back, text) == 0 ? "ok" : "failed");
+    // A reset of device 1's primary context frees what device 1 made, not what device 0 did.
+    const CUresult reset = cuDevicePrimaryCtxReset(1);
+    const CUresult kept = cuMemcpyDtoH(back, a, sizeof text);
+    const CUresult freed = cuMemcpyDtoH(back, b, sizeof text);
+    std::printf("reset 1 -> %d: device 0's memory %d, device 1's %d\n", static_cast<int>(reset),
+                static_cast<int>(kept), static_cast<int>(freed));
   }
   return 0;
 }

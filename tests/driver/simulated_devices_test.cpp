@@ -107,6 +107,10 @@ TEST_F(SimulatedDevices, four_devices_in_order_each_with_its_identity_and_primar
       << "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED\n"
       << result.output;
   EXPECT_NE(result.output.find("peer copy ok\n"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("reset 1 -> 0: device 0's memory 0, device 1's 1\n"),
+            std::string::npos)
+      << "device 1's reset frees its memory (CUDA_ERROR_INVALID_VALUE after), not device 0's\n"
+      << result.output;
   EXPECT_TRUE(backend_->logged("4 visible device(s), physical 0,1,2,3")) << backend_->log();
 }
 

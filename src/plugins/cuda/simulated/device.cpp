@@ -283,28 +283,50 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, un
   });
 }
 
-// A reset frees what the context held, as natively: libraries (context-independent) and their
-// functions stay. The devices share one state, so a reset of any device's primary context frees
-// what every device's contexts held; only the reset device's primary context goes back to
-// inactive.
+// A reset frees what the device's contexts made, as natively: its memory, modules (with their
+// functions), streams, events and arrays, and the variables its contexts placed of libraries;
+// libraries (context-independent) and their functions stay, and so does what other devices made.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    s.allocations.clear();
-    s.allocation_bytes.clear();
-    s.module_memory.clear();
-    s.allocated = 0;
+    const auto doomed = [&](const void* object) { return sim::owner(s, object) == dev; };
+    for (auto it = s.allocations.begin(); it != s.allocations.end();) {
+      const uintptr_t address = it->first;
+      if (!doomed(sim::memory_key(address))) {
+        ++it;
+        continue;
+      }
+      if (s.module_memory.erase(address) == 0) s.allocated -= s.allocation_bytes.at(address);
+      s.allocation_bytes.erase(address);
+      sim::disown(s, sim::memory_key(address));
+      it = s.allocations.erase(it);
+    }
     sim::forget_functions_if(s, [&](const sim::Function& f) {
       const auto module = s.modules.find(f.module);
-      return module == s.modules.end() || !module->second->library;
+      return module == s.modules.end() || (!module->second->library && doomed(f.module));
     });
-    std::erase_if(s.modules, [](const auto& m) { return !m.second->library; });
-    // A library's variables were the context's memory: placed afresh when next asked for.
-    for (auto& [handle, module] : s.modules) module->placed.clear();
-    s.streams.clear();
-    s.stream_attributes.clear();
-    s.arrays.clear();
-    s.events.clear();
+    std::erase_if(s.modules, [&](const auto& m) {
+      if (m.second->library || !doomed(m.first)) return false;
+      sim::disown(s, m.first);
+      return true;
+    });
+    // A library's variables were the memory of the context that placed them: placed afresh when
+    // next asked for.
+    for (auto& [handle, module] : s.modules) {
+      std::erase_if(module->placed,
+                    [&](const auto& v) { return s.allocations.count(v.second) == 0; });
+    }
+    const auto erase_doomed = [&](auto& objects) {
+      std::erase_if(objects, [&](const auto& o) {
+        if (!doomed(o.first)) return false;
+        sim::disown(s, o.first);
+        return true;
+      });
+    };
+    std::erase_if(s.stream_attributes, [&](const auto& a) { return doomed(a.first); });
+    erase_doomed(s.streams);
+    erase_doomed(s.arrays);
+    erase_doomed(s.events);
     s.primaries[static_cast<size_t>(dev)] = sim::Primary{};
     const CUcontext primary = sim::primary_context(dev);
     std::erase_if(s.peer_access, [&](const auto& pair) {

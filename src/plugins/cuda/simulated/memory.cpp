@@ -133,6 +133,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesi
     s.allocations.emplace(address, std::move(memory));
     s.allocation_bytes.emplace(address, bytesize);
     s.allocated += bytesize;
+    sim::own(s, sim::memory_key(address));
     *dptr = address;
     return CUDA_SUCCESS;
   });
@@ -148,6 +149,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     s.allocated -= it->second;
     s.allocation_bytes.erase(it);
     s.allocations.erase(dptr);
+    sim::disown(s, sim::memory_key(dptr));
     return CUDA_SUCCESS;
   });
 }

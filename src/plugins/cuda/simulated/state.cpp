@@ -1,6 +1,8 @@
 // The simulated device's shared state (state.h).
 #include "state.h"
 
+#include <algorithm>
+
 namespace gvirtus::simulated {
 
 State& state() {
@@ -96,6 +98,19 @@ bool known_context(const State& s, CUcontext ctx) {
 CUcontext effective_context() {
   const CUcontext current = current_context();
   return current != nullptr ? current : primary_context(0);
+}
+
+void own(State& s, const void* object) {
+  s.owners[object] = std::max(context_device(s, effective_context()), CUdevice{0});
+}
+
+void disown(State& s, const void* object) {
+  s.owners.erase(object);
+}
+
+CUdevice owner(const State& s, const void* object) {
+  const auto it = s.owners.find(object);
+  return it != s.owners.end() ? it->second : 0;
 }
 
 CUmemoryPool device_pool(CUdevice dev) {
