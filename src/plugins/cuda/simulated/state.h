@@ -9,7 +9,8 @@
 // This header is its shared state: the devices cuInit found (GVIRTUS_SIMULATED_DEVICES of them,
 // as CUDA_VISIBLE_DEVICES selects: visible_devices.h), a primary context per device, every live
 // handle. The devices share one host-memory space and one set of handles (it is a test double):
-// what tells them apart is their identity, their contexts and their pools. Every
+// what tells them apart is their identity, their contexts and their pools, and which device made
+// each object (what a reset of its primary context frees). Every
 // export runs its body through guarded(), under one lock, and returns a CUresult; no exception
 // leaves the library.
 #pragma once
