@@ -34,6 +34,13 @@ int main() {
     std::printf("device %d name \"%s\" bus %s bus_attribute %d uuid %s by_bus %d\n", ordinal, name,
                 bus, bus_attribute, hex, by_bus);
   }
+  // Past the last device: the driver's error.
+  {
+    CUdevice dev = -1;
+    char name[128];
+    std::printf("past the last: get %d name %d\n", static_cast<int>(cuDeviceGet(&dev, count)),
+                static_cast<int>(cuDeviceGetName(name, sizeof name, count)));
+  }
   // Each device's primary context, made current: the device it is of, and its state.
   CUcontext contexts[16] = {};
   for (int ordinal = 0; ordinal < count && ordinal < 16; ++ordinal) {

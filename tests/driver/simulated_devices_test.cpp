@@ -99,6 +99,9 @@ TEST_F(SimulatedDevices, four_devices_in_order_each_with_its_identity_and_primar
         std::string::npos)
         << result.output;
   }
+  EXPECT_NE(result.output.find("past the last: get 101 name 101\n"), std::string::npos)
+      << "CUDA_ERROR_INVALID_DEVICE\n"
+      << result.output;
   EXPECT_NE(result.output.find("distinct contexts 1\n"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("can access peer 0->1 1 1->1 0\n"), std::string::npos)
       << result.output;
@@ -153,6 +156,8 @@ TEST_F(SimulatedDevices, an_out_of_range_entry_hides_the_rest) {
   EXPECT_NE(result.output.find("count 1\n"), std::string::npos) << result.output;
   EXPECT_EQ(device_line(result.output, 0), expected(0, 1)) << result.output;
   EXPECT_EQ(device_line(result.output, 1), "") << result.output;
+  EXPECT_NE(result.output.find("past the last: get 101 name 101\n"), std::string::npos)
+      << result.output;
 }
 
 TEST_F(SimulatedDevices, an_empty_selection_is_no_device_at_init) {

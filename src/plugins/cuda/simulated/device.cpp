@@ -139,7 +139,7 @@ int attribute(CUdevice_attribute attribute, CUdevice dev) {
 }  // namespace
 
 // The devices are found once, by the first cuInit that succeeds: GVIRTUS_SIMULATED_DEVICES and
-// CUDA_VISIBLE_DEVICES as the process has them then (the backend's worker sets the latter first).
+// CUDA_VISIBLE_DEVICES as the process has them then (what selects devices sets it before).
 // An invalid count is refused (CUDA_ERROR_INVALID_VALUE), and no visible device is
 // CUDA_ERROR_NO_DEVICE, as the driver answers CUDA_VISIBLE_DEVICES="": both leave the library
 // uninitialised, so that every later call says so.
