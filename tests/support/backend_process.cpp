@@ -63,6 +63,11 @@ BackendProcess::BackendProcess(const BackendOptions& options)
   if (pid_ == 0) {
     ::dup2(log_fd_, STDERR_FILENO);
     ::setenv("GVIRTUS_LOGLEVEL", "info", 1);
+    for (const std::string& entry : options.env) {
+      const size_t equals = entry.find('=');
+      if (equals == std::string::npos) ::_exit(126);
+      ::setenv(entry.substr(0, equals).c_str(), entry.c_str() + equals + 1, 1);
+    }
     const std::string binary = std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-backend";
     std::vector<std::string> args = options.exec_prefix;
     args.insert(args.end(), {binary, "--config", config});

@@ -34,6 +34,9 @@ struct BackendOptions {
   // and its clients use, with "port":"0" where a port goes (replaced by the port the daemon logs).
   std::string endpoint_json{};
   std::vector<std::string> exec_prefix{};  // runs the backend under this (e.g. ip netns exec NS)
+  // "NAME=VALUE" entries set in the backend's environment (over what it inherits; VALUE may be
+  // empty, which sets the variable to the empty string).
+  std::vector<std::string> env{};
 };
 
 class BackendProcess {

@@ -46,6 +46,7 @@ CUresult create(sim::State& s, CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR& d
       std::make_unique<sim::Array>(sim::Array{d, std::vector<std::byte>(row * rows), owner});
   const auto created = reinterpret_cast<CUarray>(array.get());
   s.arrays.emplace(created, std::move(array));
+  sim::own(s, created);
   *handle = created;
   return CUDA_SUCCESS;
 }
@@ -89,6 +90,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuArrayDestroy(CUarray hArray) {
       return CUDA_ERROR_INVALID_HANDLE;  // a level goes with its mipmapped array
     }
     s.arrays.erase(found);
+    sim::disown(s, hArray);
     return CUDA_SUCCESS;
   });
 }
@@ -306,7 +308,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMipmappedArrayCreate(
       level_d.Depth = halved(d.Depth, level);
       CUarray array = nullptr;
       if (const CUresult r = create(s, &array, level_d, handle); r != CUDA_SUCCESS) {
-        for (CUarray made : mipmapped->levels) s.arrays.erase(made);
+        for (CUarray made : mipmapped->levels) {
+          s.arrays.erase(made);
+          sim::disown(s, made);
+        }
         return r;
       }
       mipmapped->levels.push_back(array);
@@ -335,7 +340,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray hMipm
   return sim::guarded([&](sim::State& s) {
     const auto found = s.mipmapped.find(hMipmappedArray);
     if (found == s.mipmapped.end()) return CUDA_ERROR_INVALID_HANDLE;
-    for (CUarray level : found->second->levels) s.arrays.erase(level);
+    for (CUarray level : found->second->levels) {
+      s.arrays.erase(level);
+      sim::disown(s, level);
+    }
     s.mipmapped.erase(found);
     return CUDA_SUCCESS;
   });

@@ -1,7 +1,11 @@
-// The simulated device and its primary context: one device of compute capability 9.0, whose
+// The simulated devices and their primary contexts: devices of compute capability 9.0, whose
 // attributes are plausible figures of such a GPU (not any real one's), named so that nobody
-// mistakes it for a GPU.
+// mistakes one for a GPU. Each has an identity of its own, from its physical index p (its place
+// among GVIRTUS_SIMULATED_DEVICES, whatever CUDA_VISIBLE_DEVICES made its ordinal): its name, its
+// PCI bus (p + 1) and its UUID, so that a test tells which device it sees.
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "common/log.h"
 #include "state.h"
@@ -10,14 +14,28 @@ namespace sim = gvirtus::simulated;
 
 namespace {
 
-constexpr char kName[] = "gvirtus simulated device (no GPU)";
-
 bool valid_device(CUdevice dev) {
-  return dev == 0;
+  return sim::valid_device(sim::state(), dev);  // under the state's lock: called in guarded()
+}
+
+// The physical index of a valid ordinal.
+int physical(CUdevice dev) {
+  return sim::state().devices[static_cast<size_t>(dev)];
+}
+
+std::string device_name(CUdevice dev) {
+  return "gvirtus simulated device " + std::to_string(physical(dev)) + " (no GPU)";
+}
+
+// Domain 0, bus p + 1, device 0, function 0.
+std::string pci_bus_id(CUdevice dev) {
+  char text[16];
+  std::snprintf(text, sizeof text, "0000:%02x:00.0", physical(dev) + 1);
+  return text;
 }
 
 // Each attribute's value; 0 for features the simulated device does not offer.
-int attribute(CUdevice_attribute attribute) {
+int attribute(CUdevice_attribute attribute, CUdevice dev) {
   switch (attribute) {
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
       return 1024;
@@ -62,7 +80,7 @@ int attribute(CUdevice_attribute attribute) {
     case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
       return 1;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
-      return 0;
+      return physical(dev) + 1;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID:
       return 0;
     case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
@@ -120,14 +138,36 @@ int attribute(CUdevice_attribute attribute) {
 
 }  // namespace
 
+// The devices are found once, by the first cuInit that succeeds: GVIRTUS_SIMULATED_DEVICES and
+// CUDA_VISIBLE_DEVICES as the process has them then (what selects devices sets it before).
+// An invalid count is refused (CUDA_ERROR_INVALID_VALUE), and no visible device is
+// CUDA_ERROR_NO_DEVICE, as the driver answers CUDA_VISIBLE_DEVICES="": both leave the library
+// uninitialised, so that every later call says so.
 GVIRTUS_SIMULATED_EXPORT CUresult cuInit(unsigned int Flags) {
   return sim::guarded(
       [&](sim::State& s) {
         if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
-        if (!s.initialized) {
-          GVIRTUS_LOG(kNotice) << "simulated CUDA device (no GPU): allocations live in host "
-                                  "memory, launches are recorded, not executed";
+        if (s.initialized) return CUDA_SUCCESS;
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        sim::VisibleDevices found =
+            sim::visible_devices(std::getenv("GVIRTUS_SIMULATED_DEVICES"), visible);
+        if (!found.error.empty()) {
+          GVIRTUS_LOG(kError) << "simulated CUDA device (no GPU): cuInit refused: " << found.error;
+          return CUDA_ERROR_INVALID_VALUE;
         }
+        if (found.physical.empty()) {
+          GVIRTUS_LOG(kNotice) << "simulated CUDA device (no GPU): CUDA_VISIBLE_DEVICES=\""
+                               << visible << "\" leaves no device";
+          return CUDA_ERROR_NO_DEVICE;
+        }
+        s.devices = std::move(found.physical);
+        s.primaries.assign(s.devices.size(), sim::Primary{});
+        s.current_pools.assign(s.devices.size(), nullptr);
+        std::string list;
+        for (const int p : s.devices) list += (list.empty() ? "" : ",") + std::to_string(p);
+        GVIRTUS_LOG(kNotice) << "simulated CUDA device (no GPU): allocations live in host "
+                                "memory, launches are recorded, not executed; "
+                             << s.devices.size() << " visible device(s), physical " << list;
         s.initialized = true;
         return CUDA_SUCCESS;
       },
@@ -141,9 +181,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDriverGetVersion(int* driverVersion) {
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetCount(int* count) {
-  return sim::guarded([&](sim::State&) {
+  return sim::guarded([&](sim::State& s) {
     if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *count = 1;
+    *count = static_cast<int>(s.devices.size());
     return CUDA_SUCCESS;
   });
 }
@@ -161,7 +201,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetName(char* name, int len, CUdevice 
   return sim::guarded([&](sim::State&) {
     if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    std::strncpy(name, kName, static_cast<size_t>(len) - 1);
+    std::strncpy(name, device_name(dev).c_str(), static_cast<size_t>(len) - 1);
     name[len - 1] = '\0';
     return CUDA_SUCCESS;
   });
@@ -171,7 +211,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev)
   return sim::guarded([&](sim::State&) {
     if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    // "gvirtus-simulate" for physical device 0 (the one device's UUID before there were
+    // several), its last letter moved on by p for device p.
     std::memcpy(uuid->bytes, "gvirtus-simulate", sizeof uuid->bytes);
+    uuid->bytes[15] = static_cast<char>(uuid->bytes[15] + physical(dev));
     return CUDA_SUCCESS;
   });
 }
@@ -192,7 +235,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribu
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *pi = attribute(attrib);
+    *pi = attribute(attrib, dev);
     return CUDA_SUCCESS;
   });
 }
@@ -201,9 +244,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUde
   return sim::guarded([&](sim::State& s) {
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    ++s.primary_references;
-    s.primary_active = true;
-    *pctx = sim::primary_context();
+    sim::Primary& primary = s.primaries[static_cast<size_t>(dev)];
+    ++primary.references;
+    primary.active = true;
+    *pctx = sim::primary_context(dev);
     return CUDA_SUCCESS;
   });
 }
@@ -211,8 +255,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUde
 GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    if (s.primary_references == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (--s.primary_references == 0) s.primary_active = false;
+    sim::Primary& primary = s.primaries[static_cast<size_t>(dev)];
+    if (primary.references == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (--primary.references == 0) primary.active = false;
     return CUDA_SUCCESS;
   });
 }
@@ -222,8 +267,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsig
   return sim::guarded([&](sim::State& s) {
     if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *flags = s.primary_flags;
-    *active = s.primary_active ? 1 : 0;
+    const sim::Primary& primary = s.primaries[static_cast<size_t>(dev)];
+    *flags = primary.flags;
+    *active = primary.active ? 1 : 0;
     return CUDA_SUCCESS;
   });
 }
@@ -232,63 +278,95 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, un
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     if ((flags & ~0x1fu) != 0) return CUDA_ERROR_INVALID_VALUE;
-    s.primary_flags = flags;
+    s.primaries[static_cast<size_t>(dev)].flags = flags;
     return CUDA_SUCCESS;
   });
 }
 
-// A reset frees what the context held, as natively: libraries (context-independent) and their
-// functions stay.
+// A reset frees what the device's contexts made, as natively: its memory, modules (with their
+// functions), streams, events and arrays, and the variables its contexts placed of libraries;
+// libraries (context-independent) and their functions stay, and so does what other devices made.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    s.allocations.clear();
-    s.allocation_bytes.clear();
-    s.module_memory.clear();
-    s.allocated = 0;
+    const auto doomed = [&](const void* object) { return sim::owner(s, object) == dev; };
+    for (auto it = s.allocations.begin(); it != s.allocations.end();) {
+      const uintptr_t address = it->first;
+      if (!doomed(sim::memory_key(address))) {
+        ++it;
+        continue;
+      }
+      if (s.module_memory.erase(address) == 0) s.allocated -= s.allocation_bytes.at(address);
+      s.allocation_bytes.erase(address);
+      sim::disown(s, sim::memory_key(address));
+      it = s.allocations.erase(it);
+    }
     sim::forget_functions_if(s, [&](const sim::Function& f) {
       const auto module = s.modules.find(f.module);
-      return module == s.modules.end() || !module->second->library;
+      return module == s.modules.end() || (!module->second->library && doomed(f.module));
     });
-    std::erase_if(s.modules, [](const auto& m) { return !m.second->library; });
-    // A library's variables were the context's memory: placed afresh when next asked for.
-    for (auto& [handle, module] : s.modules) module->placed.clear();
-    s.streams.clear();
-    s.stream_attributes.clear();
-    s.arrays.clear();
-    s.events.clear();
-    s.primary_references = 0;
-    s.primary_active = false;
-    s.primary_flags = 0;
+    std::erase_if(s.modules, [&](const auto& m) {
+      if (m.second->library || !doomed(m.first)) return false;
+      sim::disown(s, m.first);
+      return true;
+    });
+    // A library's variables were the memory of the context that placed them: placed afresh when
+    // next asked for.
+    for (auto& [handle, module] : s.modules) {
+      std::erase_if(module->placed,
+                    [&](const auto& v) { return s.allocations.count(v.second) == 0; });
+    }
+    const auto erase_doomed = [&](auto& objects) {
+      std::erase_if(objects, [&](const auto& o) {
+        if (!doomed(o.first)) return false;
+        sim::disown(s, o.first);
+        return true;
+      });
+    };
+    std::erase_if(s.stream_attributes, [&](const auto& a) { return doomed(a.first); });
+    erase_doomed(s.streams);
+    erase_doomed(s.arrays);
+    erase_doomed(s.events);
+    s.primaries[static_cast<size_t>(dev)] = sim::Primary{};
+    const CUcontext primary = sim::primary_context(dev);
+    std::erase_if(s.peer_access, [&](const auto& pair) {
+      return pair.first == primary || pair.second == primary;
+    });
     return CUDA_SUCCESS;
   });
 }
 
+// The calling thread's current context (the stub sends every change of its thread's stack).
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
   return sim::guarded([&](sim::State& s) {
-    return ctx == nullptr || sim::known_context(s, ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
-  });
-}
-
-// Every context is the one device's.
-GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
-  return sim::guarded([&](sim::State&) {
-    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *device = 0;
+    if (ctx != nullptr && !sim::known_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+    sim::current_context() = ctx;
     return CUDA_SUCCESS;
   });
 }
 
-// A context of one's own: a handle of its own over the one device (memory, modules and streams
-// are the device's, as the simulated device keeps one state).
+// The device of the current context (device 0 for a thread that has none: effective_context()).
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetDevice(CUdevice* device) {
+  return sim::guarded([&](sim::State& s) {
+    if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const CUdevice dev = sim::context_device(s, sim::effective_context());
+    if (dev < 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;  // destroyed by another thread
+    *device = dev;
+    return CUDA_SUCCESS;
+  });
+}
+
+// A context of one's own: a handle of its own over device `dev` (memory, modules and streams are
+// shared, as the simulated devices keep one state), made current on the calling thread, as the
+// driver makes it.
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params,
                                                  unsigned int flags, CUdevice dev) {
   return sim::guarded([&](sim::State& s) {
     if (pctx == nullptr || params != nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    (void)flags;
     auto* context = reinterpret_cast<CUcontext>(new char);  // a distinct address, ours
-    s.contexts.insert(context);
+    s.contexts.emplace(context, sim::OwnContext{dev, flags, s.next_context_id++});
+    sim::current_context() = context;
     *pctx = context;
     return CUDA_SUCCESS;
   });
@@ -297,6 +375,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxCreate_v4(CUcontext* pctx, CUctxCreatePar
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
   return sim::guarded([&](sim::State& s) {
     if (s.contexts.erase(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    std::erase_if(s.peer_access,
+                  [&](const auto& pair) { return pair.first == ctx || pair.second == ctx; });
+    if (sim::current_context() == ctx) sim::current_context() = nullptr;
     delete reinterpret_cast<char*>(ctx);
     return CUDA_SUCCESS;
   });
@@ -327,16 +408,16 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, C
   return sim::guarded([&](sim::State&) {
     if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    std::strncpy(pciBusId, "0000:00:00.0", static_cast<size_t>(len) - 1);
+    std::strncpy(pciBusId, pci_bus_id(dev).c_str(), static_cast<size_t>(len) - 1);
     pciBusId[len - 1] = '\0';
     return CUDA_SUCCESS;
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
-  return sim::guarded([&](sim::State&) {
+  return sim::guarded([&](sim::State& s) {
     if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (ctx != nullptr && ctx != sim::primary_context()) return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx != nullptr && !sim::known_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
     *version = 3020;  // the context API version every CUDA since 3.2 reports
     return CUDA_SUCCESS;
   });
@@ -345,7 +426,14 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
   return sim::guarded([&](sim::State& s) {
     if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *flags = s.primary_flags;
+    const CUcontext ctx = sim::effective_context();
+    if (const auto own = s.contexts.find(ctx); own != s.contexts.end()) {
+      *flags = own->second.flags;
+      return CUDA_SUCCESS;
+    }
+    const CUdevice dev = sim::context_device(s, ctx);
+    if (dev < 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    *flags = s.primaries[static_cast<size_t>(dev)].flags;
     return CUDA_SUCCESS;
   });
 }
@@ -360,9 +448,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetStreamPriorityRange(int* leastPriority
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
-  return sim::guarded([&](sim::State&) {
-    return ctx == nullptr || ctx == sim::primary_context() ? CUDA_SUCCESS
-                                                           : CUDA_ERROR_INVALID_CONTEXT;
+  return sim::guarded([&](sim::State& s) {
+    return ctx == nullptr || sim::known_context(s, ctx) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
   });
 }
 
@@ -384,13 +471,13 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   });
 }
 
-// One device: it has no peer.
+// Distinct devices are peers (they share host memory); a device is not its own peer.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev,
                                                         CUdevice peerDev) {
   return sim::guarded([&](sim::State&) {
     if (canAccessPeer == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev) || !valid_device(peerDev)) return CUDA_ERROR_INVALID_DEVICE;
-    *canAccessPeer = 0;
+    *canAccessPeer = dev != peerDev ? 1 : 0;
     return CUDA_SUCCESS;
   });
 }
@@ -406,19 +493,44 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P
     if (!valid_device(srcDevice) || !valid_device(dstDevice) || srcDevice == dstDevice) {
       return CUDA_ERROR_INVALID_DEVICE;
     }
-    *value = 0;
+    // Peers in one memory: access and atomics are supported, arrays are not reached by
+    // peers, and every pair ranks the same.
+    switch (attrib) {
+      case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+      case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+        *value = 1;
+        break;
+      default:
+        *value = 0;
+    }
     return CUDA_SUCCESS;
   });
 }
 
+// "[domain:]bus:device.function" in hexadecimal, of a visible device: its ordinal.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice* dev, const char* pciBusId) {
   return sim::guarded([&](sim::State&) {
     if (dev == nullptr || pciBusId == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (std::strcmp(pciBusId, "0000:00:00.0") != 0 && std::strcmp(pciBusId, "00:00.0") != 0) {
-      return CUDA_ERROR_INVALID_VALUE;
+    unsigned domain = 0, bus = 0, device = 0, function = 0;
+    int end = 0;
+    const bool with_domain =
+        std::sscanf(pciBusId, "%x:%x:%x.%x%n", &domain, &bus, &device, &function, &end) == 4;
+    if (!with_domain) {
+      domain = 0;
+      end = 0;
+      if (std::sscanf(pciBusId, "%x:%x.%x%n", &bus, &device, &function, &end) != 3) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
     }
-    *dev = 0;
-    return CUDA_SUCCESS;
+    if (pciBusId[end] != '\0') return CUDA_ERROR_INVALID_VALUE;
+    for (CUdevice ordinal = 0; valid_device(ordinal); ++ordinal) {
+      if (domain == 0 && bus == static_cast<unsigned>(physical(ordinal)) + 1 && device == 0 &&
+          function == 0) {
+        *dev = ordinal;
+        return CUDA_SUCCESS;
+      }
+    }
+    return CUDA_ERROR_INVALID_VALUE;
   });
 }
 
@@ -426,27 +538,43 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxResetPersistingL2Cache() {
   return sim::guarded([&](sim::State&) { return CUDA_SUCCESS; });
 }
 
+// Peer access from the current context to a context of another device (a context of its own
+// device is no peer: CUDA_ERROR_INVALID_DEVICE, as natively).
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
-  return sim::guarded([&](sim::State&) {
+  return sim::guarded([&](sim::State& s) {
     if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    // The only context is the current one's own: no peer.
-    return peerContext == sim::primary_context() ? CUDA_ERROR_INVALID_DEVICE
-                                                 : CUDA_ERROR_INVALID_CONTEXT;
+    const CUdevice peer = sim::context_device(s, peerContext);
+    if (peer < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    const CUcontext ctx = sim::effective_context();
+    const CUdevice dev = sim::context_device(s, ctx);
+    if (dev < 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (dev == peer) return CUDA_ERROR_INVALID_DEVICE;
+    return s.peer_access.emplace(ctx, peerContext).second ? CUDA_SUCCESS
+                                                          : CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peerContext) {
-  return sim::guarded([&](sim::State&) {
-    return peerContext == sim::primary_context() ? CUDA_ERROR_PEER_ACCESS_NOT_ENABLED
-                                                 : CUDA_ERROR_INVALID_CONTEXT;
+  return sim::guarded([&](sim::State& s) {
+    if (!sim::known_context(s, peerContext)) return CUDA_ERROR_INVALID_CONTEXT;
+    return s.peer_access.erase({sim::effective_context(), peerContext}) != 0
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
   });
 }
 
+// Primary contexts are numbered 1.. by ordinal, contexts of one's own after them.
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
-  return sim::guarded([&](sim::State&) {
+  return sim::guarded([&](sim::State& s) {
     if (ctxId == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (ctx != nullptr && ctx != sim::primary_context()) return CUDA_ERROR_INVALID_CONTEXT;
-    *ctxId = 1;
+    const CUcontext context = ctx != nullptr ? ctx : sim::effective_context();
+    if (const auto own = s.contexts.find(context); own != s.contexts.end()) {
+      *ctxId = own->second.id;
+      return CUDA_SUCCESS;
+    }
+    const CUdevice dev = sim::context_device(s, context);
+    if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    *ctxId = static_cast<unsigned long long>(dev) + 1;
     return CUDA_SUCCESS;
   });
 }
@@ -466,7 +594,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool* pool_o
   return sim::guarded([&](sim::State&) {
     if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *pool_out = sim::device_pool();
+    *pool_out = sim::device_pool(dev);
     return CUDA_SUCCESS;
   });
 }
@@ -475,7 +603,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevic
   return sim::guarded([&](sim::State& s) {
     if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    *pool = s.current_pool != nullptr ? s.current_pool : sim::device_pool();
+    const CUmemoryPool current = s.current_pools[static_cast<size_t>(dev)];
+    *pool = current != nullptr ? current : sim::device_pool(dev);
     return CUDA_SUCCESS;
   });
 }
@@ -484,7 +613,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool 
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     if (!sim::known_pool(s, pool)) return CUDA_ERROR_INVALID_VALUE;
-    s.current_pool = pool;
+    s.current_pools[static_cast<size_t>(dev)] = pool;
     return CUDA_SUCCESS;
   });
 }
@@ -496,7 +625,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t minB
   });
 }
 
-// Pools of one's own: pinned device memory of the one device, served like the device's pool.
+// Pools of one's own: pinned device memory of a visible device, served like the device's pool.
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool,
                                                   const CUmemPoolProps* poolProps) {
   return sim::guarded([&](sim::State& s) {
@@ -517,13 +646,16 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   return sim::guarded([&](sim::State& s) {
     if (s.own_pools.erase(pool) == 0) return CUDA_ERROR_INVALID_VALUE;
     s.pool_attributes.erase(pool);
-    if (s.current_pool == pool) s.current_pool = nullptr;
+    for (CUmemoryPool& current : s.current_pools) {
+      if (current == pool) current = nullptr;
+    }
     delete reinterpret_cast<char*>(pool);
     return CUDA_SUCCESS;
   });
 }
 
-// The one device reads and writes every pool: access can be granted, never to another device.
+// Every visible device reads and writes every pool (they share one memory): access can be granted
+// to any of them, never to anything else.
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map,
                                                      size_t count) {
   return sim::guarded([&](sim::State& s) {

@@ -81,6 +81,13 @@ CUfunction function_of(CUkernel kernel) {
   return function;
 }
 
+// CUDA_SUCCESS for a visible device's ordinal, else the error (CUDA_ERROR_INVALID_DEVICE).
+CUresult check_device(CUdevice dev) {
+  return sim::guarded([&](sim::State& s) {
+    return sim::valid_device(s, dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  });
+}
+
 }  // namespace
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) {
@@ -100,7 +107,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetParamInfo(CUkernel kernel, size_t p
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetAttribute(int* pi, CUfunction_attribute attrib,
                                                        CUkernel kernel, CUdevice dev) {
-  if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (const CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   const CUfunction function = function_of(kernel);
   if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   return cuFuncGetAttribute(pi, attrib, function);
@@ -108,7 +115,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuKernelGetAttribute(int* pi, CUfunction_attri
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                                                        CUkernel kernel, CUdevice dev) {
-  if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (const CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   const CUfunction function = function_of(kernel);
   if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   return cuFuncSetAttribute(function, attrib, val);
@@ -116,7 +123,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attr
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache config,
                                                          CUdevice dev) {
-  if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+  if (const CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
   const CUfunction function = function_of(kernel);
   if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   return cuFuncSetCacheConfig(function, config);

@@ -133,6 +133,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesi
     s.allocations.emplace(address, std::move(memory));
     s.allocation_bytes.emplace(address, bytesize);
     s.allocated += bytesize;
+    sim::own(s, sim::memory_key(address));
     *dptr = address;
     return CUDA_SUCCESS;
   });
@@ -148,6 +149,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
     s.allocated -= it->second;
     s.allocation_bytes.erase(it);
     s.allocations.erase(dptr);
+    sim::disown(s, sim::memory_key(dptr));
     return CUDA_SUCCESS;
   });
 }
@@ -272,22 +274,30 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsign
   return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, ui, N); });
 }
 
-// One device, one context: a peer copy is a copy within it.
+namespace {
+
+// CUDA_SUCCESS when both contexts are live, else CUDA_ERROR_INVALID_CONTEXT.
+CUresult check_contexts(CUcontext dst, CUcontext src) {
+  return sim::guarded([&](sim::State& s) {
+    return sim::known_context(s, dst) && sim::known_context(s, src) ? CUDA_SUCCESS
+                                                                    : CUDA_ERROR_INVALID_CONTEXT;
+  });
+}
+
+}  // namespace
+
+// The devices share one memory: a peer copy, between any two contexts, is a copy within it.
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dstDevice, CUcontext dstContext,
                                                CUdeviceptr srcDevice, CUcontext srcContext,
                                                size_t ByteCount) {
-  if (dstContext != sim::primary_context() || srcContext != sim::primary_context()) {
-    return CUDA_ERROR_INVALID_CONTEXT;
-  }
+  if (const CUresult r = check_contexts(dstContext, srcContext); r != CUDA_SUCCESS) return r;
   return cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext,
                                                     CUdeviceptr srcDevice, CUcontext srcContext,
                                                     size_t ByteCount, CUstream hStream) {
-  if (dstContext != sim::primary_context() || srcContext != sim::primary_context()) {
-    return CUDA_ERROR_INVALID_CONTEXT;
-  }
+  if (const CUresult r = check_contexts(dstContext, srcContext); r != CUDA_SUCCESS) return r;
   return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
 }
 

@@ -77,6 +77,7 @@ void free_variables(sim::State& s, sim::Module& module) {
     s.allocations.erase(address);
     s.allocation_bytes.erase(address);
     s.module_memory.erase(address);
+    sim::disown(s, sim::memory_key(address));
   }
   module.placed.clear();
 }
@@ -115,6 +116,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleLoadData(CUmodule* module, const void*
     loaded->variables = variables_of(image, size);
     const auto handle = reinterpret_cast<CUmodule>(loaded.get());
     s.modules.emplace(handle, std::move(loaded));
+    sim::own(s, handle);
     *module = handle;
     return CUDA_SUCCESS;
   });
@@ -126,6 +128,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleUnload(CUmodule hmod) {
     if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
     free_variables(s, *module->second);
     s.modules.erase(module);
+    sim::disown(s, hmod);
     sim::forget_functions_if(s, [&](const sim::Function& f) { return f.module == hmod; });
     return CUDA_SUCCESS;
   });
@@ -170,6 +173,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t
       s.allocations.emplace(address, std::move(memory));
       s.allocation_bytes.emplace(address, variable->second);
       s.module_memory.insert(address);
+      sim::own(s, sim::memory_key(address));
       placed = module->second->placed.emplace(name, address).first;
     }
     if (dptr != nullptr) *dptr = placed->second;

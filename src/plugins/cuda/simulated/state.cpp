@@ -1,6 +1,8 @@
 // The simulated device's shared state (state.h).
 #include "state.h"
 
+#include <algorithm>
+
 namespace gvirtus::simulated {
 
 State& state() {
@@ -8,9 +10,18 @@ State& state() {
   return *instance;
 }
 
-CUcontext primary_context() {
-  static int context_object;
-  return reinterpret_cast<CUcontext>(&context_object);
+CUcontext primary_context(CUdevice dev) {
+  static char context_objects[kMaxDevices];
+  return reinterpret_cast<CUcontext>(&context_objects[dev]);
+}
+
+bool valid_device(const State& s, CUdevice dev) {
+  return dev >= 0 && static_cast<size_t>(dev) < s.devices.size();
+}
+
+CUcontext& current_context() {
+  thread_local CUcontext current = nullptr;
+  return current;
 }
 
 namespace {
@@ -72,17 +83,46 @@ bool known_stream(const State& s, CUstream stream) {
          s.streams.count(stream) != 0;
 }
 
-bool known_context(const State& s, CUcontext ctx) {
-  return ctx == primary_context() || s.contexts.count(ctx) != 0;
+CUdevice context_device(const State& s, CUcontext ctx) {
+  for (CUdevice dev = 0; valid_device(s, dev); ++dev) {
+    if (ctx == primary_context(dev)) return dev;
+  }
+  const auto own = s.contexts.find(ctx);
+  return own != s.contexts.end() ? own->second.device : -1;
 }
 
-CUmemoryPool device_pool() {
-  static int pool_object;
-  return reinterpret_cast<CUmemoryPool>(&pool_object);
+bool known_context(const State& s, CUcontext ctx) {
+  return context_device(s, ctx) >= 0;
+}
+
+CUcontext effective_context() {
+  const CUcontext current = current_context();
+  return current != nullptr ? current : primary_context(0);
+}
+
+void own(State& s, const void* object) {
+  s.owners[object] = std::max(context_device(s, effective_context()), CUdevice{0});
+}
+
+void disown(State& s, const void* object) {
+  s.owners.erase(object);
+}
+
+CUdevice owner(const State& s, const void* object) {
+  const auto it = s.owners.find(object);
+  return it != s.owners.end() ? it->second : 0;
+}
+
+CUmemoryPool device_pool(CUdevice dev) {
+  static char pool_objects[kMaxDevices];
+  return reinterpret_cast<CUmemoryPool>(&pool_objects[dev]);
 }
 
 bool known_pool(const State& s, CUmemoryPool pool) {
-  return pool == device_pool() || s.own_pools.count(pool) != 0;
+  for (CUdevice dev = 0; valid_device(s, dev); ++dev) {
+    if (pool == device_pool(dev)) return true;
+  }
+  return s.own_pools.count(pool) != 0;
 }
 
 }  // namespace gvirtus::simulated

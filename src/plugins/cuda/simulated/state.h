@@ -6,7 +6,11 @@
 // gvirtus's own fatbinary, cubin and PTX parsers), and launches are recorded, never executed.
 // It computes nothing, says "simulated" in everything it writes, and is never GPU evidence.
 //
-// This header is its shared state: one device, one primary context, every live handle. Every
+// This header is its shared state: the devices cuInit found (GVIRTUS_SIMULATED_DEVICES of them,
+// as CUDA_VISIBLE_DEVICES selects: visible_devices.h), a primary context per device, every live
+// handle. The devices share one host-memory space and one set of handles (it is a test double):
+// what tells them apart is their identity, their contexts and their pools, and which device made
+// each object (what a reset of its primary context frees). Every
 // export runs its body through guarded(), under one lock, and returns a CUresult; no exception
 // leaves the library.
 #pragma once
@@ -20,11 +24,13 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/address_ranges.h"
 #include "common/error.h"
 #include "fatbin.h"
+#include "visible_devices.h"
 
 namespace gvirtus::simulated {
 
@@ -116,13 +122,28 @@ struct Link {
   std::string info;
 };
 
+// A device's primary context: one object per device, retained and released.
+struct Primary {
+  int references = 0;
+  unsigned flags = 0;
+  bool active = false;
+};
+
+// A context of one's own (cuCtxCreate): a handle of its own over its device.
+struct OwnContext {
+  CUdevice device;
+  unsigned flags;
+  unsigned long long id;  // cuCtxGetId's
+};
+
 struct State {
   std::mutex mutex;
   bool initialized = false;
-  // The primary context: one object, retained and released.
-  int primary_references = 0;
-  unsigned primary_flags = 0;
-  bool primary_active = false;
+  // The visible devices' physical indexes, by ordinal, and each one's primary context and current
+  // memory pool (null: its own), by ordinal; set by cuInit.
+  std::vector<int> devices;
+  std::vector<Primary> primaries;
+  std::vector<CUmemoryPool> current_pools;
   std::map<uintptr_t, HostBuffer> allocations;  // by address
   std::map<uintptr_t, uint64_t> allocation_bytes;
   uint64_t allocated = 0;             // what cuMemAlloc* took (modules' variables not)
@@ -151,11 +172,17 @@ struct State {
   // The device pool's settable attributes (CUmemPool_attribute -> value).
   // Every pool's settable attributes (CUmemPool_attribute -> value), by pool.
   std::map<CUmemoryPool, std::map<int, uint64_t>> pool_attributes;
-  // Pools of one's own (cuMemPoolCreate), and the device's current pool (its own by default).
+  // Pools of one's own (cuMemPoolCreate).
   std::set<CUmemoryPool> own_pools;
-  CUmemoryPool current_pool = nullptr;
-  // Contexts of one's own (cuCtxCreate): distinct handles sharing the one device's memory.
-  std::set<CUcontext> contexts;
+  // Contexts of one's own (cuCtxCreate): distinct handles sharing the devices' memory.
+  std::map<CUcontext, OwnContext> contexts;
+  unsigned long long next_context_id = kMaxDevices + 1;  // ids 1..kMaxDevices: primary contexts
+  // The device whose context made each allocation (by address), module, stream, event and array
+  // (by handle), so that a reset of a device's primary context frees what that device's contexts
+  // made and nothing else (own() and disown()).
+  std::map<const void*, CUdevice> owners;
+  // Peer access enabled (cuCtxEnablePeerAccess): (context, peer context) pairs.
+  std::set<std::pair<CUcontext, CUcontext>> peer_access;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
   std::map<CUlinkState, std::unique_ptr<Link>> links;
   std::map<CUarray, std::unique_ptr<Array>> arrays;
@@ -179,20 +206,45 @@ CUresult record_launch(State& s, CUstream stream, const CapturedLaunch& launch);
 // captures kernel launches only) on a capturing stream, else CUDA_SUCCESS.
 CUresult not_captured(const State& s, CUstream stream);
 
-// The device's memory pool: a fixed address of ours.
-CUmemoryPool device_pool();
+// A device's own memory pool, by ordinal: a fixed address of ours.
+CUmemoryPool device_pool(CUdevice dev);
 
-// Whether `pool` is the device's pool or one of one's own not destroyed.
+// Whether `pool` is a visible device's pool or one of one's own not destroyed.
 bool known_pool(const State& s, CUmemoryPool pool);
+
+// Whether `dev` is a visible device's ordinal.
+bool valid_device(const State& s, CUdevice dev);
 
 // The state, locked by the caller (guarded() does).
 State& state();
 
-// The primary context's handle: a fixed address of ours.
-CUcontext primary_context();
+// A device's primary context's handle, by ordinal: a fixed address of ours.
+CUcontext primary_context(CUdevice dev);
 
-// Whether `ctx` is the primary context or one created and not destroyed.
+// The device of the calling thread's context, which owns what it makes: own() records it for
+// `object` (an allocation's address or a handle), disown() forgets it when the object goes, and
+// owner() says it (device 0 for what has none).
+void own(State& s, const void* object);
+inline const void* memory_key(uintptr_t address) {
+  return reinterpret_cast<const void*>(address);
+}
+void disown(State& s, const void* object);
+CUdevice owner(const State& s, const void* object);
+
+// Whether `ctx` is a visible device's primary context or one created and not destroyed.
 bool known_context(const State& s, CUcontext ctx);
+
+// The device of a known context, else -1.
+CUdevice context_device(const State& s, CUcontext ctx);
+
+// The calling thread's current context (cuCtxSetCurrent; the stub keeps each client thread's stack
+// and the backend runs each client thread's calls on a thread of its own), null if none.
+CUcontext& current_context();
+
+// The current context, or device 0's primary context for a thread that has none (as the one
+// device's was before there were several: the backend asks for the device of calls made before
+// any cuCtxSetCurrent).
+CUcontext effective_context();
 
 // Runs `body` (returning CUresult) under the state's lock, after checking that cuInit was called
 // (unless `needs_init` is false); a gvirtus::Error from a parser is CUDA_ERROR_INVALID_IMAGE, any

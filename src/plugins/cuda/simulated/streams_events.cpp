@@ -18,6 +18,7 @@ CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags) {
   // allocation has.
   const auto handle = reinterpret_cast<CUstream>(uintptr_t{0x5100000000} + number * 16);
   s.streams.emplace(handle, number);
+  sim::own(s, handle);
   *stream = handle;
   return CUDA_SUCCESS;
 }
@@ -45,6 +46,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
     s.capturing.erase(hStream);  // a capture in progress ends with its stream
     s.stream_attributes.erase(hStream);
+    sim::disown(s, hStream);
     return s.streams.erase(hStream) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
 }
@@ -131,6 +133,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int F
     auto created = std::make_unique<sim::Event>();
     const auto handle = reinterpret_cast<CUevent>(created.get());
     s.events.emplace(handle, std::move(created));
+    sim::own(s, handle);
     *phEvent = handle;
     return CUDA_SUCCESS;
   });
@@ -138,6 +141,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuEventCreate(CUevent* phEvent, unsigned int F
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuEventDestroy_v2(CUevent hEvent) {
   return sim::guarded([&](sim::State& s) {
+    sim::disown(s, hEvent);
     return s.events.erase(hEvent) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
 }
@@ -187,7 +191,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetDevice(CUstream hStream, CUdevice* 
   return sim::guarded([&](sim::State& s) {
     if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *device = 0;
+    // Streams are the shared state's, not a device's: the calling thread's device.
+    const CUdevice dev = sim::context_device(s, sim::effective_context());
+    if (dev < 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    *device = dev;
     return CUDA_SUCCESS;
   });
 }
@@ -196,7 +203,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pc
   return sim::guarded([&](sim::State& s) {
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *pctx = sim::primary_context();
+    *pctx = sim::effective_context();  // streams are the shared state's: the thread's context
     return CUDA_SUCCESS;
   });
 }

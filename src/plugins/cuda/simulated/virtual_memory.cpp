@@ -27,8 +27,9 @@ bool granular(uint64_t value) {
   return value % kGranularity == 0;
 }
 
-bool device_location(const CUmemLocation& location) {
-  return location.type == CU_MEM_LOCATION_TYPE_DEVICE && location.id == 0;
+// A visible device (they share one memory: any of them is where physical memory lives).
+bool device_location(const sim::State& s, const CUmemLocation& location) {
+  return location.type == CU_MEM_LOCATION_TYPE_DEVICE && sim::valid_device(s, location.id);
 }
 
 // The reservation holding all of [start, start + bytes), or end().
@@ -55,8 +56,8 @@ bool any_mapping_in(sim::State& s, uint64_t start, uint64_t bytes) {
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetAllocationGranularity(
     size_t* granularity, const CUmemAllocationProp* prop, CUmemAllocationGranularity_flags option) {
-  return sim::guarded([&](sim::State&) {
-    if (granularity == nullptr || prop == nullptr || !device_location(prop->location) ||
+  return sim::guarded([&](sim::State& s) {
+    if (granularity == nullptr || prop == nullptr || !device_location(s, prop->location) ||
         (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM &&
          option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)) {
       return CUDA_ERROR_INVALID_VALUE;
@@ -109,7 +110,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* hand
                                               unsigned long long flags) {
   return sim::guarded([&](sim::State& s) {
     if (handle == nullptr || prop == nullptr || size == 0 || !granular(size) || flags != 0 ||
-        prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || !device_location(prop->location)) {
+        prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || !device_location(s, prop->location)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;
@@ -182,9 +183,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
     if (desc == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
     bool device_access = false;
     for (size_t i = 0; i < count; ++i) {
-      if (!device_location(desc[i].location) ||
+      if (!device_location(s, desc[i].location) ||
           desc[i].flags > CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
-        return CUDA_ERROR_INVALID_VALUE;  // one device, no host access to device memory
+        return CUDA_ERROR_INVALID_VALUE;  // no host access to device memory
       }
       device_access = desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE;
     }
