@@ -59,11 +59,14 @@ TEST(SimulatedDeviceRules, an_empty_selection_hides_every_device) {
 // devices.cu run on a backend with the cuda-simulated plugin and `env` in its environment.
 class SimulatedDevices : public ::testing::Test {
  protected:
+  // `client_env`: more NAME=VALUE for the program (GVIRTUS_VISIBLE_DEVICES, say).
   RunResult run_devices(const std::vector<std::string>& env,
-                        const std::string& program = GVIRTUS_STATIC_DIR "/devices") {
+                        const std::string& program = GVIRTUS_STATIC_DIR "/devices",
+                        const std::string& client_env = "") {
     backend_ = std::make_unique<BackendProcess>(
         BackendOptions{.extra_json = "", .plugins = R"(["cuda-simulated"])", .env = env});
-    return run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_CONFIG=" + backend_->client_config_file() +
+    return run("env " GVIRTUS_STUB_PROGRAM_ENV " " + client_env +
+               " GVIRTUS_CONFIG=" + backend_->client_config_file() +
                " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " + program + " 2>&1");
   }
 
@@ -126,6 +129,32 @@ TEST_F(SimulatedDevices, visible_devices_3_1_are_ordinals_0_and_1) {
   EXPECT_NE(result.output.find("context 1 retain 0 set 0 get 0 device 1 state 0 active 1\n"),
             std::string::npos)
       << result.output;
+}
+
+// The application's own selection (GVIRTUS_VISIBLE_DEVICES, common/device_selection.h) travels in
+// the hello and becomes the worker's CUDA_VISIBLE_DEVICES before the driver initialises.
+TEST_F(SimulatedDevices, the_applications_selection_3_1_is_what_it_sees) {
+  const RunResult result =
+      run_devices({"GVIRTUS_SIMULATED_DEVICES=4"}, GVIRTUS_STATIC_DIR "/devices",
+                  "GVIRTUS_VISIBLE_DEVICES=3,1");
+  ASSERT_EQ(result.status, 0) << result.output << backend_->log();
+  EXPECT_NE(result.output.find("count 2\n"), std::string::npos) << result.output;
+  EXPECT_EQ(device_line(result.output, 0), expected(0, 3)) << result.output;
+  EXPECT_EQ(device_line(result.output, 1), expected(1, 1)) << result.output;
+}
+
+// A backend its operator limited to physical 3, 2 and 1: the application's "2,0" counts in that
+// list, so it sees physical 1, then 3.
+TEST_F(SimulatedDevices, the_applications_selection_counts_in_the_backends_own) {
+  const RunResult result =
+      run_devices({"GVIRTUS_SIMULATED_DEVICES=4", "CUDA_VISIBLE_DEVICES=3,2,1"},
+                  GVIRTUS_STATIC_DIR "/devices", "GVIRTUS_VISIBLE_DEVICES=2,0");
+  ASSERT_EQ(result.status, 0) << result.output << backend_->log();
+  EXPECT_NE(result.output.find("count 2\n"), std::string::npos) << result.output;
+  EXPECT_EQ(device_line(result.output, 0), expected(0, 1)) << result.output;
+  EXPECT_EQ(device_line(result.output, 1), expected(1, 3)) << result.output;
+  EXPECT_TRUE(backend_->logged("devices 2,0 selected (CUDA_VISIBLE_DEVICES=1,3)"))
+      << backend_->log();
 }
 
 // NVIDIA's runtime on the selected devices: cudaSetDevice makes each current (its primary
