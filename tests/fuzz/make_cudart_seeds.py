@@ -25,7 +25,7 @@ MEMCPY_3D, MEMCPY_3D_ASYNC, MEMCPY_3D_PEER = 177, 178, 179
 GRAPH_CREATE, GRAPH_DESTROY, GRAPH_GET_NODES = 203, 210, 212
 ADD_EMPTY, ADD_DEPENDENCIES, GET_EDGES, NODE_TYPE, NODE_DEPENDENCIES = 221, 222, 224, 225, 226
 DESTROY_NODE, ADD_KERNEL_NODE, ADD_MEMSET_NODE, ADD_MEMCPY_NODE, ADD_MEMCPY_1D = 228, 232, 237, 241, 242
-ADD_EVENT_RECORD, CHILD_GRAPH_GET = 248, 257
+ADD_EVENT_RECORD, CHILD_GRAPH_GET, ADD_NODE, NODE_SET_PARAMS = 248, 257, 263, 264
 
 H2D, D2H, D2D, DEFAULT = 1, 2, 3, 4
 HEAP = 0x5555_5555_0000  # an address a worker's heap could have
@@ -160,7 +160,13 @@ SEEDS = {
     + call(CHILD_GRAPH_GET, u64(0xe0de)) + call(DESTROY_NODE, u64(0xe0de))
     + call(GRAPH_GET_NODES, u64(0x6a0) + b"\x03" + u64(8)) + call(GRAPH_DESTROY, u64(0x6a0))
     + call(ADD_KERNEL_NODE, node_head(0) + u64(7) + struct.pack("<IIIIIII", 1, 1, 1, 32, 1, 1, 0)
-           + blob(b"\0" * 16)),
+           + blob(b"\0" * 16))
+    # The generic forms: a child graph moved (ownership 1) and a node type never remoted (host).
+    + call(ADD_NODE, node_head(0x6a0, 0xe0de) + b"\x01" + b"\0" * 8 + struct.pack("<i", 4)
+           + u64(0x6a1) + struct.pack("<I", 1))
+    + call(NODE_SET_PARAMS, u64(0xe0de) + struct.pack("<i", 2) + u64(HEAP, 0)
+           + struct.pack("<II", 0, 4) + u64(16, 1))
+    + call(ADD_NODE, node_head(0) + b"\0" + struct.pack("<i", 3)),
 }
 
 

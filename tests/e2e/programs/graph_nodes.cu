@@ -1,6 +1,7 @@
 // Graphs built node by node: a memset, two kernel nodes, a 1D and a 3D device-to-device copy, an
 // event record node, an empty node, a child graph, a second graph with an event wait node, and a
-// third that allocates, sets, copies out and frees memory of its own.
+// third that allocates, sets, copies out and frees memory of its own, and a fourth built with the
+// generic forms (cudaGraphAddNode, cudaGraphNodeSetParams, cudaGraphExecNodeSetParams).
 // The shape queries (nodes, roots, edges, types, dependencies and dependents), every node
 // kind's parameters read back (a kernel node's function and arguments as the program gave
 // them), dependencies added and removed, an executable graph launched several times and checked
@@ -294,6 +295,55 @@ int main() {
   }
   SHOW(cudaGraphExecDestroy(allocating_exec));
   SHOW(cudaGraphDestroy(allocating));
+
+  // The generic forms: a memset, a kernel after it, and a graph moved into a child node.
+  cudaGraph_t generic = nullptr;
+  SHOW(cudaGraphCreate(&generic, 0));
+  cudaGraphNodeParams generic_memset{};
+  generic_memset.type = cudaGraphNodeTypeMemset;
+  generic_memset.memset.dst = y;
+  generic_memset.memset.value = 0;
+  generic_memset.memset.elementSize = sizeof(float);
+  generic_memset.memset.width = kN;
+  generic_memset.memset.height = 1;
+  cudaGraphNode_t generic_memset_node = nullptr;
+  SHOW(cudaGraphAddNode(&generic_memset_node, generic, nullptr, nullptr, 0, &generic_memset));
+  b = 1.0f;
+  void* add_one_args[] = {&y, &one, &b, &n};
+  cudaGraphNodeParams generic_kernel{};
+  generic_kernel.type = cudaGraphNodeTypeKernel;
+  generic_kernel.kernel.func = reinterpret_cast<void*>(scale_add);
+  generic_kernel.kernel.gridDim = dim3(kBlocks);
+  generic_kernel.kernel.blockDim = dim3(kThreads);
+  generic_kernel.kernel.kernelParams = add_one_args;
+  cudaGraphNode_t generic_kernel_node = nullptr;
+  SHOW(cudaGraphAddNode(&generic_kernel_node, generic, &generic_memset_node, nullptr, 1,
+                        &generic_kernel));
+  show_type("generic kernel", generic_kernel_node);
+  cudaGraph_t moved = nullptr;
+  SHOW(cudaGraphCreate(&moved, 0));
+  cudaGraphNode_t moved_empty = nullptr;
+  SHOW(cudaGraphAddEmptyNode(&moved_empty, moved, nullptr, 0));
+  cudaGraphNodeParams generic_child{};
+  generic_child.type = cudaGraphNodeTypeGraph;
+  generic_child.graph.graph = moved;
+  generic_child.graph.ownership = cudaGraphChildGraphOwnershipMove;
+  cudaGraphNode_t generic_child_node = nullptr;
+  SHOW(cudaGraphAddNode(&generic_child_node, generic, &generic_kernel_node, nullptr, 1,
+                        &generic_child));
+  generic_memset.memset.value = 0;
+  SHOW(cudaGraphNodeSetParams(generic_memset_node, &generic_memset));
+  cudaGraphExec_t generic_exec = nullptr;
+  const bool have_generic = OK(cudaGraphInstantiate(&generic_exec, generic, 0));
+  b = 2.0f;  // y = 0 * 1 + 2
+  SHOW(cudaGraphExecNodeSetParams(generic_exec, generic_kernel_node, &generic_kernel));
+  SHOW(cudaGraphLaunch(generic_exec, s));
+  SHOW(cudaStreamSynchronize(s));
+  if (have_generic && OK(cudaMemcpy(result.data(), y, bytes, cudaMemcpyDeviceToHost))) {
+    EXPECT(result[0] == 2.0f && result[kN - 1] == 2.0f);
+  }
+  SHOW(cudaGraphExecDestroy(generic_exec));
+  SHOW(cudaGraphDestroy(generic));  // and the graph moved into it
 
   // Errors the runtime gives natively too.
   SHOW(cudaGraphAddEmptyNode(nullptr, graph, nullptr, 0));

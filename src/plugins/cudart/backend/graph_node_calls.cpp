@@ -1,4 +1,4 @@
-// The backend's handlers of the graph node rows (221-262 of cudart_calls.txt, and the graph's
+// The backend's handlers of the graph node rows (221-265 of cudart_calls.txt, and the graph's
 // destruction, 210; wire: common/graph_node_wire.h), called by run_custom. Every graph, node,
 // event and executable graph is vetted as the session's before it reaches the runtime (nodes:
 // graph_nodes.h), and every device range a memset or copy node names is vetted as device memory
@@ -239,9 +239,9 @@ cudaError_t run_dependencies(Fn fn, WireReader& in, WireWriter& out) {
 // cudaGraphAddMemAllocNode: the pool's properties travel as their bytes (the runtime checks
 // them), except the Windows security attributes, a pointer, which is null here; the address the
 // runtime placed becomes the graph's device memory.
-cudaError_t run_add_mem_alloc(WireReader& in, WireWriter& out) {
-  const AddHead head = get_add_head(in);
-  cudaMemAllocNodeParams params{};
+// A memory allocation node's parameters from the wire, its access descriptors in `access`.
+void get_alloc_params(WireReader& in, cudaMemAllocNodeParams& params,
+                      std::vector<cudaMemAccessDesc>& access) {
   std::memcpy(&params.poolProps, in.get_raw(sizeof params.poolProps).data(),
               sizeof params.poolProps);
   params.poolProps.win32SecurityAttributes = nullptr;
@@ -250,7 +250,7 @@ cudaError_t run_add_mem_alloc(WireReader& in, WireWriter& out) {
     raise(ErrorKind::kInvalidInput,
           std::to_string(n) + " access descriptors in an allocation node");
   }
-  std::vector<cudaMemAccessDesc> access(n);
+  access.resize(n);
   if (n > 0) {
     std::memcpy(access.data(), in.get_raw(n * sizeof(cudaMemAccessDesc)).data(),
                 n * sizeof(cudaMemAccessDesc));
@@ -258,6 +258,13 @@ cudaError_t run_add_mem_alloc(WireReader& in, WireWriter& out) {
   params.accessDescs = n > 0 ? access.data() : nullptr;
   params.accessDescCount = n;
   params.bytesize = in.get<uint64_t>();
+}
+
+cudaError_t run_add_mem_alloc(WireReader& in, WireWriter& out) {
+  const AddHead head = get_add_head(in);
+  cudaMemAllocNodeParams params{};
+  std::vector<cudaMemAccessDesc> access;
+  get_alloc_params(in, params, access);
   in.expect_end();
   const cudaError_t result = finish_add(out, head, cudaSuccess, [&](cudaGraphNode_t* node) {
     return ::cudaGraphAddMemAllocNode(node, head.graph, head.dependencies.data(),
@@ -267,6 +274,142 @@ cudaError_t run_add_mem_alloc(WireReader& in, WireWriter& out) {
     note_graph_allocation(head.graph, params.dptr, params.bytesize);
     out.put<uint64_t>(reinterpret_cast<uint64_t>(params.dptr));
   }
+  return result;
+}
+
+// The generic form's parameters (graph_node_wire.h): the node type, then that kind's parameters,
+// vetted as the kind's own call vets them (`vetted`). Pointers inside point into `access` and the
+// calling thread's launch buffer.
+cudaGraphNodeParams get_node_params(WireReader& in, std::vector<cudaMemAccessDesc>& access,
+                                    cudaError_t& vetted) {
+  cudaGraphNodeParams params{};
+  const int32_t type = in.get<int32_t>();
+  vetted = cudaSuccess;
+  switch (type) {
+    case cudaGraphNodeTypeKernel: {
+      const cudaKernelNodeParams kernel = get_kernel_params(in);
+      params.kernel.func = kernel.func;
+      params.kernel.gridDim = kernel.gridDim;
+      params.kernel.blockDim = kernel.blockDim;
+      params.kernel.sharedMemBytes = kernel.sharedMemBytes;
+      params.kernel.kernelParams = kernel.kernelParams;
+      break;
+    }
+    case cudaGraphNodeTypeMemcpy:
+      params.memcpy.copyParams = get_memcpy_params(in, vetted);
+      break;
+    case cudaGraphNodeTypeMemset: {
+      const cudaMemsetParams memset = get_memset_params(in, vetted);
+      params.memset.dst = memset.dst;
+      params.memset.pitch = memset.pitch;
+      params.memset.value = memset.value;
+      params.memset.elementSize = memset.elementSize;
+      params.memset.width = memset.width;
+      params.memset.height = memset.height;
+      break;
+    }
+    case cudaGraphNodeTypeEmpty:
+      break;
+    case cudaGraphNodeTypeWaitEvent:
+    case cudaGraphNodeTypeEventRecord: {
+      const auto event = handle_from_wire<cudaEvent_t>(in.get<uint64_t>());
+      vetted = vet(event);
+      if (type == cudaGraphNodeTypeWaitEvent) {
+        params.eventWait.event = event;
+      } else {
+        params.eventRecord.event = event;
+      }
+      break;
+    }
+    case cudaGraphNodeTypeGraph: {
+      params.graph.graph = handle_from_wire<cudaGraph_t>(in.get<uint64_t>());
+      const uint32_t ownership = in.get<uint32_t>();
+      if (ownership > cudaGraphChildGraphOwnershipMove) {
+        raise(ErrorKind::kInvalidInput, "child graph ownership " + std::to_string(ownership));
+      }
+      params.graph.ownership = static_cast<cudaGraphChildGraphNodeOwnership>(ownership);
+      // A graph already a node's cannot be moved again: the runtime would own it twice.
+      vetted = first_failure(
+          vet(params.graph.graph),
+          ownership == cudaGraphChildGraphOwnershipMove && is_child_graph(params.graph.graph)
+              ? static_cast<cudaError_t>(services::refuse(cudaErrorInvalidValue, "cudart", "graph",
+                                                          params.graph.graph,
+                                                          "already owned by a child graph node"))
+              : cudaSuccess);
+      break;
+    }
+    case cudaGraphNodeTypeMemAlloc: {
+      cudaMemAllocNodeParams alloc{};
+      get_alloc_params(in, alloc, access);
+      params.alloc.poolProps = alloc.poolProps;
+      params.alloc.accessDescs = alloc.accessDescs;
+      params.alloc.accessDescCount = alloc.accessDescCount;
+      params.alloc.bytesize = alloc.bytesize;
+      break;
+    }
+    case cudaGraphNodeTypeMemFree:
+      params.free.dptr = reinterpret_cast<void*>(in.get<uint64_t>());
+      vetted = vet_device_pointer(params.free.dptr);
+      break;
+    default:
+      raise(ErrorKind::kInvalidInput, "graph node type " + std::to_string(type) + " on the wire");
+  }
+  params.type = static_cast<cudaGraphNodeType>(type);
+  return params;
+}
+
+// cudaGraphAddNode: the head with edge data, the generic parameters. A child graph moved into
+// the node becomes the node's; an allocation's address comes back, the graph's device memory.
+cudaError_t run_add_node(WireReader& in, WireWriter& out) {
+  const AddHead head = get_add_head(in);
+  const bool with_edges = in.get_bool();
+  const auto edges = get_edge_data(in, with_edges ? head.dependencies.size() : 0);
+  std::vector<cudaMemAccessDesc> access;
+  cudaError_t vetted = cudaSuccess;
+  cudaGraphNodeParams params = get_node_params(in, access, vetted);
+  in.expect_end();
+  cudaGraphNode_t added = nullptr;
+  const cudaError_t result = finish_add(out, head, vetted, [&](cudaGraphNode_t* node) {
+    const cudaError_t rc =
+        ::cudaGraphAddNode(node, head.graph, head.dependencies.data(),
+                           with_edges ? edges.data() : nullptr, head.dependencies.size(), &params);
+    added = *node;
+    return rc;
+  });
+  if (result != cudaSuccess) return result;
+  if (params.type == cudaGraphNodeTypeGraph &&
+      params.graph.ownership == cudaGraphChildGraphOwnershipMove) {
+    adopt_child_graph(params.graph.graph, added);
+  }
+  if (params.type == cudaGraphNodeTypeMemAlloc) {
+    note_graph_allocation(head.graph, params.alloc.dptr, params.alloc.bytesize);
+    out.put<uint64_t>(reinterpret_cast<uint64_t>(params.alloc.dptr));
+  }
+  return result;
+}
+
+// cudaGraphNodeSetParams, cudaGraphExecNodeSetParams: a child graph is not moved by a change of
+// parameters (the runtime's to refuse; refused here, where the session would lose track of it).
+cudaError_t run_set_node_params(Fn fn, WireReader& in, WireWriter& out) {
+  const bool exec_form = fn == Fn::cudaGraphExecNodeSetParams;
+  const auto exec = exec_form ? handle_from_wire<cudaGraphExec_t>(in.get<uint64_t>()) : nullptr;
+  const cudaGraphNode_t node = get_node(in);
+  std::vector<cudaMemAccessDesc> access;
+  cudaError_t vetted = cudaSuccess;
+  cudaGraphNodeParams params = get_node_params(in, access, vetted);
+  in.expect_end();
+  if (params.type == cudaGraphNodeTypeGraph &&
+      params.graph.ownership == cudaGraphChildGraphOwnershipMove) {
+    vetted = first_failure(vetted, static_cast<cudaError_t>(services::refuse(
+                                       cudaErrorInvalidValue, "cudart", "graph", params.graph.graph,
+                                       "a change of parameters cannot move a graph")));
+  }
+  cudaError_t result = first_failure(vet(exec), vet_node(node), vetted);
+  if (result == cudaSuccess) {
+    result = exec_form ? ::cudaGraphExecNodeSetParams(exec, node, &params)
+                       : ::cudaGraphNodeSetParams(node, &params);
+  }
+  out.put<int32_t>(result);
   return result;
 }
 
@@ -614,6 +757,11 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
     }
     case Fn::cudaGraphAddMemAllocNode:
       return run_add_mem_alloc(in, out);
+    case Fn::cudaGraphAddNode:
+      return run_add_node(in, out);
+    case Fn::cudaGraphNodeSetParams:
+    case Fn::cudaGraphExecNodeSetParams:
+      return run_set_node_params(fn, in, out);
     case Fn::cudaGraphMemAllocNodeGetParams: {
       const cudaGraphNode_t node = get_node(in);
       in.expect_end();
@@ -671,7 +819,7 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
 bool is_node_call(Fn fn) {
   const auto id = static_cast<uint32_t>(fn);
   return (id >= static_cast<uint32_t>(Fn::cudaGraphAddEmptyNode) &&
-          id <= static_cast<uint32_t>(Fn::cudaGraphMemFreeNodeGetParams)) ||
+          id <= static_cast<uint32_t>(Fn::cudaGraphExecNodeSetParams)) ||
          fn == Fn::cudaGraphDestroy;
 }
 

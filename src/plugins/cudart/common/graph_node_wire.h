@@ -1,4 +1,4 @@
-// Building graphs node by node on the wire (custom rows 221-262 of cudart_calls.txt), for the stub
+// Building graphs node by node on the wire (custom rows 221-265 of cudart_calls.txt), for the stub
 // (frontend/graph_nodes.cpp) and the backend (backend/graph_node_calls.cpp). Handles travel as
 // u64 (graph_wire.h); nodes are the backend runtime's own values, which the stub hands out as
 // they are and the backend vets as the session's (backend/graph_nodes.h).
@@ -24,6 +24,10 @@
 //            bytes; the reply adds u64 the allocation's address after the node. The get reply:
 //            the same, then u64 address.
 //   mem free add: u64 address; the get reply: u64 address.
+//   generic  (cudaGraphAddNode, cudaGraphNodeSetParams, cudaGraphExecNodeSetParams) i32 the node
+//            type, then that kind's parameters as above (a child graph's: u64 graph, u32
+//            ownership); cudaGraphAddNode's head adds u8 edge data given and n edge data records
+//            after the dependencies, and its reply u64 address after the node for an allocation.
 //   cudaGraphDestroy (row 210)
 //            u64 graph. Reply: i32 result.
 // The queries of a graph's shape:

@@ -1,4 +1,4 @@
-// Graphs built node by node in the stub (rows 221-262 and 210 of cudart_calls.txt; wire:
+// Graphs built node by node in the stub (rows 221-265 and 210 of cudart_calls.txt; wire:
 // common/graph_node_wire.h). Nodes live in the backend's process, as graphs do; the stub hands
 // out the runtime's node handles, which the backend vets as the session's. Every call waits: each
 // returns a node, a value, or an immediate error of the runtime's.
@@ -247,6 +247,122 @@ cudaError_t pack_1d(void* dst, const void* src, size_t count, cudaMemcpyKind kin
 MemsetNodeWire pack(const cudaMemsetParams& p) {
   return MemsetNodeWire{
       reinterpret_cast<uint64_t>(p.dst), p.pitch, p.value, p.elementSize, p.width, p.height};
+}
+
+// A memory allocation node's parameters (graph_node_wire.h).
+void put_alloc(WireWriter& w, const cudaMemPoolProps& props, const cudaMemAccessDesc* access,
+               size_t n, size_t bytes) {
+  w.put_raw(&props, sizeof props);
+  w.put<uint32_t>(static_cast<uint32_t>(n));
+  if (n > 0) w.put_raw(access, n * sizeof(cudaMemAccessDesc));
+  w.put<uint64_t>(bytes);
+}
+
+bool bad_access(const cudaMemAccessDesc* access, size_t n) {
+  return (access == nullptr && n > 0) || n > kMaxAccessDescs;
+}
+
+// The generic form's parameters, packed as their kind's own (graph_node_wire.h).
+struct PackedNodeParams {
+  int32_t type = 0;
+  PackedKernelParams kernel;
+  MemcpyNodeWire memcpy{};
+  MemsetNodeWire memset{};
+  uint64_t handle = 0;  // the event, the child graph or the freed address
+  uint32_t ownership = 0;
+  const cudaMemAllocNodeParamsV2* alloc = nullptr;
+};
+
+cudaError_t pack(const cudaGraphNodeParams* p, PackedNodeParams& packed, const char* call) {
+  if (p == nullptr) return invalid_value();
+  packed.type = marshal::enum_bits(p->type);
+  switch (packed.type) {
+    case cudaGraphNodeTypeKernel: {
+      const cudaKernelNodeParams kernel{p->kernel.func,         p->kernel.gridDim,
+                                        p->kernel.blockDim,     p->kernel.sharedMemBytes,
+                                        p->kernel.kernelParams, p->kernel.extra};
+      return pack(&kernel, packed.kernel, call);
+    }
+    case cudaGraphNodeTypeMemcpy: {
+      const auto& reserved = p->memcpy.reserved;
+      if (p->memcpy.flags != 0 || reserved[0] != 0 || reserved[1] != 0 || reserved[2] != 0) {
+        return invalid_value();
+      }
+      return pack(&p->memcpy.copyParams, packed.memcpy, call);
+    }
+    case cudaGraphNodeTypeMemset:
+      packed.memset = MemsetNodeWire{reinterpret_cast<uint64_t>(p->memset.dst),
+                                     p->memset.pitch,
+                                     p->memset.value,
+                                     p->memset.elementSize,
+                                     p->memset.width,
+                                     p->memset.height};
+      return cudaSuccess;
+    case cudaGraphNodeTypeEmpty:
+      return cudaSuccess;
+    case cudaGraphNodeTypeWaitEvent:
+      packed.handle = wire_handle(p->eventWait.event);
+      return cudaSuccess;
+    case cudaGraphNodeTypeEventRecord:
+      packed.handle = wire_handle(p->eventRecord.event);
+      return cudaSuccess;
+    case cudaGraphNodeTypeGraph:
+      packed.handle = wire_handle(p->graph.graph);
+      packed.ownership = static_cast<uint32_t>(marshal::enum_bits(p->graph.ownership));
+      if (packed.ownership > cudaGraphChildGraphOwnershipMove) return invalid_value();
+      return cudaSuccess;
+    case cudaGraphNodeTypeMemAlloc:
+      if (bad_access(p->alloc.accessDescs, p->alloc.accessDescCount)) return invalid_value();
+      packed.alloc = &p->alloc;
+      return cudaSuccess;
+    case cudaGraphNodeTypeMemFree:
+      packed.handle = reinterpret_cast<uint64_t>(p->free.dptr);
+      return cudaSuccess;
+    case cudaGraphNodeTypeHost:
+    case cudaGraphNodeTypeExtSemaphoreSignal:
+    case cudaGraphNodeTypeExtSemaphoreWait:
+    case cudaGraphNodeTypeConditional:
+      return not_supported(call, "host, external semaphore and conditional nodes are not remoted");
+    default:
+      return invalid_value();
+  }
+}
+
+void put_node_params(WireWriter& w, const PackedNodeParams& packed) {
+  w.put<int32_t>(packed.type);
+  switch (packed.type) {
+    case cudaGraphNodeTypeKernel:
+      put_kernel(w, packed.kernel);
+      break;
+    case cudaGraphNodeTypeMemcpy:
+      put_record(w, packed.memcpy);
+      break;
+    case cudaGraphNodeTypeMemset:
+      put_record(w, packed.memset);
+      break;
+    case cudaGraphNodeTypeGraph:
+      w.put<uint64_t>(packed.handle);
+      w.put<uint32_t>(packed.ownership);
+      break;
+    case cudaGraphNodeTypeWaitEvent:
+    case cudaGraphNodeTypeEventRecord:
+    case cudaGraphNodeTypeMemFree:
+      w.put<uint64_t>(packed.handle);
+      break;
+    case cudaGraphNodeTypeMemAlloc:
+      put_alloc(w, packed.alloc->poolProps, packed.alloc->accessDescs,
+                packed.alloc->accessDescCount, packed.alloc->bytesize);
+      break;
+    default:  // empty
+      break;
+  }
+}
+
+// A graph's allocation node placed `address`: device memory until the graph goes.
+void note_graph_allocation(cudaGraph_t graph, void* address, size_t bytes) {
+  note_allocated(Fn::cudaGraphAddMemAllocNode, address, bytes);
+  std::lock_guard lock(copies_mutex);
+  graph_allocations[graph].push_back(address);
 }
 
 // cudaGraphNodeGetDependencies, cudaGraphNodeGetDependentNodes, as the runtime: without an
@@ -799,8 +915,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGra
                                                            size_t numDependencies,
                                                            cudaMemAllocNodeParams* nodeParams) {
   if (nodeParams == nullptr ||
-      (nodeParams->accessDescs == nullptr && nodeParams->accessDescCount > 0) ||
-      nodeParams->accessDescCount > cr::kMaxAccessDescs) {
+      cr::bad_access(nodeParams->accessDescs, nodeParams->accessDescCount)) {
     return cr::invalid_value();
   }
   if (pGraphNode == nullptr || (pDependencies == nullptr && numDependencies > 0) ||
@@ -815,13 +930,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGra
         w.put<uint64_t>(cr::wire_handle(graph));
         w.put<uint32_t>(static_cast<uint32_t>(numDependencies));
         cr::put_nodes(w, pDependencies, numDependencies);
-        w.put_raw(&nodeParams->poolProps, sizeof nodeParams->poolProps);
-        w.put<uint32_t>(static_cast<uint32_t>(nodeParams->accessDescCount));
-        if (nodeParams->accessDescCount > 0) {
-          w.put_raw(nodeParams->accessDescs,
-                    nodeParams->accessDescCount * sizeof(cudaMemAccessDesc));
-        }
-        w.put<uint64_t>(nodeParams->bytesize);
+        cr::put_alloc(w, nodeParams->poolProps, nodeParams->accessDescs,
+                      nodeParams->accessDescCount, nodeParams->bytesize);
       },
       [&](WireReader& r) {
         if (r.remaining() == 0) return;  // a failure: the outputs stay as they were
@@ -831,9 +941,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t* pGra
   if (result != cudaSuccess) return result;
   *pGraphNode = node;
   nodeParams->dptr = reinterpret_cast<void*>(address);
-  cr::note_allocated(cr::Fn::cudaGraphAddMemAllocNode, nodeParams->dptr, nodeParams->bytesize);
-  std::lock_guard lock(cr::copies_mutex);
-  cr::graph_allocations[graph].push_back(nodeParams->dptr);
+  cr::note_graph_allocation(graph, nodeParams->dptr, nodeParams->bytesize);
   return result;
 }
 
@@ -889,4 +997,73 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t 
         void* const address = reinterpret_cast<void*>(r.get<uint64_t>());
         std::memcpy(dptr_out, &address, sizeof address);
       });
+}
+
+// The generic forms: the node type, then the kind's own parameters (host, external semaphore and
+// conditional nodes are refused, as their own calls are).
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, cudaGraph_t graph,
+                                                   const cudaGraphNode_t* pDependencies,
+                                                   const cudaGraphEdgeData* dependencyData,
+                                                   size_t numDependencies,
+                                                   cudaGraphNodeParams* nodeParams) {
+  cr::PackedNodeParams packed;
+  if (const cudaError_t rc = cr::pack(nodeParams, packed, "cudaGraphAddNode"); rc != cudaSuccess) {
+    return rc;
+  }
+  if (pGraphNode == nullptr || (pDependencies == nullptr && numDependencies > 0) ||
+      numDependencies > cr::kMaxNodeEdges) {
+    return cr::invalid_value();
+  }
+  cudaGraphNode_t node = nullptr;
+  uint64_t address = 0;
+  const cudaError_t result = cr::remote_sync(
+      cr::Fn::cudaGraphAddNode,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(cr::wire_handle(graph));
+        w.put<uint32_t>(static_cast<uint32_t>(numDependencies));
+        cr::put_nodes(w, pDependencies, numDependencies);
+        w.put<uint8_t>(dependencyData != nullptr);
+        if (dependencyData != nullptr && numDependencies > 0) {
+          w.put_raw(dependencyData, numDependencies * sizeof(cudaGraphEdgeData));
+        }
+        cr::put_node_params(w, packed);
+      },
+      [&](WireReader& r) {
+        if (r.remaining() == 0) return;  // a failure: the outputs stay as they were
+        node = cr::handle_from_wire<cudaGraphNode_t>(r.get<uint64_t>());
+        if (packed.type == cudaGraphNodeTypeMemAlloc) address = r.get<uint64_t>();
+      });
+  if (result != cudaSuccess) return result;
+  *pGraphNode = node;
+  if (packed.type == cudaGraphNodeTypeMemAlloc) {
+    nodeParams->alloc.dptr = reinterpret_cast<void*>(address);
+    cr::note_graph_allocation(graph, nodeParams->alloc.dptr, nodeParams->alloc.bytesize);
+  }
+  return result;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node,
+                                                         cudaGraphNodeParams* nodeParams) {
+  cr::PackedNodeParams packed;
+  if (const cudaError_t rc = cr::pack(nodeParams, packed, "cudaGraphNodeSetParams");
+      rc != cudaSuccess) {
+    return rc;
+  }
+  const cudaError_t result = cr::set_node(cr::Fn::cudaGraphNodeSetParams, nullptr, false, node,
+                                          [&](WireWriter& w) { cr::put_node_params(w, packed); });
+  if (result == cudaSuccess) cr::drop_copies(node);
+  return result;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec,
+                                                             cudaGraphNode_t node,
+                                                             cudaGraphNodeParams* nodeParams) {
+  cr::PackedNodeParams packed;
+  if (const cudaError_t rc = cr::pack(nodeParams, packed, "cudaGraphExecNodeSetParams");
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return cr::set_node(cr::Fn::cudaGraphExecNodeSetParams, graphExec, true, node,
+                      [&](WireWriter& w) { cr::put_node_params(w, packed); });
 }
