@@ -409,6 +409,13 @@ TEST_P(Vetting, made_up_graph_nodes_are_refused_and_the_session_goes_on) {
   set_event.put<uint64_t>(kMadeUpHandle);
   EXPECT_EQ(call(c, cr::Fn::cudaGraphEventWaitNodeSetEvent, set_event),
             cudaErrorInvalidResourceHandle);
+  WireWriter attribute = handle(0);  // a null node, a made-up programmatic event
+  attribute.put<int32_t>(cudaLaunchAttributeProgrammaticEvent);
+  cudaLaunchAttributeValue value{};
+  value.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(kMadeUpHandle);
+  attribute.put_raw(&value, sizeof value);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphKernelNodeSetAttribute, attribute),
+            cudaErrorInvalidResourceHandle);
   // The worker's own memory as a memset node's destination, or a copy node's source: never device
   // memory (with a GPU cudaErrorInvalidValue, the runtime's own init error without one).
   static int worker_like = 0;

@@ -228,6 +228,13 @@ int main() {
   SHOW(cudaGraphMemcpyNodeSetParams(copy3d_node, &copy3d));
   SHOW(cudaGraphEventRecordNodeSetEvent(record_node, done));
   SHOW(cudaGraphExecEventRecordNodeSetEvent(exec, record_node, done));
+  cudaKernelNodeAttrValue priority{};
+  priority.priority = 0;
+  SHOW(cudaGraphKernelNodeSetAttribute(scale_node, cudaLaunchAttributePriority, &priority));
+  priority.priority = -7;
+  if (OK(cudaGraphKernelNodeGetAttribute(scale_node, cudaLaunchAttributePriority, &priority))) {
+    std::printf("priority %d\n", priority.priority);
+  }
   SHOW(cudaGraphKernelNodeCopyAttributes(acc_node, scale_node));
 
   // A clone, and a node found in it.

@@ -1,4 +1,4 @@
-// The backend's handlers of the graph node rows (221-265 of cudart_calls.txt, and the graph's
+// The backend's handlers of the graph node rows (221-267 of cudart_calls.txt, and the graph's
 // destruction, 210; wire: common/graph_node_wire.h), called by run_custom. Every graph, node,
 // event and executable graph is vetted as the session's before it reaches the runtime (nodes:
 // graph_nodes.h), and every device range a memset or copy node names is vetted as device memory
@@ -413,6 +413,35 @@ cudaError_t run_set_node_params(Fn fn, WireReader& in, WireWriter& out) {
   return result;
 }
 
+// cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeSetAttribute: the attribute's bits go to
+// the runtime as they came (it refuses one it does not know); the events a value names are
+// vetted, as a launch's attributes are in the driver plugin.
+cudaError_t run_kernel_node_attribute(Fn fn, WireReader& in, WireWriter& out) {
+  const cudaGraphNode_t node = get_node(in);
+  const int32_t bits = in.get<int32_t>();
+  cudaLaunchAttributeValue value{};
+  const bool set = fn == Fn::cudaGraphKernelNodeSetAttribute;
+  if (set) std::memcpy(&value, in.get_raw(sizeof value).data(), sizeof value);
+  in.expect_end();
+  cudaLaunchAttributeID attribute{};
+  static_assert(sizeof attribute == sizeof bits);
+  std::memcpy(&attribute, &bits, sizeof bits);
+  cudaError_t vetted = cudaSuccess;
+  if (set && bits == cudaLaunchAttributeProgrammaticEvent) {
+    vetted = vet(value.programmaticEvent.event);
+  } else if (set && bits == cudaLaunchAttributeLaunchCompletionEvent) {
+    vetted = vet(value.launchCompletionEvent.event);
+  }
+  cudaError_t result = first_failure(vet_node(node), vetted);
+  if (result == cudaSuccess) {
+    result = set ? ::cudaGraphKernelNodeSetAttribute(node, attribute, &value)
+                 : ::cudaGraphKernelNodeGetAttribute(node, attribute, &value);
+  }
+  out.put<int32_t>(result);
+  if (result == cudaSuccess && !set) out.put_raw(&value, sizeof value);
+  return result;
+}
+
 // The graph's destruction: its nodes and the child graphs they own go with it; a child graph is
 // its node's, not the session's to destroy.
 cudaError_t run_graph_destroy(WireReader& in, WireWriter& out) {
@@ -545,6 +574,9 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
       out.put<int32_t>(result);
       return result;
     }
+    case Fn::cudaGraphKernelNodeGetAttribute:
+    case Fn::cudaGraphKernelNodeSetAttribute:
+      return run_kernel_node_attribute(fn, in, out);
     case Fn::cudaGraphKernelNodeCopyAttributes: {
       const cudaGraphNode_t dst = get_node(in);
       const cudaGraphNode_t src = get_node(in);
@@ -819,7 +851,7 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
 bool is_node_call(Fn fn) {
   const auto id = static_cast<uint32_t>(fn);
   return (id >= static_cast<uint32_t>(Fn::cudaGraphAddEmptyNode) &&
-          id <= static_cast<uint32_t>(Fn::cudaGraphExecNodeSetParams)) ||
+          id <= static_cast<uint32_t>(Fn::cudaGraphKernelNodeSetAttribute)) ||
          fn == Fn::cudaGraphDestroy;
 }
 

@@ -1,4 +1,4 @@
-// Building graphs node by node on the wire (custom rows 221-265 of cudart_calls.txt), for the stub
+// Building graphs node by node on the wire (custom rows 221-267 of cudart_calls.txt), for the stub
 // (frontend/graph_nodes.cpp) and the backend (backend/graph_node_calls.cpp). Handles travel as
 // u64 (graph_wire.h); nodes are the backend runtime's own values, which the stub hands out as
 // they are and the backend vets as the session's (backend/graph_nodes.h).
@@ -30,6 +30,9 @@
 //            after the dependencies, and its reply u64 address after the node for an allocation.
 //   cudaGraphDestroy (row 210)
 //            u64 graph. Reply: i32 result.
+//   cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeSetAttribute
+//            u64 node, i32 attribute (its bits, any), then for the set form the value
+//            (sizeof(cudaLaunchAttributeValue) bytes). The get reply: the value, on success.
 // The queries of a graph's shape:
 //   cudaGraphNodeGetDependencies, cudaGraphNodeGetDependentNodes
 //            u64 node, u8 wanted (kShape* bits), u64 capacity. Reply: i32 result, u64 count, u32 n,

@@ -1,4 +1,4 @@
-// Graphs built node by node in the stub (rows 221-265 and 210 of cudart_calls.txt; wire:
+// Graphs built node by node in the stub (rows 221-267 and 210 of cudart_calls.txt; wire:
 // common/graph_node_wire.h). Nodes live in the backend's process, as graphs do; the stub hands
 // out the runtime's node handles, which the backend vets as the session's. Every call waits: each
 // returns a node, a value, or an immediate error of the runtime's.
@@ -671,6 +671,31 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(
   }
   return cr::set_node(cr::Fn::cudaGraphExecKernelNodeSetParams, hGraphExec, true, node,
                       [&](WireWriter& w) { cr::put_kernel(w, packed); });
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(
+    cudaGraphNode_t hNode, cudaKernelNodeAttrID attr, cudaKernelNodeAttrValue* value_out) {
+  if (value_out == nullptr) return cr::invalid_value();
+  return cr::remote_sync(
+      cr::Fn::cudaGraphKernelNodeGetAttribute,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(cr::wire_handle(hNode));
+        w.put<int32_t>(gvirtus::marshal::enum_bits(attr));
+      },
+      [&](WireReader& r) {
+        if (r.remaining() == 0) return;  // a failure: the outputs stay as they were
+        std::memcpy(value_out, r.get_raw(sizeof *value_out).data(), sizeof *value_out);
+      });
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(
+    cudaGraphNode_t hNode, cudaKernelNodeAttrID attr, const cudaKernelNodeAttrValue* value) {
+  if (value == nullptr) return cr::invalid_value();
+  return cr::set_node(cr::Fn::cudaGraphKernelNodeSetAttribute, nullptr, false, hNode,
+                      [&](WireWriter& w) {
+                        w.put<int32_t>(gvirtus::marshal::enum_bits(attr));
+                        w.put_raw(value, sizeof *value);
+                      });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst,
