@@ -634,6 +634,7 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
       }
       out.put<uint64_t>(params.bytesize);
       out.put<uint64_t>(reinterpret_cast<uint64_t>(params.dptr));
+      out.put<uint64_t>(wire_handle(graph_of(node)));
       return result;
     }
     case Fn::cudaGraphAddMemFreeNode: {

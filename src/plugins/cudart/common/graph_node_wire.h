@@ -22,7 +22,8 @@
 //   mem alloc add: the pool properties (sizeof(cudaMemPoolProps) bytes), u32 n, n access
 //            descriptors (sizeof(cudaMemAccessDesc) bytes each, n at most kMaxAccessDescs), u64
 //            bytes; the reply adds u64 the allocation's address after the node. The get reply:
-//            the same, then u64 address.
+//            the same, then u64 address, u64 the node's graph (the stub keeps the descriptors it
+//            hands out until the graph is destroyed).
 //   mem free add: u64 address; the get reply: u64 address.
 //   generic  (cudaGraphAddNode, cudaGraphNodeSetParams, cudaGraphExecNodeSetParams) i32 the node
 //            type, then that kind's parameters as above (a child graph's: u64 graph, u32

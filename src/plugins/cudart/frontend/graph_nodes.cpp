@@ -53,8 +53,12 @@ auto& argument_copies =
 
 // The access descriptors cudaGraphMemAllocNodeGetParams handed out, per node (kept as the
 // argument copies are), and the device memory the graphs' allocation nodes placed.
+struct AccessCopy {
+  cudaGraph_t graph;
+  std::vector<cudaMemAccessDesc> descriptors;
+};
 auto& access_copies =
-    *new std::unordered_map<cudaGraphNode_t, std::vector<std::vector<cudaMemAccessDesc>>>;
+    *new std::unordered_map<cudaGraphNode_t, std::vector<std::unique_ptr<AccessCopy>>>;
 auto& graph_allocations = *new std::unordered_map<cudaGraph_t, std::vector<const void*>>;
 
 void drop_copies(cudaGraphNode_t node) {
@@ -70,6 +74,9 @@ void drop_graph_copies(cudaGraph_t graph) {
     graph_allocations.erase(it);
   }
   std::erase_if(argument_copies, [&](const auto& entry) {
+    return !entry.second.empty() && entry.second.front()->graph == graph;
+  });
+  std::erase_if(access_copies, [&](const auto& entry) {
     return !entry.second.empty() && entry.second.front()->graph == graph;
   });
 }
@@ -750,11 +757,18 @@ cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, cudaMemAllocNodeParams* par
         }
         const uint64_t bytes = r.get<uint64_t>();
         const uint64_t address = r.get<uint64_t>();
+        const auto graph = cr::handle_from_wire<cudaGraph_t>(r.get<uint64_t>());
         std::lock_guard lock(cr::copies_mutex);
         auto& copies = cr::access_copies[node];
-        copies.push_back(std::move(access));
+        // The same descriptors as last time: the same array (an allocation node never changes).
+        const bool same = !copies.empty() && copies.back()->graph == graph &&
+                          copies.back()->descriptors.size() == n &&
+                          (n == 0 || std::memcmp(copies.back()->descriptors.data(), access.data(),
+                                                 n * sizeof(cudaMemAccessDesc)) == 0);
+        if (!same) copies.push_back(std::make_unique<cr::AccessCopy>(graph, std::move(access)));
+        const auto& kept = copies.back()->descriptors;
         params_out->poolProps = props;
-        params_out->accessDescs = copies.back().empty() ? nullptr : copies.back().data();
+        params_out->accessDescs = kept.empty() ? nullptr : kept.data();
         params_out->accessDescCount = n;
         params_out->bytesize = bytes;
         params_out->dptr = reinterpret_cast<void*>(address);
