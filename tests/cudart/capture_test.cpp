@@ -44,6 +44,23 @@ TEST_P(Capture, copies_of_client_memory_are_refused_and_device_copies_captured) 
   EXPECT_EQ(count("cudaStreamSynchronize of an invalidated capture"), 1u) << log;
 }
 
+// Copy nodes of a graph run each time the graph does, on the backend's GPU: one that names the
+// client's own memory is refused by the stub (programs/graph_copy_check.cpp), and never reaches
+// the backend; a device-to-device one does (the accepting device's runtime initialises).
+TEST_P(Capture, copy_nodes_of_client_memory_are_refused_before_the_backend) {
+  BackendOptions options;
+  options.plugins = R"(["cudart"])";
+  options.transport = GetParam();
+  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD};
+  BackendProcess backend(options);
+  const auto [out, status] = run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
+                                        backend.client_config_file() + " -- " +
+                                        GVIRTUS_GRAPH_COPY_CHECK + " " + to_string(GetParam()));
+  EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
+  EXPECT_NE(out.find("ok"), std::string::npos) << out;
+  EXPECT_NE(out.find("cannot reach when the graph runs"), std::string::npos) << out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, Capture,
                          ::testing::Values(TestTransport::tcp, TestTransport::shm),
                          [](const auto& info) { return std::string(to_string(info.param)); });

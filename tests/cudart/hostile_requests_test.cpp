@@ -12,6 +12,7 @@
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "frontend/client.h"
+#include "plugins/cudart/common/graph_node_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/common/shared_host_wire.h"
@@ -64,6 +65,56 @@ TEST_F(HostileCudart, launch_of_a_kernel_never_resolved_ends_the_session) {
   w.put_blob(nullptr, 0);
   EXPECT_EQ(send(c, cr::Fn::cudaLaunch, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("was not resolved")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_kernel_node_of_a_kernel_never_resolved_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(0);  // the graph (null: the runtime's to refuse, were the kernel known)
+  w.put<uint32_t>(0);  // no dependencies
+  put_record(w, cr::KernelNodeWire{0xdeadbeef, {1, 1, 1}, {1, 1, 1}, 0});
+  w.put_blob(nullptr, 0);
+  EXPECT_EQ(send(c, cr::Fn::cudaGraphAddKernelNode, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("was not resolved")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_dependency_list_longer_than_its_request_ends_the_session) {
+  // A million dependencies claimed, none sent: refused before anything is allocated for them.
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(0);
+  w.put<uint32_t>(1u << 20);
+  EXPECT_EQ(send(c, cr::Fn::cudaGraphAddEmptyNode, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("graph node list of 1048576 nodes")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_copy_node_of_a_direction_outside_its_range_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(0);
+  w.put<uint32_t>(0);
+  w.put<uint64_t>(0);  // Memcpy1DNodeWire: dst, src, count, then the kind's bits
+  w.put<uint64_t>(0);
+  w.put<uint64_t>(0);
+  w.put<int32_t>(1 << 20);
+  EXPECT_EQ(send(c, cr::Fn::cudaGraphAddMemcpyNode1D, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("outside the range of its type")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_generic_node_of_a_type_never_remoted_ends_the_session) {
+  // The stub refuses host, external semaphore and conditional nodes itself.
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(0);
+  w.put<uint32_t>(0);
+  w.put<uint8_t>(0);  // no edge data
+  w.put<int32_t>(cudaGraphNodeTypeHost);
+  EXPECT_EQ(send(c, cr::Fn::cudaGraphAddNode, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("graph node type 3 on the wire")) << backend_.log();
   expect_session_ended_alone(c);
 }
 

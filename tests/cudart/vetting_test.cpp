@@ -18,6 +18,7 @@
 #include "common/wire_record.h"
 #include "frontend/client.h"
 #include "plugins/cudart/common/array_wire.h"
+#include "plugins/cudart/common/graph_node_wire.h"
 #include "plugins/cudart/common/graph_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/cudart_calls.h"
@@ -351,6 +352,140 @@ TEST_P(Vetting, made_up_graphs_and_executable_graphs_are_refused_and_the_session
   EXPECT_TRUE(logged("rejected graph")) << backend_.log();
   EXPECT_TRUE(logged("rejected executable graph")) << backend_.log();
   EXPECT_TRUE(ping(c));
+}
+
+// Graph nodes are the runtime's pointers into its graphs: one the session was never handed, in
+// any place a node travels (named, a dependency, an edge's end), is refused before the runtime;
+// a memset or copy node's memory is vetted as device memory; the session goes on.
+TEST_P(Vetting, made_up_graph_nodes_are_refused_and_the_session_goes_on) {
+  Client c = client();
+  (void)last_error(c, true);
+  std::string rest;
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeGetType, handle(kMadeUpHandle), &rest),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(rest.empty());
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDestroyNode, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  WireWriter add = handle(0);  // a null graph, the runtime's to judge; a made-up dependency
+  add.put<uint32_t>(1);
+  add.put<uint64_t>(kMadeUpHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphAddEmptyNode, add, &rest), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(rest.empty());  // no node after a refusal
+  WireWriter edges = handle(0);
+  edges.put<uint32_t>(1);
+  edges.put<uint64_t>(0);
+  edges.put<uint64_t>(kMadeUpHandle);
+  edges.put<uint8_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphAddDependencies, edges), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphRemoveDependencies, edges), cudaErrorInvalidResourceHandle);
+  WireWriter neighbours = handle(kMadeUpHandle);
+  neighbours.put<uint8_t>(cr::kShapeCount);
+  neighbours.put<uint64_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeGetDependencies, neighbours, &rest),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(rest.empty());
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeGetDependentNodes, neighbours),
+            cudaErrorInvalidResourceHandle);
+  WireWriter find = handle(kMadeUpHandle);
+  find.put<uint64_t>(0);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeFindInClone, find), cudaErrorInvalidResourceHandle);
+  WireWriter enabled = handle(0);  // a null executable graph, a made-up node
+  enabled.put<uint64_t>(kMadeUpHandle);
+  enabled.put<uint32_t>(1);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeSetEnabled, enabled), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphKernelNodeGetParams, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphMemcpyNodeGetParams, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphChildGraphNodeGetGraph, handle(kMadeUpHandle)),
+            cudaErrorInvalidResourceHandle);
+  // A made-up event in an event node, a made-up graph as a child.
+  WireWriter record = handle(0);
+  record.put<uint32_t>(0);
+  record.put<uint64_t>(kMadeUpHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphAddEventRecordNode, record), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphAddChildGraphNode, record), cudaErrorInvalidResourceHandle);
+  WireWriter set_event = handle(0);  // a null node, a made-up event
+  set_event.put<uint64_t>(kMadeUpHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphEventWaitNodeSetEvent, set_event),
+            cudaErrorInvalidResourceHandle);
+  WireWriter attribute = handle(0);  // a null node, a made-up programmatic event
+  attribute.put<int32_t>(cudaLaunchAttributeProgrammaticEvent);
+  cudaLaunchAttributeValue value{};
+  value.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(kMadeUpHandle);
+  attribute.put_raw(&value, sizeof value);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphKernelNodeSetAttribute, attribute),
+            cudaErrorInvalidResourceHandle);
+  // The worker's own memory as a memset node's destination, or a copy node's source: never device
+  // memory (with a GPU cudaErrorInvalidValue, the runtime's own init error without one).
+  static int worker_like = 0;
+  WireWriter memset = handle(0);
+  memset.put<uint32_t>(0);
+  put_record(memset, cr::MemsetNodeWire{reinterpret_cast<uint64_t>(&worker_like), 0, 0, 1, 4, 1});
+  EXPECT_NE(call(c, cr::Fn::cudaGraphAddMemsetNode, memset), cudaSuccess);
+  WireWriter copy = handle(0);
+  copy.put<uint32_t>(0);
+  put_record(copy, cr::Memcpy1DNodeWire{0, reinterpret_cast<uint64_t>(&worker_like), 4,
+                                        cudaMemcpyDeviceToDevice});
+  EXPECT_NE(call(c, cr::Fn::cudaGraphAddMemcpyNode1D, copy), cudaSuccess);
+  // An extent that wraps the address space.
+  WireWriter wrapping = handle(0);
+  wrapping.put<uint32_t>(0);
+  put_record(wrapping, cr::MemsetNodeWire{0x1000, UINT64_MAX / 2, 0, 4, 1, 4});
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphAddMemsetNode, wrapping), cudaErrorInvalidValue);
+  EXPECT_EQ(last_error(c, true), cudaErrorInvalidValue);
+  EXPECT_TRUE(logged("rejected graph node")) << backend_.log();
+  EXPECT_TRUE(ping(c));
+}
+
+// A graph that a child graph node owns (cudaGraphChildGraphNodeGetGraph) is the session's to use
+// but not to destroy; it goes with its node, and the nodes of a destroyed graph with it.
+TEST_P(Vetting, a_graphs_nodes_go_with_it_and_a_child_graph_with_its_node) {
+  Client c = client();
+  auto create_graph = [&]() -> std::optional<uint64_t> {
+    WireWriter create = creating();
+    create.put<uint32_t>(0);
+    std::string rest;
+    if (call(c, cr::Fn::cudaGraphCreate, create, &rest) != cudaSuccess) return std::nullopt;
+    return created(rest);
+  };
+  const std::optional<uint64_t> graph = create_graph();
+  if (!graph) GTEST_SKIP() << "the backend's runtime cannot create a graph here (no GPU)";
+  const std::optional<uint64_t> inner = create_graph();
+  ASSERT_TRUE(inner.has_value());
+  auto node_of = [](const std::string& rest) {
+    uint64_t node = 0;
+    if (rest.size() == sizeof node) std::memcpy(&node, rest.data(), sizeof node);
+    return node;
+  };
+  std::string rest;
+  WireWriter empty = handle(*inner);
+  empty.put<uint32_t>(0);
+  ASSERT_EQ(call(c, cr::Fn::cudaGraphAddEmptyNode, empty, &rest), cudaSuccess);
+  WireWriter child = handle(*graph);
+  child.put<uint32_t>(0);
+  child.put<uint64_t>(*inner);
+  ASSERT_EQ(call(c, cr::Fn::cudaGraphAddChildGraphNode, child, &rest), cudaSuccess);
+  const uint64_t child_node = node_of(rest);
+  ASSERT_EQ(call(c, cr::Fn::cudaGraphChildGraphNodeGetGraph, handle(child_node), &rest),
+            cudaSuccess);
+  const uint64_t owned = node_of(rest);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDestroy, handle(owned)), cudaErrorInvalidValue);
+  WireWriter nodes = handle(owned);
+  nodes.put<uint8_t>(cr::kNodesArray | cr::kNodesCount);
+  nodes.put<uint64_t>(1);
+  ASSERT_EQ(call(c, cr::Fn::cudaGraphGetNodes, nodes, &rest), cudaSuccess);
+  uint64_t owned_node = 0;  // after the count and n
+  ASSERT_EQ(rest.size(), sizeof(uint64_t) + sizeof(uint32_t) + sizeof owned_node);
+  std::memcpy(&owned_node, rest.data() + sizeof(uint64_t) + sizeof(uint32_t), sizeof owned_node);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeGetType, handle(owned_node)), cudaSuccess);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDestroy, handle(*graph)), cudaSuccess);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeGetType, handle(child_node)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphNodeGetType, handle(owned_node)),
+            cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphGetNodes, nodes), cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(call(c, cr::Fn::cudaGraphDestroy, handle(*inner)), cudaSuccess);
 }
 
 // cudaGraphInstantiateWithParams: the upload stream is vetted when the flags ask for an upload,

@@ -22,6 +22,10 @@ MALLOC_ARRAY, FREE_ARRAY, FREE_MIPMAPPED, MIPMAP_LEVEL, ARRAY_PLANE = 150, 153, 
 TO_ARRAY, TO_ARRAY_ASYNC, FROM_ARRAY, FROM_ARRAY_ASYNC = 165, 166, 167, 168
 CREATE_TEXTURE, DESTROY_TEXTURE, TEXTURE_RESOURCE, CREATE_SURFACE = 169, 170, 171, 174
 MEMCPY_3D, MEMCPY_3D_ASYNC, MEMCPY_3D_PEER = 177, 178, 179
+GRAPH_CREATE, GRAPH_DESTROY, GRAPH_GET_NODES = 203, 210, 212
+ADD_EMPTY, ADD_DEPENDENCIES, GET_EDGES, NODE_TYPE, NODE_DEPENDENCIES = 221, 222, 224, 225, 226
+DESTROY_NODE, ADD_KERNEL_NODE, ADD_MEMSET_NODE, ADD_MEMCPY_NODE, ADD_MEMCPY_1D = 228, 232, 237, 241, 242
+ADD_EVENT_RECORD, CHILD_GRAPH_GET, ADD_NODE, NODE_SET_PARAMS = 248, 257, 263, 264
 
 H2D, D2H, D2D, DEFAULT = 1, 2, 3, 4
 HEAP = 0x5555_5555_0000  # an address a worker's heap could have
@@ -60,6 +64,15 @@ def copy_3d(src, dst, extent, host_row, kind, data=b"", stream=0):
     side = lambda s: u64(*s[:8]) + struct.pack("<i", s[8])
     return (side(src) + side(dst) + u64(*extent) + u64(host_row) + struct.pack("<i", kind)
             + u64(stream) + data)
+
+
+def node_head(graph, *dependencies):
+    """An "add" request's head (graph_node_wire.h): the graph, then its dependencies."""
+    return u64(graph) + struct.pack("<I", len(dependencies)) + u64(*dependencies)
+
+
+def copy_side(ptr, pitch, xsize, ysize, x=0, y=0, z=0):
+    return u64(ptr, pitch, xsize, ysize, x, y, z)
 
 
 def resource_desc(res_type, first, second=0, third=0):
@@ -129,6 +142,31 @@ SEEDS = {
     + call(MEMCPY_3D_PEER, copy_3d((0, 0, 0, 0, 0x7f0000000000, 2**62, 2**62, 2**62, 0),
                                    (0, 0, 0, 0, 0x7f0000001000, 512, 4, 4, 1), (512, 4, 4), 0,
                                    D2D)),
+    # Graphs built node by node (graph_node_wire.h): made-up graphs, nodes and events, a memset
+    # and copies into the worker's own memory, extents wrapping around, an unresolved kernel.
+    "graph_nodes": call(GRAPH_CREATE, output("Q") + struct.pack("<I", 0))
+    + call(ADD_EMPTY, node_head(0x6a0, 0xe0de))
+    + call(ADD_DEPENDENCIES, u64(0x6a0) + struct.pack("<I", 1) + u64(0xe0de, 0xe0df) + b"\0")
+    + call(GET_EDGES, u64(0x6a0) + b"\x07" + u64(4))
+    + call(NODE_TYPE, u64(0xe0de)) + call(NODE_DEPENDENCIES, u64(0xe0de) + b"\x07" + u64(2))
+    + call(ADD_MEMSET_NODE, node_head(0) + u64(HEAP, 0) + struct.pack("<II", 0, 4) + u64(16, 1))
+    + call(ADD_MEMSET_NODE, node_head(0) + u64(0x7f0000000000, 2**63)
+           + struct.pack("<II", 0, 4) + u64(16, 4))
+    + call(ADD_MEMCPY_1D, node_head(0) + u64(0x7f0000000000, HEAP, 64) + struct.pack("<i", D2D))
+    + call(ADD_MEMCPY_NODE, node_head(0) + copy_side(HEAP, 64, 64, 4)
+           + copy_side(0x7f0000000000, 2**62, 64, 2**62, 0, 1, 1) + u64(64, 4, 4)
+           + struct.pack("<i", D2D))
+    + call(ADD_EVENT_RECORD, node_head(0) + u64(0xdead0))
+    + call(CHILD_GRAPH_GET, u64(0xe0de)) + call(DESTROY_NODE, u64(0xe0de))
+    + call(GRAPH_GET_NODES, u64(0x6a0) + b"\x03" + u64(8)) + call(GRAPH_DESTROY, u64(0x6a0))
+    + call(ADD_KERNEL_NODE, node_head(0) + u64(7) + struct.pack("<IIIIIII", 1, 1, 1, 32, 1, 1, 0)
+           + blob(b"\0" * 16))
+    # The generic forms: a child graph moved (ownership 1) and a node type never remoted (host).
+    + call(ADD_NODE, node_head(0x6a0, 0xe0de) + b"\x01" + b"\0" * 8 + struct.pack("<i", 4)
+           + u64(0x6a1) + struct.pack("<I", 1))
+    + call(NODE_SET_PARAMS, u64(0xe0de) + struct.pack("<i", 2) + u64(HEAP, 0)
+           + struct.pack("<II", 0, 4) + u64(16, 1))
+    + call(ADD_NODE, node_head(0) + b"\0" + struct.pack("<i", 3)),
 }
 
 

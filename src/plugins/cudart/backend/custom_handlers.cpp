@@ -182,7 +182,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     default:
       return run_array(fn, in, out, result) || run_texture(fn, in, out, result) ||
              run_memcpy_3d(fn, in, out, result) || run_ipc(fn, in, out, result) ||
-             run_graph_call(fn, in, out, result) || run_memory_pool(fn, in, out, result);
+             run_graph_call(fn, in, out, result) || run_graph_node_call(fn, in, out, result) ||
+             run_memory_pool(fn, in, out, result);
   }
 }
 

@@ -1,7 +1,8 @@
 // The backend's handlers of the custom graph rows (202, 206, 212, 213, 217 of cudart_calls.txt;
 // wire: common/graph_wire.h), called by run_custom. Graphs, executable graphs and streams are
-// vetted as the session's (cudart_vetting.h) before they reach the runtime; graph nodes are the
-// runtime's values, returned as they are (no call takes one).
+// vetted as the session's (cudart_vetting.h) before they reach the runtime; the graph nodes listed
+// become the session's (graph_nodes.h), except a capture's dependencies: their graph is not the
+// session's until the capture ends.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/call_marshal.h"
+#include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/graph_wire.h"
@@ -90,6 +92,7 @@ cudaError_t run_instantiate_with_params(WireReader& in, WireWriter& out) {
   params.flags = in.get<uint64_t>();
   params.uploadStream = handle_from_wire<cudaStream_t>(in.get<uint64_t>());
   params.errNode_out = handle_from_wire<cudaGraphNode_t>(in.get<uint64_t>());
+  const cudaGraphNode_t caller_error_node = params.errNode_out;
   // The caller's result_out travels so that an untouched output stays as it was: its bits go in
   // and come out without ever being loaded as the enum (they may be any value).
   const int32_t result_bits = in.get<int32_t>();
@@ -102,6 +105,8 @@ cudaError_t run_instantiate_with_params(WireReader& in, WireWriter& out) {
     result = ::cudaGraphInstantiateWithParams(exec_wanted ? &exec : nullptr, graph,
                                               params_given ? &params : nullptr);
     if (result == cudaSuccess && exec_wanted) adopt(exec);
+    // The node the runtime blames is the graph's; one it left alone is the caller's own value.
+    if (params.errNode_out != caller_error_node) adopt_node(params.errNode_out, graph);
   }
   out.put<int32_t>(result);
   out.put<uint64_t>(wire_handle(exec));
@@ -132,6 +137,7 @@ cudaError_t run_graph_nodes(Fn fn, WireReader& in, WireWriter& out) {
   }
   out.put<int32_t>(result);
   if (result != cudaSuccess) return result;
+  adopt_nodes(nodes.data(), std::min<size_t>(room, count), graph);
   out.put<uint64_t>(count);
   put_nodes(out, nodes.data(), room);
   return result;

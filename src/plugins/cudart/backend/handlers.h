@@ -23,4 +23,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 // Runs a custom call of stream capture and graphs (graphs.cpp); false if `fn` is not one.
 bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 
+// Runs a custom call of graph nodes and the graph's destruction (graph_node_calls.cpp); false if
+// `fn` is not one.
+bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
 }  // namespace gvirtus::cudart

@@ -26,6 +26,7 @@ struct ResolvedKernel {
   cudaKernel_t handle = nullptr;
   uint32_t param_bytes = 0;
   std::vector<uint32_t> offsets;  // of each parameter in the parameter bytes
+  std::vector<uint32_t> sizes;    // and its size
 };
 
 // The session's calls run on several threads (one per client thread), so the tables are
@@ -151,7 +152,10 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
     ResolvedKernel& kernel = s.kernels[id];
     kernel.handle = handle;
     kernel.param_bytes = param_bytes;
-    for (const auto& [offset, size] : layout) kernel.offsets.push_back(offset);
+    for (const auto& [offset, size] : layout) {
+      kernel.offsets.push_back(offset);
+      kernel.sizes.push_back(size);
+    }
   }
   out.put<int32_t>(result);
   return result;
@@ -183,15 +187,8 @@ const ResolvedKernel& resolved_kernel(uint64_t id) {
   return it->second;
 }
 
-cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
-  const auto request = get_record<LaunchRequest>(in);
-  const ResolvedKernel& kernel = resolved_kernel(request.kernel);
-  const dim3 grid(request.grid.x, request.grid.y, request.grid.z);
-  const dim3 block(request.block.x, request.block.y, request.block.z);
-  const uint64_t shared_bytes = request.shared_bytes;
-  const cudaStream_t stream = request.stream;
-  const auto params = in.get_blob(kMaxParamBytes);
-  in.expect_end();
+KernelArguments kernel_arguments(uint64_t id, std::span<const std::byte> params) {
+  const ResolvedKernel& kernel = resolved_kernel(id);
   if (params.size() != kernel.param_bytes) {
     raise(ErrorKind::kInvalidInput, "launch with " + std::to_string(params.size()) +
                                         " parameter bytes for a kernel that takes " +
@@ -205,8 +202,43 @@ cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
   std::memcpy(buffer, params.data(), params.size());
   args.clear();
   for (uint32_t offset : kernel.offsets) args.push_back(buffer + offset);
-  const void* function = reinterpret_cast<const void*>(kernel.handle);
-  void** arguments = args.empty() ? nullptr : args.data();
+  return {reinterpret_cast<const void*>(kernel.handle), args.empty() ? nullptr : args.data()};
+}
+
+std::optional<uint64_t> kernel_parameters(const void* function, void* const* args,
+                                          std::vector<std::byte>& params) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  // The runtime may report the node's kernel as the handle it was given or as the function of
+  // the current context that handle stands for: either names the resolved kernel.
+  auto names = [&](const ResolvedKernel& kernel) {
+    if (reinterpret_cast<const void*>(kernel.handle) == function) return true;
+    cudaFunction_t resolved = nullptr;
+    return ::cudaGetFuncBySymbol(&resolved, reinterpret_cast<const void*>(kernel.handle)) ==
+               cudaSuccess &&
+           reinterpret_cast<const void*>(resolved) == function;
+  };
+  for (const auto& [id, kernel] : s.kernels) {
+    if (!names(kernel)) continue;
+    params.assign(kernel.param_bytes, std::byte{0});
+    if (args == nullptr && !kernel.offsets.empty()) return std::nullopt;
+    for (size_t i = 0; i < kernel.offsets.size(); ++i) {
+      std::memcpy(params.data() + kernel.offsets[i], args[i], kernel.sizes[i]);
+    }
+    return id;
+  }
+  return std::nullopt;
+}
+
+cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
+  const auto request = get_record<LaunchRequest>(in);
+  const dim3 grid(request.grid.x, request.grid.y, request.grid.z);
+  const dim3 block(request.block.x, request.block.y, request.block.z);
+  const uint64_t shared_bytes = request.shared_bytes;
+  const cudaStream_t stream = request.stream;
+  const auto params = in.get_blob(kMaxParamBytes);
+  in.expect_end();
+  const auto [function, arguments] = kernel_arguments(request.kernel, params);
   cudaError_t result = vet(stream);
   if (result == cudaSuccess) {
     result =

@@ -8,6 +8,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <vector>
+
 #include "common/wire.h"
 
 namespace gvirtus::cudart {
@@ -25,5 +30,21 @@ void forget_modules();
 // The runtime's handle for a kernel id the client resolved (read from `in`); throws
 // Error{kInvalidInput} for any other id.
 const void* kernel_handle(WireReader& in);
+
+// A kernel id the client resolved and its parameter bytes (a launch's, or a kernel node's) as the
+// runtime takes them: the kernel's handle and a pointer to each parameter, into a buffer of the
+// calling thread's, valid until its next call. Throws Error{kInvalidInput} for an id never
+// resolved or bytes that are not the kernel's.
+struct KernelArguments {
+  const void* function;
+  void** args;
+};
+KernelArguments kernel_arguments(uint64_t id, std::span<const std::byte> params);
+
+// The reverse, for what the runtime reports of a kernel node: the id of the resolved kernel whose
+// handle is `function`, with its parameters read from `args` into `params`; nullopt for a
+// kernel the session never resolved.
+std::optional<uint64_t> kernel_parameters(const void* function, void* const* args,
+                                          std::vector<std::byte>& params);
 
 }  // namespace gvirtus::cudart

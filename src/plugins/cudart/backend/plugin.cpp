@@ -7,6 +7,7 @@
 #include "backend/plugin.h"
 #include "backend/plugin_export.h"
 #include "plugins/cudart/backend/arrays.h"
+#include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/ipc.h"
 #include "plugins/cudart/backend/modules.h"
@@ -70,6 +71,7 @@ class CudartPlugin final : public BackendPlugin {
     services::session_services().reset(session.device_bytes, session.registry, kKindNames,
                                        forget_device);
     forget_modules();
+    forget_all_nodes();
     return std::make_unique<CudartSession>();
   }
 };

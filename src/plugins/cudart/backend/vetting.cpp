@@ -1,5 +1,8 @@
 #include "plugins/cudart/backend/vetting.h"
 
+#include <map>
+#include <mutex>
+
 #include "plugins/cudart/backend/shared_host_memory.h"
 
 namespace gvirtus::cudart {
@@ -10,10 +13,28 @@ cudaError_t refuse_pointer(const char* what, const void* address) {
       cudaErrorInvalidValue, "cudart", what, address, "not device memory of this session"));
 }
 
+struct GraphAllocation {
+  uint64_t bytes;
+  cudaGraph_t graph;
+};
+
+std::mutex& graph_allocations_mutex = *new std::mutex;
+auto& graph_allocations = *new std::map<uintptr_t, GraphAllocation>;  // address -> allocation
+
+bool in_graph_allocation(const void* address) {
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  std::lock_guard lock(graph_allocations_mutex);
+  auto it = graph_allocations.upper_bound(at);
+  if (it == graph_allocations.begin()) return false;
+  --it;
+  return at - it->first < it->second.bytes;
+}
+
 // Whether the runtime's description of the memory at one address lets the client name it as
 // device memory.
 cudaError_t vet_one_address(const void* address) {
   if (in_shared_memory(address)) return cudaSuccess;  // the client's own shared pages
+  if (in_graph_allocation(address)) return cudaSuccess;
   cudaPointerAttributes attributes{};
   const cudaError_t known = ::cudaPointerGetAttributes(&attributes, address);
   if (known != cudaSuccess) return known;  // the runtime's own answer (no driver, sticky error)
@@ -23,6 +44,17 @@ cudaError_t vet_one_address(const void* address) {
 }
 
 }  // namespace
+
+void note_graph_allocation(cudaGraph_t graph, const void* address, uint64_t bytes) {
+  if (address == nullptr || bytes == 0) return;
+  std::lock_guard lock(graph_allocations_mutex);
+  graph_allocations[reinterpret_cast<uintptr_t>(address)] = GraphAllocation{bytes, graph};
+}
+
+void forget_graph_allocations(cudaGraph_t graph) {
+  std::lock_guard lock(graph_allocations_mutex);
+  std::erase_if(graph_allocations, [&](const auto& entry) { return entry.second.graph == graph; });
+}
 
 int current_device() {
   int device = -1;

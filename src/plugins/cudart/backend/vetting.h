@@ -38,6 +38,12 @@ int current_device();
 // the same way). `bytes` 0 checks the first byte only. (Declared by cudart_vetting.h.)
 //   cudaError_t vet_device_pointer(const void* ptr, uint64_t bytes = 0);
 
+// Device memory the runtime placed for a graph's memory allocation node
+// (cudaGraphAddMemAllocNode): the client names it as device memory (a later node's, a launch's)
+// although the runtime may not map it before the graph runs. Gone with the graph.
+void note_graph_allocation(cudaGraph_t graph, const void* address, uint64_t bytes);
+void forget_graph_allocations(cudaGraph_t graph);
+
 // The first failure among already computed checks, or cudaSuccess.
 template <typename... Results>
 cudaError_t first_failure(Results... results) {

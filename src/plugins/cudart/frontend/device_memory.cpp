@@ -21,10 +21,11 @@ int current_device() {
 void cr::note_allocated(Fn fn, const void* address, uint64_t bytes) {
   if (address == nullptr) return;
   // A stream-ordered allocation lives on the stream's device, which may not be the current one,
-  // and another application's memory opened by IPC is that application's allocation: their
-  // attributes are asked remotely.
+  // another application's memory opened by IPC is that application's allocation, and a graph's
+  // allocation node's memory is mapped only while the graph runs: their attributes are asked
+  // remotely.
   const bool asked = fn == Fn::cudaMallocAsync || fn == Fn::cudaMallocFromPoolAsync ||
-                     fn == Fn::cudaIpcOpenMemHandle;
+                     fn == Fn::cudaIpcOpenMemHandle || fn == Fn::cudaGraphAddMemAllocNode;
   cr::device_allocations().add(address, bytes, asked ? 0 : cr::kPlainDeviceMemory,
                                current_device());
 }

@@ -10,6 +10,7 @@
 
 #include "common/wire_record.h"
 #include "plugins/cudart/common/module_wire.h"
+#include "plugins/cudart/frontend/kernel_arguments.h"
 #include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -32,18 +33,12 @@ bool surely_valid(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_byt
 cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
                    cudaStream_t stream, bool cooperative = false) {
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
-  Kernel* kernel = find_kernel(function);
-  if (kernel == nullptr) {
-    return unknown_function();
-  }
-  if (const cudaError_t rc = prepare(*kernel); rc != cudaSuccess) return rc;
-  const fatbin::KernelLayout& layout = *kernel->layout;
-  if (args == nullptr && !layout.params.empty()) return record_local_error(cudaErrorInvalidValue);
   // One parameter image per thread, reused: no allocation per launch once warm.
   thread_local std::vector<std::byte> image;
-  image.assign(layout.param_bytes, std::byte{0});
-  for (size_t i = 0; i < layout.params.size(); ++i) {
-    std::memcpy(image.data() + layout.params[i].offset, args[i], layout.params[i].size);
+  Kernel* kernel = nullptr;
+  if (const cudaError_t rc = pack_kernel_arguments(function, args, kernel, image);
+      rc != cudaSuccess) {
+    return rc;
   }
   auto encode = [&](WireWriter& w) {
     put_record(w, LaunchRequest{kernel->id(),
@@ -72,6 +67,23 @@ cudaError_t kernel_id(const void* function, const void*& id) {
 }
 
 }  // namespace
+
+cudaError_t pack_kernel_arguments(const void* function, void* const* args, Kernel*& kernel,
+                                  std::vector<std::byte>& image) {
+  kernel = find_kernel(function);
+  if (kernel == nullptr) {
+    return unknown_function();
+  }
+  if (const cudaError_t rc = prepare(*kernel); rc != cudaSuccess) return rc;
+  const fatbin::KernelLayout& layout = *kernel->layout;
+  if (args == nullptr && !layout.params.empty()) return record_local_error(cudaErrorInvalidValue);
+  image.assign(layout.param_bytes, std::byte{0});
+  for (size_t i = 0; i < layout.params.size(); ++i) {
+    std::memcpy(image.data() + layout.params[i].offset, args[i], layout.params[i].size);
+  }
+  return cudaSuccess;
+}
+
 }  // namespace gvirtus::cudart
 
 namespace cr = gvirtus::cudart;
