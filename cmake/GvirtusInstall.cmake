@@ -1,6 +1,6 @@
 # What `cmake --install` lays out, and the two Debian packages (docs/install.md):
 #   client   bin/gvirtus-{run,smi,ping,bench}, lib/gvirtus/stub/libcudart.so.13, the samples
-#            (libexec/gvirtus/samples), etc/gvirtus/properties.json - every machine that runs
+#            (libexec/gvirtus/samples), Slurm's task prolog, etc/gvirtus/properties.json - every machine that runs
 #            CUDA applications, and GPU nodes too (gvirtus-smi, the configuration)
 #   backend  bin/gvirtus-backend, lib/gvirtus/ plugins, the systemd unit - GPU nodes; depends on
 #            the client package, which owns the shared configuration file
@@ -51,6 +51,11 @@ if(TARGET samples)
             DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gvirtus/samples COMPONENT client)
   endforeach()
 endif()
+
+# Slurm's TaskProlog for a pool of gvirtus GPUs (docs/cluster.md, "Slurm"): on every node that
+# runs jobs, which is where the client package goes.
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/slurm/gvirtus-slurm-task-prolog
+        DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/gvirtus COMPONENT client)
 
 # The timed workloads of `gvirtus-bench gpu`, which finds them here once installed.
 if(TARGET gvirtus-gpu-workloads)

@@ -40,7 +40,10 @@ GVIRTUS_TEST_PROGRAMS=(
   # readable ASan and UBSan reports in the sanitized pass
   llvm-symbolizer:llvm
   # the metrics test scrapes a backend with a real Prometheus
-  prometheus:prometheus)
+  prometheus:prometheus
+  # the GPU pool test runs a real Slurm (its prolog runs scontrol), with munge for its credentials
+  slurmctld:slurmctld slurmd:slurmd sbatch:slurm-client squeue:slurm-client
+  scancel:slurm-client scontrol:slurm-client sinfo:slurm-client munged:munge)
 # Packages that bring libraries and headers only (checked by dpkg): GoogleTest, lz4, zstd,
 # OpenSSL, prometheus-cpp (the backend's /metrics), libFuzzer's runtime, and rdma-core for the
 # rdma communicator with its Soft-RoCE

@@ -31,6 +31,7 @@ std::vector<std::string_view> entries(std::string_view text) {
 std::optional<std::vector<uint32_t>> parse_device_selection(std::string_view text,
                                                             const std::string& what) {
   if (trim(text).empty()) return std::nullopt;
+  if (trim(text) == "none") return std::vector<uint32_t>{};
   const auto fail = [&](const std::string& why) -> void {
     raise(ErrorKind::kInvalidInput, what + ": \"" + std::string(text.substr(0, 80)) +
                                         (text.size() > 80 ? "..." : "") + "\": " + why +
@@ -57,13 +58,17 @@ std::optional<std::vector<uint32_t>> parse_device_selection(std::string_view tex
 }
 
 std::string format_device_selection(const std::vector<uint32_t>& devices) {
+  if (devices.empty()) return "none";
   std::string out;
   for (const uint32_t d : devices) out += (out.empty() ? "" : ",") + std::to_string(d);
   return out;
 }
 
 std::string compose_visible_devices(const char* backend, const std::vector<uint32_t>& selection) {
-  if (backend == nullptr || trim(backend).empty()) return format_device_selection(selection);
+  if (backend == nullptr || trim(backend).empty()) {
+    // No device is an empty CUDA_VISIBLE_DEVICES: CUDA then reports none.
+    return selection.empty() ? std::string() : format_device_selection(selection);
+  }
   const std::vector<std::string_view> offered = entries(backend);
   std::string out;
   for (const uint32_t d : selection) {

@@ -24,12 +24,13 @@ inline constexpr size_t kMaxSelectedDevices = 64;
 inline constexpr size_t kMaxSelectionText = 1024;
 
 // Parses "2,0,3": distinct non-negative device indexes separated by commas (spaces around entries
-// allowed). nullopt for an empty or blank text (every device). Throws Error (kInvalidInput) naming
-// `what` (the variable or key it came from) for anything else.
+// allowed). nullopt for an empty or blank text (every device); an empty list for "none" (no device:
+// what a Slurm job that asked for no GPU gets). Throws Error (kInvalidInput) naming `what` (the
+// variable or key it came from) for anything else.
 std::optional<std::vector<uint32_t>> parse_device_selection(std::string_view text,
                                                             const std::string& what);
 
-// "2,0,3" for {2, 0, 3}.
+// "2,0,3" for {2, 0, 3}; "none" for no device.
 std::string format_device_selection(const std::vector<uint32_t>& devices);
 
 // The CUDA_VISIBLE_DEVICES a worker sets for a client that selected `selection`, when the

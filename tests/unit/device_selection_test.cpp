@@ -33,6 +33,8 @@ TEST(DeviceSelection, indexes_in_the_order_given) {
   EXPECT_EQ(parse_device_selection("", "x"), std::nullopt) << "empty: every device";
   EXPECT_EQ(parse_device_selection("  ", "x"), std::nullopt);
   EXPECT_EQ(format_device_selection({2, 0, 3}), "2,0,3");
+  EXPECT_EQ(parse_device_selection(" none ", "x"), Devices{}) << "no device at all";
+  EXPECT_EQ(format_device_selection({}), "none");
 }
 
 TEST(DeviceSelection, a_malformed_selection_is_an_error_naming_its_source) {
@@ -42,6 +44,7 @@ TEST(DeviceSelection, a_malformed_selection_is_an_error_naming_its_source) {
   EXPECT_THAT(parse_error("1,"), HasSubstr("an empty entry"));
   EXPECT_THAT(parse_error("-1"), HasSubstr("\"-1\" is not an index"));
   EXPECT_THAT(parse_error("GPU-8f3c"), HasSubstr("is not an index"));
+  EXPECT_THAT(parse_error("none,1"), HasSubstr("\"none\" is not an index"));
   EXPECT_THAT(parse_error("1,2,1"), HasSubstr("device 1 is named twice"));
   EXPECT_THAT(parse_error("99999999999"), HasSubstr("is not an index"));
   std::string many;
@@ -57,6 +60,8 @@ TEST(DeviceSelection, composes_with_the_backends_own_list_by_position) {
   EXPECT_EQ(compose_visible_devices("", {2, 0}), "2,0");
   EXPECT_EQ(compose_visible_devices("4,5,6", {2, 0}), "6,4");
   EXPECT_EQ(compose_visible_devices("GPU-aaa, MIG-bbb", {1}), "MIG-bbb");
+  EXPECT_EQ(compose_visible_devices(nullptr, {}), "") << "none: CUDA sees no device";
+  EXPECT_EQ(compose_visible_devices("4,5", {}), "");
   try {
     compose_visible_devices("4,5", {2});
     ADD_FAILURE() << "a position beyond the backend's list";
