@@ -149,7 +149,8 @@ class SlurmPool : public ::testing::Test {
         std::vector<std::string>{"slurmctld", "-D", "-c", "-f", dir_ + "/slurm.conf"},
         dir_ + "/slurmctld.log");
     slurmd_ = std::make_unique<Daemon>(
-        std::vector<std::string>{"slurmd", "-D", "-f", dir_ + "/slurm.conf"}, dir_ + "/slurmd.log");
+        std::vector<std::string>{"slurmd", "-D", "-N", node, "-f", dir_ + "/slurm.conf"},
+        dir_ + "/slurmd.log");
     if (!eventually(30000, [] { return run("sinfo -h -o %T 2>/dev/null").output == "idle\n"; })) {
       skip_reason_ = "Slurm did not start: slurmctld: " + slurmctld_->log() +
                      "\nslurmd: " + slurmd_->log() + "\nsinfo: " + run("sinfo 2>&1").output;
