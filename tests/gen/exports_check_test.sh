@@ -115,6 +115,18 @@ exported=$(echo $("$NM" -D --defined-only "$WORK/libtoy.so.1" | awk '$2 != "A" {
 [ "$exported" = "$(echo $(printf '%s@@libtoy.so.1 ' $expected))" ] ||
   fail "the linked stub exports '$exported'"
 echo "generated, compiled and linked: $expected"
+# Reasons: each not-supported export names the first reason whose glob matches, and the reasons
+# are listed with their counts.
+printf '%s\n' '# why' '[lifecycle] never: the toy cannot stop' 'toyShutdown' 'toyRes*' \
+  '[queries] not yet: asked later' 'toy[CFNP]*' > "$WORK/reasons.txt"
+describe "$WORK/reasons.json" 'x["unsupported_reasons"] = "reasons.txt"'
+generate "$WORK/reasons.json" "$WORK/reasons" > "$WORK/reasons.log" 2>&1 ||
+  fail "generating with reasons: $(cat "$WORK/reasons.log")"
+for row in '| `toyShutdown` | not supported: lifecycle |' '| `toyReset` | not supported: lifecycle |' \
+           '| `toyCount` | not supported: queries |' '| `toyInit` | local |' \
+           '| lifecycle | 2 | never: the toy cannot stop |' '| queries | 4 | not yet: asked later |'; do
+  grep -qF "$row" "$WORK/reasons/toy-coverage.md" || fail "the coverage list lacks '$row'"
+done
 # The linked toy as the reference library of another stub: the same list, its node read from it.
 describe "$WORK/copy.json" 'x["reference"] = "library"; x["vendor"] = "Toy Inc."'
 generate "$WORK/copy.json" "$WORK/copy" --reference "$WORK/libtoy.so.1" > "$WORK/copy.log" 2>&1 ||
@@ -147,6 +159,12 @@ expect_refusal no_struct_include 'del x["struct_types_include"]' \
 printf 'toyReset  not implemented\n' > "$WORK/unimplemented_local.txt"
 expect_refusal unimplemented_local 'x["local_calls"] = "unimplemented_local.txt"' \
   "unimplemented_local.txt: listed as local but not implemented by the stub: ['toyReset']"
+printf '[lifecycle] never: the toy cannot stop\ntoyShutdown\n' > "$WORK/few_reasons.txt"
+expect_refusal unexplained 'x["unsupported_reasons"] = "few_reasons.txt"' \
+  "few_reasons.txt: no reason for these exports the stub does not support: ['toyCount', 'toyFlush', 'toyName', 'toyPairOf', 'toyReset']"
+printf 'toyReset\n' > "$WORK/bad_reasons.txt"
+expect_refusal pattern_first 'x["unsupported_reasons"] = "bad_reasons.txt"' \
+  'bad_reasons.txt:1: a pattern before any "[LABEL] TEXT"'
 printf '#!/bin/sh\nexec "%s" -DTOY_WITH_RATIO "$@"\n' "$CXX" > "$WORK/cxx-ratio"
 chmod +x "$WORK/cxx-ratio"
 expect_refusal no_rule "" "toyRatio ($WORK/include/toy/toy.h) returns 'double', for which" \

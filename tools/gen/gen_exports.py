@@ -42,6 +42,11 @@ DESCRIPTOR is the library's JSON descriptor (gen_calls.py documents its other fi
                     int's), as a missing export returning the status returns it
   local_calls       optional, relative to the descriptor: the exports that the stub answers
                     itself, one name a line, then why ('#' comments); each must be implemented
+  unsupported_reasons
+                    optional, relative to the descriptor: why the exports the stub lacks are not
+                    supported. "[LABEL] TEXT" starts a reason, shell globs of export names follow
+                    it ('#' comments); the coverage list names each not-supported export's first
+                    matching reason, and every not-supported export must match one
   coverage_title    the title of the coverage list
   per_thread        optional {"stream": TYPE, "per_thread_stream": VALUE, "synchronize": FUNCTION,
                     "asynchronous": [PREFIX...]}: the per-thread default stream variants of what
@@ -69,6 +74,7 @@ Writes into OUT_DIR, for library L (cmake/GvirtusStubExports.cmake names the sam
 and with --depfile, FILE: every file read, for the build to rerun this when one changes.
 Files are rewritten only when their content changes, so builds stay incremental.
 """
+import fnmatch
 import os
 import re
 import subprocess
@@ -111,6 +117,8 @@ class Exports:
             for key in ("function", "include", "returns", "value"))
         local = self.text("local_calls", required=False)
         self.local_calls = d.relative(local) if local else None
+        reasons = self.text("unsupported_reasons", required=False)
+        self.unsupported_reasons = d.relative(reasons) if reasons else None
         self.coverage_title = self.text("coverage_title")
         per_thread = raw.get("per_thread")
         self.per_thread = None
@@ -190,6 +198,30 @@ def read_local(path):
         if line:
             names.append(line.split()[0])
     return names
+
+
+def read_reasons(path):
+    """[(label, text, [glob...])] in the file's order."""
+    reasons = []
+    for number, line in enumerate(open(path), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("["):
+            label, _, text = line[1:].partition("]")
+            if not label or not text.strip():
+                sys.exit(f"{path}:{number}: expected \"[LABEL] TEXT\"")
+            reasons.append((label, text.strip(), []))
+        elif not reasons:
+            sys.exit(f"{path}:{number}: a pattern before any \"[LABEL] TEXT\"")
+        else:
+            reasons[-1][2].append(line)
+    return reasons
+
+
+def reason_of(name, reasons):
+    return next((label for label, _, globs in reasons
+                 if any(fnmatch.fnmatchcase(name, g) for g in globs)), None)
 
 
 class Definitions:
@@ -340,7 +372,7 @@ def per_thread_tu(d, made):
     return "\n".join(out) + "\n"
 
 
-def coverage(d, spec, node, exports, kinds, refresh_target):
+def coverage(d, spec, node, exports, kinds, refresh_target, reasons=()):
     counts = {k: sum(1 for v in kinds.values() if v == k) for k in ("remote", "local", "not supported")}
     source = (f"{spec.vendor}'s `{node}`" if spec.reference == "library"
               else ", ".join(f"`{h}`" for h in d.headers))
@@ -353,7 +385,15 @@ def coverage(d, spec, node, exports, kinds, refresh_target):
            f"- not supported: returns `{spec.value}` and logs its name once", "",
            f"{len(exports)} exports: " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".", "",
            "| export | status |", "| --- | --- |"]
-    out += [f"| `{name}` | {kinds[name]} |" for name in sorted(exports)]
+    why = {n: reason_of(n, reasons) for n, k in kinds.items() if k == "not supported"} if reasons else {}
+    out += [f"| `{name}` | {kinds[name]}{': ' + why[name] if why.get(name) else ''} |"
+            for name in sorted(exports)]
+    if reasons:
+        out += ["", "## Why not supported", "",
+                f"Each not-supported export above names its reason (`{os.path.relpath(spec.unsupported_reasons, ROOT)}`):", "",
+                "| reason | exports | why |", "| --- | --- | --- |"]
+        out += [f"| {label} | {sum(1 for r in why.values() if r == label)} | {text} |"
+                for label, text, _ in reasons]
     return "\n".join(out) + "\n"
 
 
@@ -388,6 +428,10 @@ def main():
     made = per_thread_variants(d, spec, decls, missing, have)
     missing = [n for n in missing if n not in made]
 
+    reasons = read_reasons(spec.unsupported_reasons) if spec.unsupported_reasons else []
+    if reasons and (unexplained := [n for n in missing if reason_of(n, reasons) is None]):
+        sys.exit(f"{spec.unsupported_reasons}: no reason for these exports the stub does not "
+                 f"support: {unexplained}")
     kinds = {n: "not supported" for n in missing}
     kinds.update({n: "local" if n in local else "remote" for n in have})
     kinds.update({n: kinds[base] for n, (base, _) in made.items()})
@@ -403,9 +447,11 @@ def main():
     names = "".join(f"    {n};\n" for n in sorted(exports))
     # Unversioned exports (a reference without version nodes) get an anonymous version script.
     write_if_changed(outputs[1], f"{node + ' ' if node else ''}{{\n  global:\n{names}  local: *;\n}};\n")
-    write_if_changed(outputs[2], coverage(d, spec, named, exports, kinds, args.refresh_target))
+    write_if_changed(outputs[2], coverage(d, spec, named, exports, kinds, args.refresh_target,
+                                          reasons))
     if args.depfile:
-        read = [d.path] + ([spec.local_calls] if spec.local_calls else []) + decls.files
+        read = ([d.path] + ([spec.local_calls] if spec.local_calls else []) +
+                ([spec.unsupported_reasons] if spec.unsupported_reasons else []) + decls.files)
         write_if_changed(args.depfile, f"{outputs[0]}: " +
                          " ".join(os.path.abspath(f).replace(" ", "\\ ") for f in read) + "\n")
 
