@@ -7,7 +7,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -15,38 +14,12 @@
 #include "frontend/client.h"
 #include "support/backend_process.h"
 #include "support/core_calls.h"
+#include "support/scoped_env.h"
 
 namespace gvirtus::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Sets an environment variable (nullopt: unsets it) for a scope; backends started meanwhile
-// inherit it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // The message of the error a ping through a client selecting `selection` gets, or "".
 std::string ping_error(const BackendProcess& backend, const std::string& selection) {

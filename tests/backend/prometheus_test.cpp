@@ -2,12 +2,9 @@
 // real gvirtus-backend while clients load it with calls; the call, byte and session counters that
 // Prometheus then answers through its HTTP API are checked against the calls made. This is what
 // docs/metrics.md tells operators to set up, run end to end.
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,8 +23,8 @@
 #include <vector>
 
 #include "common/json.h"
-#include "common/unique_fd.h"
 #include "support/backend_process.h"
+#include "support/free_port.h"
 #include "support/http_get.h"
 #include "support/run_command.h"
 
@@ -35,18 +32,6 @@ namespace gvirtus::testing {
 namespace {
 
 const std::string kBin = GVIRTUS_BUILD_BIN;
-
-// A loopback port free now (bound, read and released: Prometheus takes it a moment later).
-uint16_t free_port() {
-  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return 0;
-  socklen_t len = sizeof addr;
-  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len);
-  return ntohs(addr.sin_port);
-}
 
 // Prometheus scraping http://127.0.0.1:`target_port`/metrics every second, with its data in a
 // temporary directory; stopped (SIGTERM, then SIGKILL) and removed when the test ends.
@@ -59,7 +44,7 @@ class PrometheusProcess {
         << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
         << "scrape_configs:\n  - job_name: gvirtus\n    static_configs:\n"
         << "      - targets: ['127.0.0.1:" << target_port << "']\n";
-    port_ = free_port();
+    port_ = free_loopback_port();
     const std::string config = "--config.file=" + dir_ + "/prometheus.yml";
     const std::string storage = "--storage.tsdb.path=" + dir_ + "/data";
     const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);

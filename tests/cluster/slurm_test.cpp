@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "support/backend_process.h"
+#include "support/free_port.h"
 #include "support/run_command.h"
 
 namespace gvirtus::testing {
@@ -71,13 +72,6 @@ class Daemon {
   pid_t pid_ = -1;
 };
 
-uint16_t free_port() {
-  const auto [out, code] = run_merged(
-      "python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); "
-      "print(s.getsockname()[1])'");
-  return code == 0 ? static_cast<uint16_t>(std::stoi(out)) : 0;
-}
-
 constexpr int kPoolGpus = 4;
 
 // Slurm with a gres "gvirtus" of kPoolGpus, and the pool's backend, for the whole suite.
@@ -107,8 +101,8 @@ class SlurmPool : public ::testing::Test {
     char host[256] = "";
     ::gethostname(host, sizeof host);
     const std::string node = std::string(host).substr(0, std::string(host).find('.'));
-    const std::string ctld_port = std::to_string(free_port());
-    const std::string slurmd_port = std::to_string(free_port());
+    const std::string ctld_port = std::to_string(free_loopback_port());
+    const std::string slurmd_port = std::to_string(free_loopback_port());
     std::ofstream(dir_ + "/slurm.conf")
         << "ClusterName=gvirtus\n"
         << "SlurmctldHost=" << node << "(127.0.0.1)\n"

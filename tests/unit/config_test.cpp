@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "support/scoped_env.h"
 
 namespace gvirtus {
 namespace {
@@ -90,29 +91,7 @@ class TempDir {
   fs::path path_;
 };
 
-// Sets (or with nullopt, unsets) an environment variable and restores it when destroyed.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using gvirtus::testing::ScopedEnv;
 
 TEST(Config, GvirtusExampleLoads) {
   const Config c = parse_config(kGvirtusExample, kSource);
