@@ -198,11 +198,12 @@ bool file_exists(const std::filesystem::path& p) {
 }  // namespace
 
 EndpointConfig::EndpointConfig(std::string source, std::string field_path, JsonValue endpoint,
-                               std::vector<std::string> plugins)
+                               std::vector<std::string> plugins, std::string backend)
     : source_(std::move(source)),
       field_path_(std::move(field_path)),
       endpoint_(std::move(endpoint)),
-      plugins_(std::move(plugins)) {
+      plugins_(std::move(plugins)),
+      backend_(std::move(backend)) {
   if (!endpoint_.is_object()) fail_expected(source_, field_path_, "an object", endpoint_);
   suite_ = require_string("suite");
   protocol_ = require_string("protocol");
@@ -281,14 +282,29 @@ Config parse_config(std::string_view text, const std::string& source) {
     if (!entry.is_object()) {
       fail_expected(source, path, "an object with \"endpoint\" and \"plugins\"", entry);
     }
-    reject_unknown_keys(entry, source, path + ".", {"endpoint", "plugins"});
+    reject_unknown_keys(entry, source, path + ".", {"endpoint", "plugins", "backend"});
     const JsonValue* endpoint = entry.find("endpoint");
     if (endpoint == nullptr) {
       fail_missing(source + ": " + path, "endpoint", "an object with \"suite\" and \"protocol\"");
     }
     std::vector<std::string> plugins =
         parse_plugins(entry.find("plugins"), source, path + ".plugins");
-    config.endpoints.emplace_back(source, path + ".endpoint", *endpoint, std::move(plugins));
+    std::string backend;
+    if (const JsonValue* v = entry.find("backend")) {
+      if (!v->is_string() || v->as_string().empty()) {
+        fail_expected(source, path + ".backend", "a backend's name (a non-empty string)", *v);
+      }
+      backend = v->as_string();
+    }
+    // A pool names every backend: an endpoint without one would belong to none of them.
+    if (i > 0 && backend.empty() != config.endpoints.front().backend().empty()) {
+      raise(ErrorKind::kInvalidInput,
+            source + ": " + path + ".backend: " +
+                (backend.empty() ? "missing: communicator[0] names its backend, so every entry must"
+                                 : "communicator[0] names no backend, so no entry may"));
+    }
+    config.endpoints.emplace_back(source, path + ".endpoint", *endpoint, std::move(plugins),
+                                  std::move(backend));
   }
 
   if (const JsonValue* v = doc.find("secure_application")) {
@@ -335,6 +351,22 @@ std::string effective_visible_devices(const Config& config) {
   if (!env_set("GVIRTUS_VISIBLE_DEVICES", text)) return config.visible_devices;
   const auto selection = parse_device_selection(text, "GVIRTUS_VISIBLE_DEVICES");
   return selection ? format_device_selection(*selection) : std::string();
+}
+
+std::vector<PoolMember> pool_members(const Config& config) {
+  std::vector<PoolMember> members;
+  for (const EndpointConfig& endpoint : config.endpoints) {
+    auto member = std::find_if(members.begin(), members.end(),
+                               [&](const PoolMember& m) { return m.name == endpoint.backend(); });
+    if (member == members.end()) {
+      Config only = config;
+      only.endpoints.clear();
+      member = members.insert(members.end(), PoolMember{endpoint.backend(), std::move(only)});
+    }
+    member->config.endpoints.push_back(endpoint);
+  }
+  if (members.empty()) members.push_back(PoolMember{{}, config});  // no endpoint: Client says so
+  return members;
 }
 
 Config load_config(const std::filesystem::path& path) {

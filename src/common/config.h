@@ -28,11 +28,14 @@ namespace gvirtus {
 class EndpointConfig {
  public:
   EndpointConfig(std::string source, std::string field_path, JsonValue endpoint,
-                 std::vector<std::string> plugins);
+                 std::vector<std::string> plugins, std::string backend = {});
 
   const std::string& suite() const { return suite_; }        // "tcp/ip", "shm", ...
   const std::string& protocol() const { return protocol_; }  // "tcp", "shm", ...
   const std::vector<std::string>& plugins() const { return plugins_; }
+  // "backend": the pool member this endpoint reaches (a client's pool, frontend/pool.h); empty
+  // when the configuration names none (every endpoint then reaches the one backend).
+  const std::string& backend() const { return backend_; }
 
   // Accessors for a communicator's own fields of the "endpoint" object. Each throws
   // Error{kInvalidInput} naming "<file>: <field path>.<key>" and what was expected.
@@ -58,6 +61,7 @@ class EndpointConfig {
   std::string suite_;
   std::string protocol_;
   std::vector<std::string> plugins_;
+  std::string backend_;
 };
 
 // Bounds the backend enforces; every one has a default that suits one machine.
@@ -107,6 +111,16 @@ struct Config {
 // config.visible_devices; normalised ("2,0"), empty for every device. Throws Error naming the
 // variable when it is malformed.
 std::string effective_visible_devices(const Config& config);
+
+// A client's pool (frontend/pool.h): one configuration per backend, in the order the backends
+// first appear in "communicator", each with that backend's endpoints only (alternatives, as for
+// one backend) and every other key as given. A configuration that names no "backend" is one
+// member, itself, unchanged.
+struct PoolMember {
+  std::string name;  // the endpoints' "backend"; empty for a configuration that names none
+  Config config;
+};
+std::vector<PoolMember> pool_members(const Config& config);
 
 // Parses a whole properties.json text; `source` names it in messages.
 Config parse_config(std::string_view text, const std::string& source);

@@ -20,53 +20,6 @@
 namespace gvirtus {
 namespace {
 
-std::mutex& instance_mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-Client* g_instance = nullptr;  // guarded by instance_mutex(); reset in a forked child
-std::vector<PluginRef>& registered_plugins() {
-  static std::vector<PluginRef> plugins;
-  return plugins;
-}
-
-// Adds a plugin for every session this process starts, once. Called with instance_mutex() held.
-void register_plugin_locked(PluginRef plugin) {
-  for (const PluginRef& p : registered_plugins()) {
-    if (p.id == plugin.id) return;
-  }
-  registered_plugins().push_back(std::move(plugin));
-}
-
-// A forked child must not share its parent's session: it forgets the parent's client (leaking
-// it, since its locks may be held by threads that do not exist in the child) and connects anew.
-void forget_client_in_child() {
-  g_instance = nullptr;
-}
-
-// At exit, the process-wide client (never destroyed: threads may still use it) sends the
-// asynchronous calls it still holds. Another thread may be inside a send at that moment, so the
-// send lock is only tried, for a while.
-void flush_at_exit() {
-  Client* client = g_instance;
-  if (client == nullptr) return;
-  try {
-    client->flush_async();
-  } catch (...) {
-    // Exiting: the failure was logged when it happened.
-  }
-}
-
-// Last of all at process exit: a shared object's destructor runs after every atexit handler and
-// static destructor of the program, which may still make CUDA calls. The session ends here so
-// that the backend sees its client leave at once: otherwise only the process's death tells it,
-// which a transport without a socket (shm's file mode, across a VM boundary) notices only after
-// dead_after_ms, keeping the segment from the next client that long.
-__attribute__((destructor)) void end_session_at_process_end() {
-  Client* client = g_instance;
-  if (client != nullptr) client->end_at_exit();
-}
-
 std::string program_name() {
   const char* name = program_invocation_short_name;
   return name != nullptr ? name : "?";
@@ -74,8 +27,11 @@ std::string program_name() {
 
 }  // namespace
 
-Client::Client(Config config, std::vector<PluginRef> plugins)
-    : config_(std::move(config)), plugins_(std::move(plugins)) {}
+Client::Client(Config config, std::vector<PluginRef> plugins,
+               std::optional<std::string> device_selection)
+    : config_(std::move(config)),
+      plugins_(std::move(plugins)),
+      device_selection_(std::move(device_selection)) {}
 
 Client::~Client() {
   {
@@ -105,50 +61,9 @@ void Client::end_at_exit() {
   replies_.notify_all();
 }
 
-Client& Client::instance() {
-  std::lock_guard lock(instance_mutex());
-  if (g_instance == nullptr) {
-    static const bool atfork_installed = [] {
-      ::pthread_atfork(nullptr, nullptr, forget_client_in_child);
-      std::atexit(flush_at_exit);
-      return true;
-    }();
-    (void)atfork_installed;
-    Config config;
-    try {
-      config = load_config(find_config());
-    } catch (const Error& e) {
-      // A broken configuration fails every call with the reason, instead of killing the app.
-      GVIRTUS_LOG(kError) << e.what();
-      g_instance = new Client(Config{}, registered_plugins());
-      std::lock_guard client_lock(g_instance->mutex_);
-      g_instance->failure_ = e;
-      return *g_instance;
-    }
-    g_instance = new Client(std::move(config), registered_plugins());
-  }
-  return *g_instance;
-}
-
-void Client::add_plugin(PluginRef plugin) {
-  std::lock_guard lock(instance_mutex());
-  register_plugin_locked(std::move(plugin));
-}
-
-void Client::open_in_process(const PluginRef& plugin, uint32_t version) {
-  Client* client;
-  {
-    std::lock_guard lock(instance_mutex());
-    client = g_instance;
-    if (client == nullptr) {  // the session, when it starts, opens it in its handshake
-      register_plugin_locked(plugin);
-      return;
-    }
-  }
-  // A refused plugin (this throws) is not remembered: a forked child's session must not fail
-  // its handshake on it.
-  client->open_plugin(plugin, version);
-  add_plugin(plugin);
+void Client::fail(const Error& error) {
+  std::lock_guard lock(mutex_);
+  fail_locked(error);
 }
 
 void Client::open_plugin(const PluginRef& plugin, uint32_t version) {
@@ -231,7 +146,7 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
   std::string visible_devices;
   try {
     secret = configured_secret(config_, SecretReader::kClient);
-    visible_devices = effective_visible_devices(config_);
+    visible_devices = device_selection_ ? *device_selection_ : effective_visible_devices(config_);
   } catch (const Error& e) {
     fail_locked(e);
     throw *failure_;

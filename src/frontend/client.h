@@ -1,7 +1,8 @@
 // The frontend core: the client side of one gvirtus session, used by the stub libraries.
 //
-// One Client per process (Client::instance()) connects lazily, on the first call, to the first
-// reachable endpoint of the configuration and performs the handshake. Then:
+// A Client is one session with one backend (the process has one per backend of its pool,
+// frontend/pool.h). It connects lazily, on the first call, to the first reachable endpoint of its
+// configuration and performs the handshake. Then:
 //   call()       - sends a request and blocks until its reply; the reply payload is decoded by the
 //                  caller's function while it is still in the transport's buffer (no copy).
 //   send_async() - sends a request that wants no reply and returns at once. If it fails on the
@@ -45,18 +46,14 @@ class Client {
   using ReplyDecoder = FunctionRef<void(WireReader&)>;
 
   // A client for a configuration; `plugins` are the call tables the caller will use (core is
-  // always included). Nothing connects until the first call.
-  Client(Config config, std::vector<PluginRef> plugins);
+  // always included). `device_selection`, when given, is the selection the hello carries in place
+  // of effective_visible_devices(config). Nothing connects until the first call.
+  Client(Config config, std::vector<PluginRef> plugins,
+         std::optional<std::string> device_selection = std::nullopt);
   ~Client();
 
-  // The process-wide client: configuration from find_config(), plugins from open_in_process()
-  // (or add_plugin()) calls made before the first use.
-  static Client& instance();
-  static void add_plugin(PluginRef plugin);
-
-  // Opens `plugin` in the process's session, now and in every session a forked child starts:
-  // open_plugin() on the existing client, if any, then add_plugin() unless it was refused.
-  static void open_in_process(const PluginRef& plugin, uint32_t version);
+  // Fails the session now: every call, current and future, fails with `error`.
+  void fail(const Error& error);
 
   // Opens a plugin in this session. Before the connection exists it joins the handshake's list;
   // on a live session a core OpenPlugin call opens it (a library loaded after the first call).
@@ -144,6 +141,7 @@ class Client {
 
   Config config_;
   std::vector<PluginRef> plugins_;
+  std::optional<std::string> device_selection_;
 
   std::mutex mutex_;         // guards everything below except the connection's own send/recv
   std::mutex shared_mutex_;  // guards shared_blocks_

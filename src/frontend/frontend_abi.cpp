@@ -1,4 +1,5 @@
-// The frontend's C ABI (frontend_abi.h) over the process-wide Client. Every function catches
+// The frontend's C ABI (frontend_abi.h) over the process-wide Pool: calls go to the calling
+// thread's routed member. Every function catches
 // everything: a gvirtus::Error becomes its kind and the thread's message, anything else kFailed.
 #include "frontend/frontend_abi.h"
 
@@ -8,6 +9,7 @@
 #include "common/error.h"
 #include "frontend/call_stats.h"
 #include "frontend/client.h"
+#include "frontend/pool.h"
 
 namespace gvirtus {
 namespace {
@@ -65,6 +67,7 @@ struct CDecoder {
 
 using gvirtus::ByteView;
 using gvirtus::Client;
+using gvirtus::Pool;
 
 extern "C" {
 
@@ -91,7 +94,7 @@ int gvirtus_open_plugin(const gvirtus_plugin* plugin) {
       gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "gvirtus_open_plugin: a malformed plugin");
     }
     const gvirtus::PluginRef ref{plugin->id, plugin->name, plugin->table_hash};
-    Client::open_in_process(ref, plugin->version);
+    Pool::open_in_process(ref, plugin->version);
   });
 }
 
@@ -100,7 +103,7 @@ int gvirtus_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
   return gvirtus::guarded([&] {
     ByteView storage[15];
     const gvirtus::CDecoder decoder{decode, context};
-    Client::instance().call(call_id, gvirtus::as_payload(pieces, count, storage), decoder);
+    Pool::instance().routed().call(call_id, gvirtus::as_payload(pieces, count, storage), decoder);
   });
 }
 
@@ -113,7 +116,7 @@ int gvirtus_begin_call_into(uint32_t call_id, const gvirtus_piece* pieces, size_
                             gvirtus_landing* landing, gvirtus_pending* pending) {
   return gvirtus::guarded([&] {
     ByteView storage[15];
-    const Client::PendingCall begun = Client::instance().begin_call(
+    const Client::PendingCall begun = Pool::instance().routed().begin_call(
         call_id, gvirtus::as_payload(pieces, count, storage), landing);
     *pending = gvirtus_pending{begun.request_id, begun.call_id, begun.request_bytes};
   });
@@ -123,7 +126,7 @@ int gvirtus_finish_call(const gvirtus_pending* pending, gvirtus_reply_decoder de
                         void* context) {
   return gvirtus::guarded([&] {
     const gvirtus::CDecoder decoder{decode, context};
-    Client::instance().finish_call(
+    Pool::instance().routed().finish_call(
         Client::PendingCall{pending->request_id, pending->call_id, pending->request_bytes},
         decoder);
   });
@@ -132,17 +135,18 @@ int gvirtus_finish_call(const gvirtus_pending* pending, gvirtus_reply_decoder de
 int gvirtus_send_async(uint32_t call_id, const gvirtus_piece* pieces, size_t count) {
   return gvirtus::guarded([&] {
     ByteView storage[15];
-    Client::instance().send_async(call_id, gvirtus::as_payload(pieces, count, storage));
+    Pool::instance().routed().send_async(call_id, gvirtus::as_payload(pieces, count, storage));
   });
 }
 
 int gvirtus_flush_async(void) {
-  return gvirtus::guarded([] { Client::instance().flush_async(); });
+  return gvirtus::guarded([] { Pool::instance().flush_all(); });
 }
 
 int gvirtus_take_async_error(void) {
   std::optional<gvirtus::Error> error;
-  const int status = gvirtus::guarded([&] { error = Client::instance().take_async_error(); });
+  const int status =
+      gvirtus::guarded([&] { error = Pool::instance().routed().take_async_error(); });
   if (status != GVIRTUS_OK) return status;
   if (!error) return GVIRTUS_OK;
   return gvirtus::fail(error->kind(), error->what());
@@ -150,7 +154,7 @@ int gvirtus_take_async_error(void) {
 
 int gvirtus_shared_memory(void** base, size_t* size) {
   return gvirtus::guarded([&] {
-    const std::span<std::byte> memory = Client::instance().shared_memory();
+    const std::span<std::byte> memory = Pool::instance().routed().shared_memory();
     *base = memory.data();
     *size = memory.size();
   });
@@ -160,7 +164,7 @@ int gvirtus_shared_take(uint64_t bytes, uint64_t* offset, uint64_t* taken) {
   return gvirtus::guarded([&] {
     *offset = 0;
     *taken = 0;
-    if (const auto range = Client::instance().take_shared(bytes)) {
+    if (const auto range = Pool::instance().routed().take_shared(bytes)) {
       *offset = range->offset;
       *taken = range->bytes;
     }
@@ -168,15 +172,48 @@ int gvirtus_shared_take(uint64_t bytes, uint64_t* offset, uint64_t* taken) {
 }
 
 int gvirtus_shared_give_back(uint64_t offset) {
-  return gvirtus::guarded([&] { Client::instance().give_back_shared(offset); });
+  return gvirtus::guarded([&] { Pool::instance().routed().give_back_shared(offset); });
 }
 
 const void* gvirtus_session_token(void) {
   try {
-    return &Client::instance();
+    return &Pool::instance().routed();
   } catch (...) {
     return &gvirtus::t_message;  // never null; instance() does not throw in practice
   }
+}
+
+uint32_t gvirtus_pool_size(void) {
+  try {
+    return static_cast<uint32_t>(Pool::instance().size());
+  } catch (...) {
+    return 1;  // instance() does not throw in practice; a pool has at least one member
+  }
+}
+
+const char* gvirtus_pool_backend_name(uint32_t backend) {
+  try {
+    Pool& pool = Pool::instance();
+    return backend < pool.size() ? pool.name(backend).c_str() : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+const char* gvirtus_pool_device_selection(void) {
+  try {
+    return Pool::instance().device_selection().c_str();
+  } catch (...) {
+    return "";
+  }
+}
+
+int gvirtus_route_set(uint32_t backend) {
+  return gvirtus::guarded([&] { Pool::instance().set_route(backend); });
+}
+
+uint32_t gvirtus_route_get(void) {
+  return Pool::route();
 }
 
 uint32_t gvirtus_thread_id(void) {

@@ -127,10 +127,33 @@ GVIRTUS_FRONTEND_API int gvirtus_shared_take(uint64_t bytes, uint64_t* offset, u
 /* Frees the block that starts at `offset` (nothing when none does). */
 GVIRTUS_FRONTEND_API int gvirtus_shared_give_back(uint64_t offset);
 
-/* Identifies the process's current session: it changes when a forked child starts its own, so
- * stubs key what they learnt from the backend (loaded modules, device properties) by it. Never
- * NULL. Does not connect. */
+/* Identifies the session the calling thread's calls go to (its route's, below): it changes when a
+ * forked child starts its own, and differs between the backends of a pool, so stubs key what they
+ * learnt from a backend (loaded modules, device properties) by it. Never NULL. Does not connect. */
 GVIRTUS_FRONTEND_API const void* gvirtus_session_token(void);
+
+/* A client's pool (docs/cluster.md): the configuration may name several backends, each a session
+ * of its own. Every call of this ABI that sends or reads goes to the calling thread's route, the
+ * backend it last chose (0 until then), as CUDA's calls go to the thread's current device; a
+ * stub routes each call by what it is about before sending it. A backend that cannot be reached
+ * or dies fails only the calls routed to it. gvirtus_flush_async() sends every backend's held
+ * calls. These functions live under the version node GVIRTUS_FRONTEND_1.1. */
+/* How many backends the configuration names (1 when it names none: the one backend). Does not
+ * connect. */
+GVIRTUS_FRONTEND_API uint32_t gvirtus_pool_size(void);
+/* A backend's name in the configuration ("backend"; "" when it names none), or NULL when there
+ * is no such backend. Valid for the process's life. */
+GVIRTUS_FRONTEND_API const char* gvirtus_pool_backend_name(uint32_t backend);
+/* The device selection of a pool of several backends, over the union of their devices in the
+ * pool's order (GVIRTUS_VISIBLE_DEVICES, else the configuration's visible_devices; normalised:
+ * "2,0", "none", or "" for every device), for the stubs to apply: the backends get none. "" for
+ * one backend, whose selection its backend applies. Valid for the process's life. */
+GVIRTUS_FRONTEND_API const char* gvirtus_pool_device_selection(void);
+/* Routes the calling thread's next calls to `backend` (0 .. gvirtus_pool_size() - 1); invalid
+ * input, naming the pool's size, when there is no such backend. */
+GVIRTUS_FRONTEND_API int gvirtus_route_set(uint32_t backend);
+/* The calling thread's route. */
+GVIRTUS_FRONTEND_API uint32_t gvirtus_route_get(void);
 
 /* The calling thread's id in frames (small, stable per thread). */
 GVIRTUS_FRONTEND_API uint32_t gvirtus_thread_id(void);

@@ -130,6 +130,21 @@ inline void give_back_shared(uint64_t offset) {
   detail::check(gvirtus_shared_give_back(offset));
 }
 
+// The process's pool (gvirtus_pool_size): how many backends, which one the calling thread's calls
+// go to, and routing it to another (throws Error{kInvalidInput} for a backend the pool lacks).
+inline uint32_t pool_size() {
+  return gvirtus_pool_size();
+}
+inline std::string pool_device_selection() {
+  return gvirtus_pool_device_selection();
+}
+inline uint32_t route() {
+  return gvirtus_route_get();
+}
+inline void set_route(uint32_t backend) {
+  detail::check(gvirtus_route_set(backend));
+}
+
 // Identifies the current session (a forked child's differs); never connects.
 inline const void* token() {
   return gvirtus_session_token();

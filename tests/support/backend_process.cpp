@@ -130,6 +130,19 @@ std::string BackendProcess::client_config_file() const {
   return path;
 }
 
+std::string pool_config_json(const std::vector<const BackendProcess*>& backends,
+                             const std::string& extra_json) {
+  std::string text = R"({"communicator":[)";
+  for (size_t i = 0; i < backends.size(); ++i) {
+    if (i > 0) text += ',';
+    text += R"({"endpoint":)" + backends[i]->endpoint_json() + R"(,"backend":"backend)" +
+            std::to_string(i) + "\"}";
+  }
+  text += R"(],"connect_timeout_ms":2000)";
+  if (!extra_json.empty()) text += "," + extra_json;
+  return text + "}";
+}
+
 int BackendProcess::stop(int signal) {
   ::kill(pid_, signal);
   int status = 0;

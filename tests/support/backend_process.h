@@ -68,15 +68,14 @@ class BackendProcess {
   std::vector<pid_t> workers() const;
   // The module cache of a backend whose options named none (its own, in its directory).
   std::string module_cache_dir() const { return dir_ + "/modules"; }
+  // The endpoint object its clients use (tcp: with the port it listens on).
+  std::string endpoint_json() const;
   // Everything the daemon logged so far.
   std::string log() const;
   // Whether the daemon logs `text` within `ms` (workers log as their sessions end).
   bool logged(const std::string& text, int ms = 5000) const;
 
  private:
-  // The endpoint object, for the daemon and for its clients.
-  std::string endpoint_json() const;
-
   TestTransport transport_ = TestTransport::tcp;
   std::string address_ = "127.0.0.1";
   std::string custom_endpoint_;  // with "port":"0"; empty: the transport_'s endpoint
@@ -86,6 +85,11 @@ class BackendProcess {
   std::string dir_;
   int log_fd_ = -1;
 };
+
+// A client configuration naming `backends` as one pool (frontend/pool.h): "backend0", "backend1",
+// ... in order, one endpoint each; `extra_json` is spliced into the top-level object.
+std::string pool_config_json(const std::vector<const BackendProcess*>& backends,
+                             const std::string& extra_json = "");
 
 // The living (non-zombie) children of a process, from /proc.
 std::vector<pid_t> children_of(pid_t pid);

@@ -386,6 +386,51 @@ TEST(Config, VisibleDevices) {
               HasSubstr("/tmp/x.json: visible_devices: \"0;1\""));
 }
 
+TEST(Config, APoolNamesEachEndpointsBackend) {
+  const Config pool = parse_config(R"({"communicator": [
+      {"endpoint": {"suite": "tcp", "protocol": "tcp", "port": 1}, "backend": "gpu-a"},
+      {"endpoint": {"suite": "tcp", "protocol": "tcp", "port": 2}, "backend": "gpu-b"},
+      {"endpoint": {"suite": "shm", "protocol": "shm"}, "backend": "gpu-a"}],
+      "connect_timeout_ms": 700})",
+                                   kSource);
+  const std::vector<PoolMember> members = pool_members(pool);
+  ASSERT_EQ(members.size(), 2u) << "two backends, in the order they first appear";
+  EXPECT_EQ(members[0].name, "gpu-a");
+  ASSERT_EQ(members[0].config.endpoints.size(), 2u) << "gpu-a's endpoints are its alternatives";
+  EXPECT_EQ(members[0].config.endpoints[0].require_port("port"), 1);
+  EXPECT_EQ(members[0].config.endpoints[1].suite(), "shm");
+  EXPECT_EQ(members[1].name, "gpu-b");
+  ASSERT_EQ(members[1].config.endpoints.size(), 1u);
+  EXPECT_EQ(members[1].config.endpoints[0].require_port("port"), 2);
+  EXPECT_EQ(members[1].config.connect_timeout_ms, 700u) << "every other key as given";
+
+  const Config one = parse_config(R"({"communicator": [
+      {"endpoint": {"suite": "tcp", "protocol": "tcp", "port": 1}},
+      {"endpoint": {"suite": "tcp", "protocol": "tcp", "port": 2}}]})",
+                                  kSource);
+  const std::vector<PoolMember> alone = pool_members(one);
+  ASSERT_EQ(alone.size(), 1u) << "no backend named: one backend behind both endpoints";
+  EXPECT_EQ(alone[0].name, "");
+  EXPECT_EQ(alone[0].config.endpoints.size(), 2u);
+
+  EXPECT_THAT(config_error(R"({"communicator": [
+      {"endpoint": {"suite": "s", "protocol": "p"}, "backend": "a"},
+      {"endpoint": {"suite": "s", "protocol": "p"}}]})"),
+              HasSubstr("/tmp/x.json: communicator[1].backend: missing: communicator[0] names its "
+                        "backend, so every entry must"));
+  EXPECT_THAT(config_error(R"({"communicator": [
+      {"endpoint": {"suite": "s", "protocol": "p"}},
+      {"endpoint": {"suite": "s", "protocol": "p"}, "backend": "a"}]})"),
+              HasSubstr("/tmp/x.json: communicator[1].backend: communicator[0] names no backend, "
+                        "so no entry may"));
+  EXPECT_THAT(config_error(R"({"communicator": [
+      {"endpoint": {"suite": "s", "protocol": "p"}, "backend": ""}]})"),
+              HasSubstr("/tmp/x.json: communicator[0].backend: expected a backend's name"));
+  EXPECT_THAT(config_error(R"({"communicator": [
+      {"endpoint": {"suite": "s", "protocol": "p"}, "backend": 2}]})"),
+              HasSubstr("/tmp/x.json: communicator[0].backend: expected a backend's name"));
+}
+
 TEST(Config, UnknownKeysAreRejected) {
   const std::string top = config_error(
       R"({"communicator": [{"endpoint": {"suite": "s", "protocol": "p"}}],
