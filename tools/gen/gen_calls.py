@@ -64,6 +64,18 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes) and
                   FUNCTION(Fn, address), written by hand (cudart records device allocations so
                   that cudaMemcpyDefault tells device pointers from host ones)
+  pool_routing    {"include": HEADER, "device_types": [TYPE]}: routing in a client's pool of
+                  backends (frontend/pool.h). Each generated stub call routes, for its length
+                  (frontend/route_scope.h), to the backend of its first parameter whose backend
+                  is known - a device (an "in" of a device type), a handle ("in", "destroy") or a
+                  device address ("dev", "free") - and otherwise goes to the thread's route.
+                  A device travels as its ordinal on that backend, a device returned ("out" of a
+                  device type) comes back as the pool's, and a handle "create"d or "destroy"ed is
+                  noted or forgotten as that backend's. HEADER declares, in the library's
+                  namespace, std::optional<uint32_t> pool_backend_of_device(TYPE),
+                  pool_backend_of_handle(const char* kind, VALUE), pool_backend_of_address(VALUE),
+                  TYPE pool_local_device(TYPE), pool_global_device(TYPE),
+                  pool_note_handle(const char* kind, VALUE), pool_forget_handle(kind, VALUE)
   stub_include, handlers_includes
                   a library with hand-written code names the headers the generated stub and
                   handlers include (its marshalling and calling helpers: remote_sync, ...).
@@ -569,6 +581,31 @@ def stub_allocation_notes(c, d):
     return notes
 
 
+def pool_routing(c, d):
+    """The pool_routing of one row: its route's keys, and what a success notes."""
+    if not d.pool_include:
+        return [], []
+    keys, notes = [], []
+    for p in c.params:
+        if p.is_array:
+            continue
+        handle = d.handles.get(p.ctype)
+        if p.direction == "in" and p.ctype in d.pool_device_types:
+            keys.append(f"cr::pool_backend_of_device({p.name})")
+        elif p.direction in ("in", "destroy") and handle is not None:
+            keys.append(f'cr::pool_backend_of_handle("{handle.name}", {p.name})')
+        elif p.direction in ("dev", "free"):
+            keys.append(f"cr::pool_backend_of_address({p.name})")
+        if p.direction == "create":
+            notes.append(f"    if ({p.name} != nullptr) "
+                         f'cr::pool_note_handle("{d.handles[p.pointee].name}", *{p.name});')
+        elif p.direction == "destroy":
+            notes.append(f'    cr::pool_forget_handle("{handle.name}", {p.name});')
+        elif p.direction == "out" and not p.is_array and p.pointee in d.pool_device_types:
+            notes.append(f"    if ({p.name} != nullptr) *{p.name} = cr::pool_global_device(*{p.name});")
+    return keys, notes
+
+
 def stub_variants(c, d, sig):
     """The stub functions of one row, each as (its first line, whether it sends ahead): an auto
     row's export; a wrapped row's internal senders, not exported - the hand-written export of the
@@ -587,6 +624,8 @@ def stub_variants(c, d, sig):
 def stub(calls, d):
     out = [generated_by(d)]
     out += [f'#include "{d.stub_include}"'] if d.stub_include else [stub_support(d, calls)]
+    if d.pool_include:
+        out += ['#include "frontend/route_scope.h"', f'#include "{d.pool_include}"']
     out += ["", "using gvirtus::WireReader;", "using gvirtus::WireWriter;",
             f"namespace cr = {d.namespace};", "namespace mr = gvirtus::marshal;", ""]
     for c in calls:
@@ -605,6 +644,8 @@ def stub(calls, d):
                     decode.append(f" mr::get_array(r, {p.name}, {p.name}_count);")
             elif p.direction == "string":
                 encode.append(f" mr::put_c_string(w, {p.name});")
+            elif p.direction == "in" and p.ctype in d.pool_device_types:
+                encode.append(f" mr::put_value(w, cr::pool_local_device({p.name}));")
             elif p.direction in VALUE_DIRECTIONS:
                 encode.append(f" mr::put_value(w, {p.name});")
             else:  # out, create, alloc, inref: the pointee travels like an output's initial value
@@ -616,11 +657,14 @@ def stub(calls, d):
         # as the library answers an unknown value; the backend takes such a value as malformed.
         checks += [f"  if (!mr::enum_holds<{p.ctype}>(mr::enum_bits({p.name}))) return {d.invalid_value};"
                    for p in c.params if p.direction == "in" and p.is_enum]
-        notes = stub_allocation_notes(c, d)
+        keys, pool_notes = pool_routing(c, d)
+        notes = stub_allocation_notes(c, d) + pool_notes
         returned = "const auto result =" if notes else "return"
         for head, ahead in stub_variants(c, d, sig):
             out.append(head)
             out += checks
+            if keys:
+                out.append(f"  const gvirtus::stub::RouteScope pool_route(gvirtus::stub::first_known({{{', '.join(keys)}}}));")
             if ahead:
                 out.append(f"  {returned} cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }});")
             else:

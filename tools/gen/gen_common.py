@@ -75,6 +75,11 @@ class Descriptor:
             # {"sticky": [STATUS], "unavailable": STATUS, "clearing": [FUNCTION],
             #  "context_free": [FUNCTION]} (frontend/context_faults.h).
             self.context_faults = d.get("context_faults")
+            # {"include": HEADER, "device_types": [TYPE]}: the stub routes each call in a
+            # client's pool (frontend/pool.h) through hand-written functions HEADER declares.
+            pool = d.get("pool_routing")
+            self.pool_include = pool["include"] if pool else None
+            self.pool_device_types = list(pool.get("device_types", [])) if pool else []
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")
             self.note_freed = hooks.get("freed")

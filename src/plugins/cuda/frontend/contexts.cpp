@@ -8,6 +8,8 @@
 #include "common/call_marshal.h"
 #include "common/wire.h"
 #include "cuda_remote_calls.h"
+#include "frontend/route_scope.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -42,6 +44,7 @@ CUresult make_current(CUcontext context) {
   } else {
     stack.back() = context;
   }
+  pool_follow_context(context);
   return CUDA_SUCCESS;
 }
 
@@ -94,7 +97,10 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxGetCurrent(CUcon
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   if (ctx == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   const CUresult result = cr::remote::cuCtxSetCurrent(ctx);
-  if (result == CUDA_SUCCESS) cr::this_thread_stack().push_back(ctx);
+  if (result == CUDA_SUCCESS) {
+    cr::this_thread_stack().push_back(ctx);
+    cr::pool_follow_context(ctx);
+  }
   return result;
 }
 
@@ -106,6 +112,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxPopCurrent_v2(CU
   if (result != CUDA_SUCCESS) return result;
   if (pctx != nullptr) *pctx = stack.back();
   stack.pop_back();
+  cr::pool_follow_context(below);
   return CUDA_SUCCESS;
 }
 
@@ -158,16 +165,21 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxCreate_v4(
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   CUcontext created = nullptr;
-  const CUresult result = cr::remote_sync(
-      cr::Fn::cuCtxCreate_v4,
-      [&](gvirtus::WireWriter& w) {
-        w.put<uint32_t>(flags);
-        w.put<int32_t>(dev);
-      },
-      [&](gvirtus::WireReader& r) { created = gvirtus::marshal::get_value<CUcontext>(r); });
-  if (result != CUDA_SUCCESS) return result;
+  {
+    const gvirtus::stub::RouteScope route(cr::pool_backend_of_device(dev));
+    const CUresult result = cr::remote_sync(
+        cr::Fn::cuCtxCreate_v4,
+        [&](gvirtus::WireWriter& w) {
+          w.put<uint32_t>(flags);
+          w.put<int32_t>(cr::pool_local_device(dev));
+        },
+        [&](gvirtus::WireReader& r) { created = gvirtus::marshal::get_value<CUcontext>(r); });
+    if (result != CUDA_SUCCESS) return result;
+    cr::pool_note_handle("context", created);
+  }
   cr::remember(created, dev);
   cr::this_thread_stack().push_back(created);
+  cr::pool_follow_context(created);
   *pctx = created;
   return CUDA_SUCCESS;
 }
@@ -197,7 +209,10 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxDestroy_v2(CUcon
   auto& stack = cr::this_thread_stack();
   if (!stack.empty() && stack.back() == ctx) {
     stack.pop_back();
-    if (!stack.empty()) return cr::remote::cuCtxSetCurrent(stack.back());
+    if (!stack.empty()) {
+      cr::pool_follow_context(stack.back());
+      return cr::remote::cuCtxSetCurrent(stack.back());
+    }
   }
   return CUDA_SUCCESS;
 }

@@ -14,12 +14,15 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/chunks.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
 namespace gvirtus::cuda {
@@ -37,6 +40,7 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
                         bool ahead) {
   if (bytes == 0) return CUDA_SUCCESS;
   if (src == nullptr || dst == 0) return CUDA_ERROR_INVALID_VALUE;
+  const stub::RouteScope route(pool_backend_of_address(dst));
   const Fn fn = ahead || stream != nullptr ? Fn::cuMemcpyHtoDAsync_v2 : Fn::cuMemcpyHtoD_v2;
   if (const auto offset = shared_offset(src, bytes)) {
     return shared_copy(fn, dst, *offset, bytes, stream, ahead);
@@ -57,6 +61,7 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
 CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream, Fn fn) {
   if (bytes == 0) return CUDA_SUCCESS;
   if (dst == nullptr || src == 0) return CUDA_ERROR_INVALID_VALUE;
+  const stub::RouteScope route(pool_backend_of_address(src));
   if (const auto offset = shared_offset(dst, bytes)) {
     return shared_copy(fn, src, *offset, bytes, stream, fn == Fn::cuMemcpyDtoHAsync_v2);
   }
@@ -133,6 +138,49 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoHAsync_v2(
 namespace gvirtus::cuda {
 namespace {
 
+// The backends of a copy's two sides in a pool, when both are known and differ (the copy must be
+// relayed: no backend reaches the other's memory); nullopt otherwise, when one backend serves it.
+struct Sides {
+  uint32_t dst;
+  uint32_t src;
+};
+std::optional<Sides> across_backends(std::optional<uint32_t> dst, std::optional<uint32_t> src) {
+  if (!dst || !src || *dst == *src) return std::nullopt;
+  return Sides{*dst, *src};
+}
+
+// A copy between device memory of two backends of a pool, relayed through this process: each
+// chunk read from the source's backend (landing in a buffer here) is sent on to the
+// destination's, sent ahead but for the last, whose reply answers for all. The stream's earlier
+// work comes first, and the copy is done when this returns, asynchronous or not: a relayed copy
+// is synchronous with respect to the host (docs/cluster.md).
+CUresult relayed_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides sides,
+                      CUstream stream) {
+  if (bytes == 0) return CUDA_SUCCESS;
+  if (stream != nullptr) {
+    if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
+  }
+  std::vector<std::byte> buffer(std::min(bytes, kCopyChunkBytes));
+  for (size_t done = 0; done < bytes;) {
+    const size_t chunk = std::min(kCopyChunkBytes, bytes - done);
+    const bool last = done + chunk == bytes;
+    CUresult result;
+    {
+      const stub::RouteScope route(sides.src);
+      result = device_to_host(buffer.data(), src + done, chunk, nullptr, Fn::cuMemcpyDtoH_v2);
+    }
+    if (result != CUDA_SUCCESS) return result;
+    {
+      const stub::RouteScope route(sides.dst);
+      result = host_to_device(dst + done, buffer.data(), chunk, nullptr, !last);
+    }
+    if (result != CUDA_SUCCESS) return result;
+    done += chunk;
+  }
+  return CUDA_SUCCESS;
+}
+
 // cuMemcpy(Async) with unified addressing: which side each pointer is on, as far as the stub
 // knows - its device allocations are device memory, everything else is the client's memory.
 CUresult unified_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream,
@@ -181,4 +229,62 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyAsync(CUdevic
                                                                          size_t ByteCount,
                                                                          CUstream hStream) {
   return cr::unified_copy(dst, src, ByteCount, hStream, true);
+}
+
+// Device to device, and between contexts: one backend's driver copies when one backend holds
+// both sides; in a pool, a copy between two backends' memory is relayed (relayed_copy).
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice,
+                                                                           CUdeviceptr srcDevice,
+                                                                           size_t ByteCount) {
+  if (const auto sides = cr::across_backends(cr::pool_backend_of_address(dstDevice),
+                                             cr::pool_backend_of_address(srcDevice))) {
+    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, nullptr);
+  }
+  return cr::remote::cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoDAsync_v2(
+    CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
+  if (const auto sides = cr::across_backends(cr::pool_backend_of_address(dstDevice),
+                                             cr::pool_backend_of_address(srcDevice))) {
+    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, hStream);
+  }
+  return cr::remote::ahead::cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
+}
+
+namespace gvirtus::cuda {
+namespace {
+
+// A peer copy's sides: by its contexts' backends, or its addresses' when a context is not known.
+std::optional<Sides> peer_sides(CUdeviceptr dst, CUcontext dst_context, CUdeviceptr src,
+                                CUcontext src_context) {
+  auto dst_backend = pool_backend_of_handle("context", dst_context);
+  auto src_backend = pool_backend_of_handle("context", src_context);
+  if (!dst_backend) dst_backend = pool_backend_of_address(dst);
+  if (!src_backend) src_backend = pool_backend_of_address(src);
+  return across_backends(dst_backend, src_backend);
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyPeer(CUdeviceptr dstDevice,
+                                                                        CUcontext dstContext,
+                                                                        CUdeviceptr srcDevice,
+                                                                        CUcontext srcContext,
+                                                                        size_t ByteCount) {
+  if (const auto sides = cr::peer_sides(dstDevice, dstContext, srcDevice, srcContext)) {
+    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, nullptr);
+  }
+  return cr::remote::cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyPeerAsync(
+    CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
+    size_t ByteCount, CUstream hStream) {
+  if (const auto sides = cr::peer_sides(dstDevice, dstContext, srcDevice, srcContext)) {
+    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, hStream);
+  }
+  return cr::remote::ahead::cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext,
+                                              ByteCount, hStream);
 }

@@ -12,6 +12,7 @@
 
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/frontend/images_for_devices.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -56,9 +57,36 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDriverGetVersion(in
   });
 }
 
+// In a pool, every backend's driver starts, and the devices are the pool's (pool_routes.h).
+extern "C" __attribute__((visibility("default"))) CUresult cuInit(unsigned int Flags) {
+  if (cr::pooled()) return cr::pool_init(Flags);
+  return cr::remote::cuInit(Flags);
+}
+
 extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetCount(int* count) {
+  if (cr::pooled()) {
+    if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const std::vector<cr::PoolDevice>* devices = nullptr;
+    if (const CUresult r = cr::pool_devices(&devices); r != CUDA_SUCCESS) return r;
+    *count = static_cast<int>(devices->size());
+    return CUDA_SUCCESS;
+  }
   return cr::cached(cr::device_count, count,
                     [](int* v) { return cr::remote::cuDeviceGetCount(v); });
+}
+
+// A CUdevice is its ordinal, for the driver and for the pool.
+extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice* device,
+                                                                       int ordinal) {
+  if (!cr::pooled()) return cr::remote::cuDeviceGet(device, ordinal);
+  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const std::vector<cr::PoolDevice>* devices = nullptr;
+  if (const CUresult r = cr::pool_devices(&devices); r != CUDA_SUCCESS) return r;
+  if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices->size()) {
+    return CUDA_ERROR_INVALID_DEVICE;
+  }
+  *device = ordinal;
+  return CUDA_SUCCESS;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(

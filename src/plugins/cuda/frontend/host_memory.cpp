@@ -25,6 +25,7 @@
 #include "frontend/process_session.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 
@@ -60,10 +61,12 @@ AddressRanges& host_registrations() {
 
 void note_allocated(Fn, CUdeviceptr address, uint64_t bytes) {
   device_ranges().add(as_pointer(address), bytes, 0);
+  pool_note_address(address, bytes);
 }
 
 void note_freed(Fn, CUdeviceptr address) {
   device_ranges().remove(as_pointer(address));
+  pool_forget_address(address);
 }
 
 namespace {
@@ -99,6 +102,9 @@ std::map<uintptr_t, SharedBlock>& shared_blocks() {
 // Places `bytes` in the shared memory, registered by the backend: nullopt when there is none or it
 // is full (the caller allocates its own memory), else the backend's answer.
 std::optional<CUresult> shared_alloc(void** pp, size_t bytes, unsigned flags) {
+  // In a pool, page-locked memory is any backend's to copy with: it cannot live in one backend's
+  // shared memory (docs/cluster.md).
+  if (pooled()) return std::nullopt;
   std::span<std::byte> memory;
   std::optional<process_session::SharedBlock> block;
   try {

@@ -19,9 +19,11 @@
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
 #include "plugins/cuda/frontend/modules.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -208,6 +210,8 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
                 unsigned bz, unsigned shared, CUstream stream, void** params, void** extra,
                 Fn fn = Fn::cuLaunchKernel, std::span<const CUlaunchAttribute> attributes = {}) {
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  // In a pool, the launch goes where its function was loaded (pool_routes.h).
+  const stub::RouteScope route(pool_backend_of_handle("function", f));
   const unsigned grid[3] = {gx, gy, gz};
   const unsigned block[3] = {bx, by, bz};
   if (const CUresult r = check_configuration(grid, block, shared); r != CUDA_SUCCESS) {

@@ -21,6 +21,7 @@
 #include "plugins/cuda/common/module_image.h"
 #include "plugins/cuda/frontend/images_for_devices.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 
@@ -66,7 +67,10 @@ CUresult send_load(Fn fn, std::span<const std::byte> image, Handle* handle,
           }
         });
     if (answer == kImageLoaded || result != CUDA_SUCCESS) {
-      if (result == CUDA_SUCCESS) *handle = loaded;  // untouched on failure, as natively
+      if (result == CUDA_SUCCESS) {
+        *handle = loaded;  // untouched on failure, as natively
+        pool_note_handle("module", loaded);
+      }
       return result;
     }
     if (answer == kImageNoCache) backend_keeps_no_cache.store(true, std::memory_order_relaxed);
