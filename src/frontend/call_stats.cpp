@@ -7,6 +7,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <exception>
 #include <string>
 
@@ -76,6 +78,16 @@ std::string row_name(size_t row) {
   return std::string(naming.name) + "." + std::string(name);
 }
 
+// Work beyond single calls (note_stats_work), by what it was. Rare (a relayed copy moves megabytes
+// per note): a lock and a map do. Never destroyed: printed at exit.
+struct Work {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t ns = 0;
+};
+std::mutex& g_work_mutex = *new std::mutex;
+auto& g_work = *new std::map<std::string, Work, std::less<>>;
+
 void print_at_exit() {
   const std::string table = format_call_stats();
   std::fputs(table.c_str(), stderr);
@@ -84,6 +96,7 @@ void print_at_exit() {
 // A forked child has its own session (see Client) and prints its own table at its exit: it
 // starts counting from zero rather than repeating its parent's calls.
 void reset_in_child() {
+  g_work.clear();  // the forking thread is the only one in the child: no lock is held
   for (Counters& row : g_rows) {
     for (auto* counter : {&row.sync_calls, &row.async_calls, &row.failed, &row.request_bytes,
                           &row.reply_bytes, &row.transport_ns}) {
@@ -119,6 +132,16 @@ uint64_t payload_bytes(std::span<const ByteView> payload) {
 namespace call_stats_detail {
 std::atomic<bool> g_enabled{false};
 }  // namespace call_stats_detail
+
+void note_stats_work(std::string_view what, uint64_t bytes, uint64_t nanoseconds) {
+  if (!call_stats_enabled()) return;
+  std::lock_guard lock(g_work_mutex);
+  auto it = g_work.find(what);
+  if (it == g_work.end()) it = g_work.emplace(std::string(what), Work{}).first;
+  it->second.count += 1;
+  it->second.bytes += bytes;
+  it->second.ns += nanoseconds;
+}
 
 void register_call_names(uint16_t plugin, std::string_view plugin_name, CallNamer namer) {
   if (plugin >= kMaxPlugins) return;  // its calls print in the "other" row anyway
@@ -204,6 +227,18 @@ std::string format_call_stats() {
     put(row_name(row), values[0], values[1], values[2], values[3], values[4], values[5]);
   }
   put("total", totals[0], totals[1], totals[2], totals[3], totals[4], totals[5]);
+  std::lock_guard lock(g_work_mutex);
+  if (g_work.empty()) return out;
+  std::snprintf(line, sizeof line, "%-40s %10s %16s %12s %10s\n", "work", "count", "bytes", "ms",
+                "MB/s");
+  out += line;
+  for (const auto& [what, w] : g_work) {
+    const double ms = static_cast<double>(w.ns) / 1e6;
+    const double mb_per_s = w.ns > 0 ? static_cast<double>(w.bytes) / 1e6 / (w.ns / 1e9) : 0;
+    std::snprintf(line, sizeof line, "%-40s %10" PRIu64 " %16" PRIu64 " %12.3f %10.1f\n",
+                  what.c_str(), w.count, w.bytes, ms, mb_per_s);
+    out += line;
+  }
   return out;
 }
 

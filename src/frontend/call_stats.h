@@ -117,6 +117,11 @@ class AsyncCallStats {
   int exceptions_at_start_ = 0;
 };
 
+// Counts work a stub did beyond single calls, by what it was ("copy relayed backend0 ->
+// backend2": a copy between two backends of a pool): how many, their bytes and time, printed in
+// a second table after the calls'. Inert when stats are off. Thread-safe.
+void note_stats_work(std::string_view what, uint64_t bytes, uint64_t nanoseconds);
+
 // The table as printed at exit (every id with at least one call, then totals). For tests.
 std::string format_call_stats();
 

@@ -220,6 +220,14 @@ uint32_t gvirtus_thread_id(void) {
   return Client::current_thread_id();
 }
 
+void gvirtus_stats_note_work(const char* what, uint64_t bytes, uint64_t nanoseconds) {
+  try {
+    if (what != nullptr) gvirtus::note_stats_work(what, bytes, nanoseconds);
+  } catch (...) {
+    // Statistics only.
+  }
+}
+
 void gvirtus_register_call_names(uint16_t plugin, const char* plugin_name,
                                  gvirtus_call_namer namer) {
   try {

@@ -162,6 +162,12 @@ GVIRTUS_FRONTEND_API uint32_t gvirtus_thread_id(void);
 GVIRTUS_FRONTEND_API void gvirtus_register_call_names(uint16_t plugin, const char* plugin_name,
                                                       gvirtus_call_namer namer);
 
+/* Counts work beyond single calls for GVIRTUS_STATS's second table, by what it was (a copy
+ * relayed between two backends of a pool: "copy relayed backend0 -> backend2"): one more, its
+ * bytes and the time it took. Nothing when GVIRTUS_STATS is off. Under GVIRTUS_FRONTEND_1.1. */
+GVIRTUS_FRONTEND_API void gvirtus_stats_note_work(const char* what, uint64_t bytes,
+                                                  uint64_t nanoseconds);
+
 #ifdef __cplusplus
 }
 #endif

@@ -83,8 +83,8 @@ TEST(DevicePool, three_backends_serve_one_application_as_one_device_list) {
   ThreeSimulatedBackends three;
   const std::string& dir = three.dir;
   auto& backends = three.backends;
-  const RunResult result =
-      three.run_program("GVIRTUS_POOL_KILL_PID=" + std::to_string(backends[2]->pid()), "268435456");
+  const RunResult result = three.run_program(
+      "GVIRTUS_STATS=1 GVIRTUS_POOL_KILL_PID=" + std::to_string(backends[2]->pid()), "268435456");
   const std::string& out = result.output;
   EXPECT_EQ(result.status, 0) << out;
 
@@ -118,6 +118,13 @@ TEST(DevicePool, three_backends_serve_one_application_as_one_device_list) {
       EXPECT_TRUE(std::regex_search(out, line)) << size << " " << mode << "\n" << out;
     }
   }
+
+  // GVIRTUS_STATS says which copies were relayed, by pair of backends: 13 rounds of the matrix
+  // (5 sizes sync and async, 3 unified), 2 pairs of devices from backend 0 to backend 1 in each;
+  // the copies between backend 1's two devices were its own.
+  EXPECT_TRUE(std::regex_search(out, std::regex("copy relayed backend0 -> backend1 +26 +"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("copy relayed backend2 -> backend0 +13 +"))) << out;
+  EXPECT_EQ(out.find("copy relayed backend1 -> backend1"), std::string::npos) << out;
 
   // Backend 2 (device 3) is gone: its calls fail, at once, with CUDA_ERROR_DEVICE_UNAVAILABLE
   // (46); the other backends' devices go on.

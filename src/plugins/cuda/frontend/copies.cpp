@@ -12,12 +12,15 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/chunks.h"
@@ -161,6 +164,7 @@ CUresult relayed_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides side
     if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
   }
+  const auto start = std::chrono::steady_clock::now();
   std::vector<std::byte> buffer(std::min(bytes, kCopyChunkBytes));
   for (size_t done = 0; done < bytes;) {
     const size_t chunk = std::min(kCopyChunkBytes, bytes - done);
@@ -178,6 +182,11 @@ CUresult relayed_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides side
     if (result != CUDA_SUCCESS) return result;
     done += chunk;
   }
+  const std::string what = std::string("copy relayed ") + gvirtus_pool_backend_name(sides.src) +
+                           " -> " + gvirtus_pool_backend_name(sides.dst);
+  const auto took = std::chrono::steady_clock::now() - start;
+  gvirtus_stats_note_work(what.c_str(), bytes,
+                          std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
   return CUDA_SUCCESS;
 }
 

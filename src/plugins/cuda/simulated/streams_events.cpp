@@ -1,5 +1,7 @@
 // Streams and events of the simulated device: everything completes when it is issued, so every
 // stream is always idle and an event is complete once recorded.
+#include <cstdint>
+#include <random>
 #include <utility>
 
 #include "plugins/cuda/common/driver_wire.h"
@@ -15,8 +17,11 @@ CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags) {
   }
   const uint32_t number = s.next_stream++;
   // A handle of ours that is never dereferenced: the stream's number, in an address no
-  // allocation has.
-  const auto handle = reinterpret_cast<CUstream>(uintptr_t{0x5100000000} + number * 16);
+  // allocation has, at a base drawn once per process as a real driver's heap is placed (ASLR),
+  // so that two backends of a client's pool do not give the same handles (docs/cluster.md).
+  static const uintptr_t base =
+      uintptr_t{0x5100000000} + (uintptr_t{std::random_device{}() & 0xffff} << 24);
+  const auto handle = reinterpret_cast<CUstream>(base + number * 16);
   s.streams.emplace(handle, number);
   sim::own(s, handle);
   *stream = handle;
