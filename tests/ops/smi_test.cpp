@@ -278,5 +278,18 @@ TEST(Smi, a_missing_configuration_is_a_clear_error) {
   EXPECT_NE(smi.output.find("/nonexistent/gvirtus.json"), std::string::npos) << smi.output;
 }
 
+TEST(Smi, a_pools_backends_are_shown_with_their_place_in_the_pool) {
+  BackendProcess first;
+  BackendProcess second;
+  const std::string config = ::testing::TempDir() + "/smi-pool.json";
+  std::ofstream(config) << pool_config_json({&first, &second});
+  const SmiRun smi = run_smi(config);
+  EXPECT_EQ(smi.exit_code, 0) << smi.output;
+  EXPECT_NE(smi.output.find("a pool of 2 backends (2 endpoints)"), std::string::npos) << smi.output;
+  // No GPU here (no NVML): each backend adds no device to the pool.
+  EXPECT_NE(smi.output.find("Pool: backend \"backend1\", no device of the pool"), std::string::npos)
+      << smi.output;
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -146,6 +146,32 @@ TEST(SmiReport, prints_gpus_and_sessions_like_nvidia_smi) {
   EXPECT_NE(text.find("768.0MiB"), std::string::npos) << text;
 }
 
+TEST(SmiReport, a_pool_numbers_each_backends_gpus_as_the_clients_driver_does) {
+  BackendStatus two = sample_status();
+  two.gpus.push_back(two.gpus.front());
+  BackendStatus none = sample_status();
+  none.gpus.clear();
+  std::vector<smi::BackendResult> results(5);
+  results[0] = {.endpoint = "tcp a:1", .status = two, .pool_backend = "a"};
+  results[1] = {.endpoint = "shm a", .status = two, .pool_backend = "a"};  // a's alternative
+  results[2] = {.endpoint = "tcp b:1", .state = "UNREACHABLE", .pool_backend = "b"};
+  results[3] = {.endpoint = "tcp c:1", .status = none, .pool_backend = "c"};
+  results[4] = {.endpoint = "tcp d:1", .status = sample_status(), .pool_backend = "d"};
+  smi::assign_pool_devices(results);
+  EXPECT_EQ(smi::pool_line(results[0]), "Pool: backend \"a\", devices 0-1 of the pool\n");
+  EXPECT_EQ(smi::pool_line(results[1]), "") << "a is counted once, at its first answer";
+  EXPECT_EQ(smi::pool_line(results[2]), "") << "an unreachable backend adds no device";
+  EXPECT_EQ(smi::pool_line(results[3]), "Pool: backend \"c\", no device of the pool\n");
+  EXPECT_EQ(smi::pool_line(results[4]), "Pool: backend \"d\", device 2 of the pool\n");
+  const std::string text =
+      smi::format_backend("tcp d:1", sample_status(), 2000, smi::pool_line(results[4]));
+  EXPECT_NE(text.find("sessions\nPool: backend \"d\", device 2 of the pool\n+"), std::string::npos)
+      << text;
+  const std::string json = smi::format_json("p.json", results);
+  EXPECT_NE(json.find(R"("pool_backend": "d")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("pool_devices": {"first": 2, "count": 1})"), std::string::npos) << json;
+}
+
 TEST(SmiReport, unknown_figures_read_na_and_no_gpu_gives_the_reason) {
   BackendStatus status = sample_status();
   status.gpus.clear();

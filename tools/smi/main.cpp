@@ -56,6 +56,7 @@ gvirtus::smi::BackendResult ask(const gvirtus::Config& config,
                                 const gvirtus::EndpointConfig& endpoint) {
   gvirtus::smi::BackendResult result;
   result.endpoint = endpoint_label(endpoint);
+  result.pool_backend = endpoint.backend();
   gvirtus::Config one = config;
   one.endpoints = {endpoint};
   try {
@@ -139,15 +140,26 @@ int main(int argc, char** argv) {
     results.push_back(ask(config, endpoint));
     all_answered = all_answered && results.back().status.has_value();
   }
+  gvirtus::smi::assign_pool_devices(results);
   if (json) {
     std::cout << gvirtus::smi::format_json(path.string(), results);
     return all_answered ? 0 : 1;
   }
-  std::cout << "gvirtus-smi: configuration " << path.string() << ", " << config.endpoints.size()
-            << (config.endpoints.size() == 1 ? " backend" : " backends") << "\n";
+  std::cout << "gvirtus-smi: configuration " << path.string() << ", ";
+  if (config.endpoints.front().backend().empty()) {
+    std::cout << config.endpoints.size()
+              << (config.endpoints.size() == 1 ? " backend" : " backends");
+  } else {  // a client's pool: its backends, each with its endpoints
+    const size_t pool_size = gvirtus::pool_members(config).size();
+    std::cout << "a pool of " << pool_size << (pool_size == 1 ? " backend" : " backends") << " ("
+              << config.endpoints.size()
+              << (config.endpoints.size() == 1 ? " endpoint)" : " endpoints)");
+  }
+  std::cout << "\n";
   for (const auto& r : results) {
     std::cout << "\n"
-              << (r.status ? gvirtus::smi::format_backend(r.endpoint, *r.status, unix_now_s())
+              << (r.status ? gvirtus::smi::format_backend(r.endpoint, *r.status, unix_now_s(),
+                                                          gvirtus::smi::pool_line(r))
                            : gvirtus::smi::format_unreachable(r.endpoint, r.state, r.why));
   }
   return all_answered ? 0 : 1;

@@ -86,15 +86,39 @@ std::string duration(uint64_t seconds) {
   return text;
 }
 
+void assign_pool_devices(std::vector<BackendResult>& results) {
+  std::vector<std::string> counted;
+  uint32_t next = 0;
+  for (BackendResult& r : results) {
+    if (r.pool_backend.empty() || !r.status) continue;
+    if (std::find(counted.begin(), counted.end(), r.pool_backend) != counted.end()) continue;
+    counted.push_back(r.pool_backend);
+    const auto count = static_cast<uint32_t>(r.status->gpus.size());
+    r.pool_devices = BackendResult::PoolDevices{next, count};
+    next += count;
+  }
+}
+
+std::string pool_line(const BackendResult& r) {
+  if (!r.pool_devices) return "";
+  const auto& d = *r.pool_devices;
+  std::string line = "Pool: backend \"" + r.pool_backend + "\", ";
+  if (d.count == 0) return line + "no device of the pool\n";
+  if (d.count == 1) return line + "device " + std::to_string(d.first) + " of the pool\n";
+  return line + "devices " + std::to_string(d.first) + "-" + std::to_string(d.first + d.count - 1) +
+         " of the pool\n";
+}
+
 std::string format_backend(const std::string& endpoint, const BackendStatus& status,
-                           uint64_t now_unix_s) {
+                           uint64_t now_unix_s, const std::string& pool) {
   std::ostringstream out;
   const uint64_t up = now_unix_s > status.started_unix_s && status.started_unix_s != 0
                           ? now_unix_s - status.started_unix_s
                           : 0;
   out << "Backend " << endpoint << ": " << status.backend_version << ", pid " << status.daemon_pid
       << ", up " << duration(up) << ", " << status.sessions.size() << " of " << status.max_sessions
-      << " sessions\n";
+      << " sessions\n"
+      << pool;
 
   if (status.gpus.empty()) {
     out << "GPUs: 0";
@@ -156,6 +180,19 @@ std::string format_json(const std::string& config_path, const std::vector<Backen
         .value(r.endpoint)
         .key("answered")
         .value(r.status.has_value());
+    if (!r.pool_backend.empty()) {
+      out.key("pool_backend").value(r.pool_backend).key("pool_devices");
+      if (r.pool_devices) {
+        out.begin_object(bench::JsonWriter::kInline)
+            .key("first")
+            .value(uint64_t{r.pool_devices->first})
+            .key("count")
+            .value(uint64_t{r.pool_devices->count})
+            .end_object();
+      } else {
+        out.null();
+      }
+    }
     if (!r.status) {
       out.key("state").value(r.state).key("error").value(r.why).end_object();
       continue;
