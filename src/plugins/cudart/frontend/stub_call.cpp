@@ -1,6 +1,7 @@
 #include "plugins/cudart/frontend/stub_call.h"
 
 #include <atomic>
+#include <optional>
 
 #include "common/error.h"
 #include "common/log.h"
@@ -8,6 +9,7 @@
 #include "frontend/context_faults.h"
 #include "frontend/generated_stub.h"
 #include "frontend/process_session.h"
+#include "frontend/route_scope.h"
 
 namespace gvirtus::cudart {
 namespace {
@@ -125,6 +127,23 @@ cudaError_t known_init_failure() {
   return static_cast<cudaError_t>(g_init_failure.load(std::memory_order_relaxed));
 }
 
+// In a client's pool of several backends the runtime stub serves the first backend's devices only
+// (docs/cluster.md: NVIDIA's own runtime, linked statically as nvcc does by default, runs on the
+// pool's libcuda.so.1 and sees them all): its calls are pinned there, whatever route the thread's
+// driver calls took. Nothing to route with one backend.
+std::optional<uint32_t> pinned_backend() {
+  static const bool pooled = [] {
+    const bool many = process_session::pool_size() > 1;
+    if (many) {
+      GVIRTUS_LOG(kWarning) << "libcudart.so.13 (gvirtus's runtime stub) serves the first backend "
+                               "of the pool only; a program linked with NVIDIA's runtime "
+                               "statically (nvcc's default) sees every backend's devices";
+    }
+    return many;
+  }();
+  return pooled ? std::optional<uint32_t>(0) : std::nullopt;
+}
+
 // What every synchronous reply goes through: the result, then the call's outputs.
 cudaError_t read_result(Fn fn, FunctionRef<void(process_session::ReplyDecoder)> wait,
                         Decoder decode) {
@@ -147,6 +166,7 @@ cudaError_t read_result(Fn fn, FunctionRef<void(process_session::ReplyDecoder)> 
 
 cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
   (void)registered;
+  const stub::RouteScope route(pinned_backend());
   try {
     WireWriter& args = stub::encoder();
     encode(args);
@@ -168,6 +188,7 @@ RemotePending remote_begin(Fn fn, Encoder encode, ByteView data,
                            process_session::Landing* landing) {
   (void)registered;
   RemotePending pending{fn};
+  const stub::RouteScope route(pinned_backend());
   try {
     WireWriter& args = stub::encoder();
     encode(args);
@@ -184,6 +205,7 @@ RemotePending remote_begin(Fn fn, Encoder encode, ByteView data,
 
 cudaError_t remote_finish(const RemotePending& pending, Decoder decode) {
   if (pending.failed != cudaSuccess) return pending.failed;
+  const stub::RouteScope route(pinned_backend());
   try {
     return read_result(
         pending.fn,
@@ -200,6 +222,7 @@ cudaError_t remote_finish(const RemotePending& pending, Decoder decode) {
 
 cudaError_t remote_async(Fn fn, Encoder encode, ByteView data) {
   (void)registered;
+  const stub::RouteScope route(pinned_backend());
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   if (g_context.has_sticky()) return static_cast<cudaError_t>(g_context.sticky());
   if (g_context.unavailable()) {  // rare: the data is copied into the request
