@@ -7,9 +7,9 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <mutex>
-#include <exception>
 #include <string>
 
 #include "common/frame.h"

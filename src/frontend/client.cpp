@@ -113,6 +113,12 @@ HelloReply Client::backend() {
   return *hello_;
 }
 
+std::string Client::tcp_host() {
+  connection();
+  std::lock_guard lock(mutex_);
+  return tcp_host_;
+}
+
 std::span<std::byte> Client::shared_memory() {
   return connection().shared_memory();
 }
@@ -191,6 +197,8 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
                          << ")";
       connection_ = std::move(connection);
       hello_ = std::move(hello_reply);
+      // A tcp endpoint's host, where other backends of a pool can reach this one too.
+      if (endpoint.protocol() == "tcp") tcp_host_ = endpoint.string_or("server_address", "");
       return;
     } catch (const Error& e) {
       // An explicit refusal (version, plugins, overload) is final; a dead endpoint is not.

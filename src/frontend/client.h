@@ -100,6 +100,10 @@ class Client {
   // What the backend said in the handshake (connects if needed).
   HelloReply backend();
 
+  // The host of the tcp endpoint this client connected through (connects if needed); empty when
+  // it connected over another transport. Where other backends of a pool reach this one.
+  std::string tcp_host();
+
   // Memory the backend maps too (Connection::shared_memory(); connects if needed), empty when
   // the transport shares none.
   std::span<std::byte> shared_memory();
@@ -149,6 +153,7 @@ class Client {
   std::condition_variable replies_;
   std::unique_ptr<Connection> connection_;
   std::optional<HelloReply> hello_;
+  std::string tcp_host_;              // set on connecting, with hello_
   std::optional<Error> failure_;      // sticky: set once the session is unusable
   std::optional<Error> async_error_;  // first deferred error not yet taken
   bool receiving_ = false;            // a thread is reading from the connection

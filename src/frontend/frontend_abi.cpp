@@ -208,6 +208,23 @@ const char* gvirtus_pool_device_selection(void) {
   }
 }
 
+int gvirtus_pool_backend_host(uint32_t backend, char* host, size_t size) {
+  return gvirtus::guarded([&] {
+    Pool& pool = Pool::instance();
+    if (backend >= pool.size() || host == nullptr || size == 0) {
+      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput,
+                     "gvirtus_pool_backend_host: no such backend");
+    }
+    const std::string text = pool.member(backend).tcp_host();
+    if (text.size() >= size) {
+      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput,
+                     "gvirtus_pool_backend_host: " + text + " is longer than the buffer");
+    }
+    text.copy(host, text.size());
+    host[text.size()] = '\0';
+  });
+}
+
 int gvirtus_route_set(uint32_t backend) {
   return gvirtus::guarded([&] { Pool::instance().set_route(backend); });
 }

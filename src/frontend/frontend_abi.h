@@ -149,6 +149,10 @@ GVIRTUS_FRONTEND_API const char* gvirtus_pool_backend_name(uint32_t backend);
  * "2,0", "none", or "" for every device), for the stubs to apply: the backends get none. "" for
  * one backend, whose selection its backend applies. Valid for the process's life. */
 GVIRTUS_FRONTEND_API const char* gvirtus_pool_device_selection(void);
+/* The host of the tcp endpoint through which `backend` was reached (connecting if needed), as a
+ * NUL-terminated string in `host` (`size` bytes); "" when it was reached over another transport.
+ * Where another backend of the pool can reach it for a direct copy. */
+GVIRTUS_FRONTEND_API int gvirtus_pool_backend_host(uint32_t backend, char* host, size_t size);
 /* Routes the calling thread's next calls to `backend` (0 .. gvirtus_pool_size() - 1); invalid
  * input, naming the pool's size, when there is no such backend. */
 GVIRTUS_FRONTEND_API int gvirtus_route_set(uint32_t backend);

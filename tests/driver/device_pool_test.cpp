@@ -122,9 +122,9 @@ TEST(DevicePool, three_backends_serve_one_application_as_one_device_list) {
   // GVIRTUS_STATS says which copies were relayed, by pair of backends: 13 rounds of the matrix
   // (5 sizes sync and async, 3 unified), 2 pairs of devices from backend 0 to backend 1 in each;
   // the copies between backend 1's two devices were its own.
-  EXPECT_TRUE(std::regex_search(out, std::regex("copy relayed backend0 -> backend1 +26 +"))) << out;
-  EXPECT_TRUE(std::regex_search(out, std::regex("copy relayed backend2 -> backend0 +13 +"))) << out;
-  EXPECT_EQ(out.find("copy relayed backend1 -> backend1"), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("copy direct backend0 -> backend1 +26 +"))) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("copy direct backend2 -> backend0 +13 +"))) << out;
+  EXPECT_EQ(out.find("copy direct backend1 -> backend1"), std::string::npos) << out;
 
   // Backend 2 (device 3) is gone: its calls fail, at once, with CUDA_ERROR_DEVICE_UNAVAILABLE
   // (46); the other backends' devices go on.
@@ -152,12 +152,17 @@ TEST(DevicePool, three_backends_serve_one_application_as_one_device_list) {
 TEST(DevicePool, a_selection_counts_over_the_pools_devices_in_its_order) {
   ThreeSimulatedBackends three;
   // The pool's device 3 (backend 2's only one), then its device 1 (backend 1's first).
-  const RunResult result = three.run_program("GVIRTUS_VISIBLE_DEVICES=3,1", "4099");
+  const RunResult result = three.run_program(
+      "GVIRTUS_STATS=1 GVIRTUS_POOL_COPIES=relayed GVIRTUS_VISIBLE_DEVICES=3,1", "4099");
   const std::string& out = result.output;
   EXPECT_EQ(result.status, 0) << out;
   EXPECT_TRUE(has_line(out, "count 2")) << out;
   EXPECT_TRUE(std::regex_search(out, std::regex("matrix 4099 sync: 2 pairs, every byte checked")))
       << out;
+  // GVIRTUS_POOL_COPIES=relayed: every copy between the two backends went through the client: 6
+  // rounds of the matrix (1 and 4099 bytes, sync, async and unified), one pair each way.
+  EXPECT_TRUE(std::regex_search(out, std::regex("copy relayed backend2 -> backend1 +6 +"))) << out;
+  EXPECT_EQ(out.find("copy direct"), std::string::npos) << out;
   EXPECT_EQ(launch_grids(read_file(three.launch_file(0))), std::vector<int>{});
   EXPECT_EQ(launch_grids(read_file(three.launch_file(1))), std::vector<int>({2}));
   EXPECT_EQ(launch_grids(read_file(three.launch_file(2))), std::vector<int>({1}));

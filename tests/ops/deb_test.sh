@@ -37,7 +37,7 @@ expect /etc/gvirtus/properties.json /usr/bin/gvirtus-bench /usr/bin/gvirtus-ping
   /usr/share/doc/gvirtus/transports.md /usr/share/doc/gvirtus/troubleshooting.md \
   /usr/lib/gvirtus/stub/libgvirtus-frontend.so.1 /usr/libexec/gvirtus/gvirtus-slurm-task-prolog \
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/stub/libcudart.so.13 \
-      /usr/lib/gvirtus/stub/driver/libcuda.so.1 /usr/bin/gvirtus-bench-driver \
+      /usr/lib/gvirtus/stub/driver/libcuda.so.1 /usr/bin/gvirtus-bench-driver /usr/bin/gvirtus-bench-peer \
       /usr/libexec/gvirtus/samples/saxpy /usr/libexec/gvirtus/samples/matrixMul \
       /usr/libexec/gvirtus/samples/streams_events /usr/libexec/gvirtus/gpu_workloads \
       /usr/libexec/gvirtus/gvirtus-copy-workload /usr/lib/gvirtus/libgvirtus-accepting-device.so) >"$WORK/client.expected"

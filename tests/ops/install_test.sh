@@ -35,7 +35,7 @@ HAVE_CUDA=0
 [ -e "$BUILD/lib/gvirtus/libgvirtus-plugin-cudart.so" ] && HAVE_CUDA=1
 if [ "$HAVE_CUDA" = 1 ]; then
   for f in lib/gvirtus/stub/libcudart.so.13 lib/gvirtus/stub/libgvirtus-frontend.so.1 \
-           lib/gvirtus/stub/driver/libcuda.so.1 bin/gvirtus-bench-driver \
+           lib/gvirtus/stub/driver/libcuda.so.1 bin/gvirtus-bench-driver bin/gvirtus-bench-peer \
            lib/gvirtus/libgvirtus-plugin-cudart.so lib/gvirtus/libgvirtus-plugin-cuda.so \
            lib/gvirtus/libgvirtus-plugin-cuda-simulated.so lib/gvirtus/libgvirtus-simulated-cuda.so \
            libexec/gvirtus/samples/saxpy libexec/gvirtus/gvirtus-copy-workload \

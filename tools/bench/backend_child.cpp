@@ -96,8 +96,8 @@ void BackendChild::wait_listening(const BenchTransport& transport) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  client_config_text_ = R"({"communicator": [{"endpoint": )" +
-                        transport.client_endpoint(local_name_) +
+  client_endpoint_json_ = transport.client_endpoint(local_name_);
+  client_config_text_ = R"({"communicator": [{"endpoint": )" + client_endpoint_json_ +
                         R"(, "plugins": []}], "connect_timeout_ms": 5000})";
   client_config_file_ = dir_ + "/client.json";
   write_text(client_config_file_, client_config_text_);

@@ -35,6 +35,8 @@ class BackendChild {
   // lives as long as this object.
   Config client_config() const;
   const std::string& client_config_file() const { return client_config_file_; }
+  // The endpoint object of that configuration, for configurations of one's own (a pool's).
+  const std::string& client_endpoint_json() const { return client_endpoint_json_; }
   // The daemon's log so far, for error messages.
   std::string log() const;
 
@@ -45,6 +47,7 @@ class BackendChild {
   std::string dir_;
   pid_t pid_ = -1;
   std::string local_name_;
+  std::string client_endpoint_json_;
   std::string client_config_text_;
   std::string client_config_file_;
 };

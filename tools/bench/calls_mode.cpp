@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/paths.h"
 #include "concurrent_calls.h"
+#include "driver_tools.h"
 #include "frontend/client.h"
 #include "json_out.h"
 #include "mode_args.h"
@@ -174,40 +175,6 @@ void measure_calls(const BenchTransport& transport, const CallsOptions& o, Calls
   if (auto error = client.take_async_error()) throw *error;
 }
 
-// Where gvirtus-bench-driver and the driver stub are (beside this tool, and its build tree's or
-// install's stub directory), or why the driver row cannot be measured.
-struct DriverTools {
-  std::string probe, stub_dir, plugins, device, missing;
-};
-
-DriverTools find_driver_tools() {
-  DriverTools t;
-  const std::filesystem::path probe = executable_dir() / "gvirtus-bench-driver";
-  if (!std::filesystem::exists(probe)) {
-    t.missing = "gvirtus-bench-driver is not built (no CUDA toolkit)";
-    return t;
-  }
-  t.probe = probe.string();
-  for (const auto& dir : stub_dirs()) {
-    if (std::filesystem::exists(dir / "driver" / "libcuda.so.1")) {
-      t.stub_dir = (dir / "driver").lexically_normal().string();
-      break;
-    }
-  }
-  if (t.stub_dir.empty()) t.missing = "gvirtus's libcuda.so.1 is not installed";
-  // On a machine with NVIDIA's driver the row measures the GPU; without, the simulated device,
-  // and says so.
-  if (void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) {
-    ::dlclose(driver);
-    t.plugins = R"(["cuda"])";
-    t.device = "gpu";
-  } else {
-    t.plugins = R"(["cuda-simulated"])";
-    t.device = "simulated";
-  }
-  return t;
-}
-
 // The driver-mode row: gvirtus-bench-driver through gvirtus's libcuda.so.1 against a backend of
 // its own on `transport`.
 void measure_driver(const BenchTransport& transport, const CallsOptions& o, const DriverTools& t,
@@ -268,7 +235,7 @@ int run_calls_mode(std::span<char* const> args) {
   results.clients = o.clients;
   results.calls_per_client = o.calls_per_client;
   results.sync_us.reserve(o.rounds * o.sync_calls);
-  const DriverTools driver = find_driver_tools();
+  const DriverTools driver = find_driver_tools("gvirtus-bench-driver");
   if (driver.missing.empty()) {
     results.driver_device = driver.device;
   } else {

@@ -21,6 +21,7 @@
 #include "copy_mode.h"
 #include "frameworks_mode.h"
 #include "gpu_mode.h"
+#include "pool_mode.h"
 
 namespace {
 
@@ -41,6 +42,8 @@ constexpr Mode kModes[] = {
      gvirtus::bench::run_gpu_mode},
     {"frameworks", "a PyTorch workload natively and through gvirtus over each transport",
      gvirtus::bench::run_frameworks_mode},
+    {"pool", "copies between two backends of a pool: direct vs relayed through the client",
+     gvirtus::bench::run_pool_mode},
 };
 
 void print_help() {

@@ -76,6 +76,8 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   pool_backend_of_handle(const char* kind, VALUE), pool_backend_of_address(VALUE),
                   TYPE pool_local_device(TYPE), pool_global_device(TYPE),
                   pool_note_handle(const char* kind, VALUE), pool_forget_handle(kind, VALUE)
+  own_calls       [FUNCTION]: custom rows that are gvirtus's own, not the library's (the driver's
+                  direct copies between backends): the real library is not asked for them
   stub_include, handlers_includes
                   a library with hand-written code names the headers the generated stub and
                   handlers include (its marshalling and calling helpers: remote_sync, ...).
@@ -922,7 +924,7 @@ def handler_case(c, d):
 
 def real_library_header(calls, d):
     """The library the backend runs the calls on, opened in the worker (descriptor: real_library)."""
-    names = [c.name for c in calls] + d.real_extra
+    names = [c.name for c in calls if c.name not in d.own_calls] + d.real_extra
     members = "\n".join(f"  decltype(&::{n}) {n} = nullptr;" for n in names)
     return f"""{generated_by(d)}
 // {d.real_library}, the library the {d.library} backend runs its calls on, opened with dlopen in
@@ -948,7 +950,7 @@ const RealLibrary& real();
 
 
 def real_library_source(calls, d):
-    names = [c.name for c in calls] + d.real_extra
+    names = [c.name for c in calls if c.name not in d.own_calls] + d.real_extra
     resolves = "\n".join(f'    resolve(library.{n}, "{n}");' for n in names)
     return f"""{generated_by(d)}
 #include <dlfcn.h>

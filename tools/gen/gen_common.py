@@ -80,6 +80,8 @@ class Descriptor:
             pool = d.get("pool_routing")
             self.pool_include = pool["include"] if pool else None
             self.pool_device_types = list(pool.get("device_types", [])) if pool else []
+            # Custom rows that are gvirtus's own, which the real library lacks.
+            self.own_calls = set(d.get("own_calls", []))
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")
             self.note_freed = hooks.get("freed")

@@ -28,6 +28,7 @@
 #include "plugins/cuda/backend/memory_pools.h"
 #include "plugins/cuda/backend/module_loads.h"
 #include "plugins/cuda/backend/module_queries.h"
+#include "plugins/cuda/backend/peer_copies.h"
 #include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/backend/shared_host.h"
 #include "plugins/cuda/backend/stream_attributes.h"
@@ -415,12 +416,12 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       device_to_host(in, out, result, true);
       return true;
     default:
-      return run_copy_2d(fn, in, out, result) || run_virtual_memory(fn, in, out, result) ||
-             run_memory_pool(fn, in, out, result) || run_module_query(fn, in, out, result) ||
-             run_link(fn, in, out, result) || run_shared_host(fn, in, out, result) ||
-             run_stream_attribute(fn, in, out, result) || run_array_copy(fn, in, out, result) ||
-             run_array_box(fn, in, out, result) || run_texture(fn, in, out, result) ||
-             run_graph_query(fn, in, out, result);
+      return run_copy_2d(fn, in, out, result) || run_peer_copy(fn, in, out, result) ||
+             run_virtual_memory(fn, in, out, result) || run_memory_pool(fn, in, out, result) ||
+             run_module_query(fn, in, out, result) || run_link(fn, in, out, result) ||
+             run_shared_host(fn, in, out, result) || run_stream_attribute(fn, in, out, result) ||
+             run_array_copy(fn, in, out, result) || run_array_box(fn, in, out, result) ||
+             run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result);
   }
 }
 

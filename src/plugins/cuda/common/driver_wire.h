@@ -228,6 +228,32 @@ struct SharedHostRequest {
 };
 inline constexpr uint64_t kSharedHostPage = 4096;
 
+// A direct copy between two backends of a client's pool (docs/cluster.md, backend/peer_copies.h):
+// the destination's backend opens a listening socket for it (PeerReceiveOpen: the range it will
+// write, answered with the port and a token of 32 random bytes), the source's connects there and
+// sends the token, the byte count and the bytes (PeerSend, with the destination's host), and the
+// destination's takes them in (PeerReceive, naming the token) while the source sends.
+struct PeerToken {
+  uint64_t w0, w1, w2, w3;
+  bool operator==(const PeerToken&) const = default;
+  static constexpr auto kFields =
+      std::tuple{&PeerToken::w0, &PeerToken::w1, &PeerToken::w2, &PeerToken::w3};
+};
+struct PeerReceiveOpenRequest {
+  CUdeviceptr device;
+  uint64_t bytes;
+  static constexpr auto kFields =
+      std::tuple{&PeerReceiveOpenRequest::device, &PeerReceiveOpenRequest::bytes};
+};
+struct PeerSendRequest {
+  CUdeviceptr device;
+  uint64_t bytes;
+  uint32_t port;
+  static constexpr auto kFields =
+      std::tuple{&PeerSendRequest::device, &PeerSendRequest::bytes, &PeerSendRequest::port};
+};  // then the token, then the destination's host as a string of at most kMaxPeerHost bytes
+inline constexpr size_t kMaxPeerHost = 255;
+
 // A memory pool's properties (CUmemPoolProps but its Windows security pointer, which names the
 // client's memory, and its reserved bytes).
 struct PoolCreateRequest {

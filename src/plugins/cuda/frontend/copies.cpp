@@ -13,11 +13,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "frontend/frontend_abi.h"
@@ -141,6 +146,8 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoHAsync_v2(
 namespace gvirtus::cuda {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 // The backends of a copy's two sides in a pool, when both are known and differ (the copy must be
 // relayed: no backend reaches the other's memory); nullopt otherwise, when one backend serves it.
 struct Sides {
@@ -154,17 +161,8 @@ std::optional<Sides> across_backends(std::optional<uint32_t> dst, std::optional<
 
 // A copy between device memory of two backends of a pool, relayed through this process: each
 // chunk read from the source's backend (landing in a buffer here) is sent on to the
-// destination's, sent ahead but for the last, whose reply answers for all. The stream's earlier
-// work comes first, and the copy is done when this returns, asynchronous or not: a relayed copy
-// is synchronous with respect to the host (docs/cluster.md).
-CUresult relayed_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides sides,
-                      CUstream stream) {
-  if (bytes == 0) return CUDA_SUCCESS;
-  if (stream != nullptr) {
-    if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
-  }
-  const auto start = std::chrono::steady_clock::now();
+// destination's, sent ahead but for the last, whose reply answers for all.
+CUresult relayed_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides sides) {
   std::vector<std::byte> buffer(std::min(bytes, kCopyChunkBytes));
   for (size_t done = 0; done < bytes;) {
     const size_t chunk = std::min(kCopyChunkBytes, bytes - done);
@@ -182,12 +180,117 @@ CUresult relayed_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides side
     if (result != CUDA_SUCCESS) return result;
     done += chunk;
   }
-  const std::string what = std::string("copy relayed ") + gvirtus_pool_backend_name(sides.src) +
-                           " -> " + gvirtus_pool_backend_name(sides.dst);
-  const auto took = std::chrono::steady_clock::now() - start;
-  gvirtus_stats_note_work(what.c_str(), bytes,
-                          std::chrono::duration_cast<std::chrono::nanoseconds>(took).count());
   return CUDA_SUCCESS;
+}
+
+void note_copy(const char* how, Sides sides, size_t bytes, Clock::time_point start) {
+  const std::string what = std::string("copy ") + how + " " + gvirtus_pool_backend_name(sides.src) +
+                           " -> " + gvirtus_pool_backend_name(sides.dst);
+  gvirtus_stats_note_work(
+      what.c_str(), bytes,
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+// Whether copies between two backends go directly: GVIRTUS_POOL_COPIES=relayed relays every one
+// (for comparison); otherwise a pair tries, and one that failed once is relayed from then on.
+bool direct_copies_wanted() {
+  static const bool wanted = [] {
+    const char* mode = std::getenv("GVIRTUS_POOL_COPIES");
+    return mode == nullptr || std::string_view(mode) != "relayed";
+  }();
+  return wanted;
+}
+std::mutex& unreachable_mutex = *new std::mutex;
+auto& unreachable_pairs = *new std::set<std::pair<uint32_t, uint32_t>>;
+
+// The tcp host the destination's backend was reached at: where the source's backend reaches it.
+std::string tcp_host_of(uint32_t backend) {
+  char host[kMaxPeerHost + 1] = "";
+  if (gvirtus_pool_backend_host(backend, host, sizeof host) != GVIRTUS_OK) return "";
+  return host;
+}
+
+// The direct copy (backend/peer_copies.h): the destination's backend listens, the source's sends
+// there while the destination's takes the bytes in. nullopt when it could not be done (nothing
+// failed that a relayed copy would not meet too: the caller relays).
+std::optional<CUresult> direct_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides sides) {
+  if (!direct_copies_wanted()) return std::nullopt;
+  {
+    std::lock_guard lock(unreachable_mutex);
+    if (unreachable_pairs.contains({sides.src, sides.dst})) return std::nullopt;
+  }
+  const std::string host = tcp_host_of(sides.dst);
+  auto give_up = [&](const char* why) -> std::optional<CUresult> {
+    GVIRTUS_LOG(kWarning) << "copies from pool backend " << gvirtus_pool_backend_name(sides.src)
+                          << " to " << gvirtus_pool_backend_name(sides.dst)
+                          << " are relayed through this process: " << why;
+    std::lock_guard lock(unreachable_mutex);
+    unreachable_pairs.insert({sides.src, sides.dst});
+    return std::nullopt;
+  };
+  if (host.empty() || tcp_host_of(sides.src).empty()) {
+    return give_up("a direct copy needs both reached over tcp");
+  }
+  uint32_t port = 0;
+  PeerToken token{};
+  RemotePending receiving;
+  {
+    const stub::RouteScope route(sides.dst);
+    const CUresult opened = remote_sync(
+        Fn::gvirtusPeerReceiveOpen,
+        [&](WireWriter& w) {
+          put_record(w, PeerReceiveOpenRequest{dst, bytes});
+        },
+        [&](WireReader& r) {
+          port = r.get<uint32_t>();
+          token = get_record<PeerToken>(r);
+        });
+    if (opened == CUDA_ERROR_INVALID_VALUE) return opened;  // not this backend's memory
+    if (opened != CUDA_SUCCESS) return give_up("the destination's backend cannot listen");
+    receiving = remote_begin(Fn::gvirtusPeerReceive, [&](WireWriter& w) { put_record(w, token); });
+  }
+  CUresult sent;
+  {
+    const stub::RouteScope route(sides.src);
+    sent = remote_sync(
+        Fn::gvirtusPeerSend,
+        [&](WireWriter& w) {
+          put_record(w, PeerSendRequest{src, bytes, port});
+          put_record(w, token);
+          w.put_string(host);
+        },
+        [](WireReader&) {});
+  }
+  CUresult received;
+  {
+    const stub::RouteScope route(sides.dst);
+    received = remote_finish(receiving, [](WireReader&) {});
+  }
+  if (sent == CUDA_SUCCESS && received == CUDA_SUCCESS) return CUDA_SUCCESS;
+  if (sent == CUDA_ERROR_INVALID_VALUE) return sent;  // not the source backend's memory
+  return give_up("the source's backend could not send to the destination's");
+}
+
+// A copy between device memory of two backends of a pool: direct when it can be, relayed
+// otherwise. The stream's earlier work comes first, and the copy is done when this returns,
+// asynchronous or not: a copy between backends is synchronous with respect to the host
+// (docs/cluster.md).
+CUresult copy_between_backends(CUdeviceptr dst, CUdeviceptr src, size_t bytes, Sides sides,
+                               CUstream stream) {
+  if (bytes == 0) return CUDA_SUCCESS;
+  if (stream != nullptr) {
+    if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
+  }
+  const auto start = Clock::now();
+  if (const auto direct = direct_copy(dst, src, bytes, sides)) {
+    if (*direct == CUDA_SUCCESS) note_copy("direct", sides, bytes, start);
+    return *direct;
+  }
+  const auto relay_start = Clock::now();
+  const CUresult result = relayed_copy(dst, src, bytes, sides);
+  if (result == CUDA_SUCCESS) note_copy("relayed", sides, bytes, relay_start);
+  return result;
 }
 
 // cuMemcpy(Async) with unified addressing: which side each pointer is on, as far as the stub
@@ -241,13 +344,14 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyAsync(CUdevic
 }
 
 // Device to device, and between contexts: one backend's driver copies when one backend holds
-// both sides; in a pool, a copy between two backends' memory is relayed (relayed_copy).
+// both sides; in a pool, a copy between two backends' memory goes directly or is relayed
+// (copy_between_backends).
 extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice,
                                                                            CUdeviceptr srcDevice,
                                                                            size_t ByteCount) {
   if (const auto sides = cr::across_backends(cr::pool_backend_of_address(dstDevice),
                                              cr::pool_backend_of_address(srcDevice))) {
-    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, nullptr);
+    return cr::copy_between_backends(dstDevice, srcDevice, ByteCount, *sides, nullptr);
   }
   return cr::remote::cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
 }
@@ -256,7 +360,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoDAsync_v2(
     CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream) {
   if (const auto sides = cr::across_backends(cr::pool_backend_of_address(dstDevice),
                                              cr::pool_backend_of_address(srcDevice))) {
-    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, hStream);
+    return cr::copy_between_backends(dstDevice, srcDevice, ByteCount, *sides, hStream);
   }
   return cr::remote::ahead::cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
 }
@@ -283,7 +387,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyPeer(CUdevice
                                                                         CUcontext srcContext,
                                                                         size_t ByteCount) {
   if (const auto sides = cr::peer_sides(dstDevice, dstContext, srcDevice, srcContext)) {
-    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, nullptr);
+    return cr::copy_between_backends(dstDevice, srcDevice, ByteCount, *sides, nullptr);
   }
   return cr::remote::cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
 }
@@ -292,7 +396,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyPeerAsync(
     CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext,
     size_t ByteCount, CUstream hStream) {
   if (const auto sides = cr::peer_sides(dstDevice, dstContext, srcDevice, srcContext)) {
-    return cr::relayed_copy(dstDevice, srcDevice, ByteCount, *sides, hStream);
+    return cr::copy_between_backends(dstDevice, srcDevice, ByteCount, *sides, hStream);
   }
   return cr::remote::ahead::cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext,
                                               ByteCount, hStream);
