@@ -3,14 +3,19 @@
 // the kernel's layout, handles and device pointers the session never got, malformed records. A
 // bad argument is answered with the driver's own error and the session goes on; a malformed
 // request ends only its own session. The daemon and other sessions always go on.
+#include <arpa/inet.h>
 #include <cuda.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/call_marshal.h"
@@ -1085,6 +1090,85 @@ TEST_F(HostileDriver, texture_and_surface_objects_are_vetted) {
   });
   EXPECT_EQ(r.error, ErrorKind::kDisconnected);
   expect_session_ended_alone(c);
+}
+
+// The direct copies between backends of a pool (backend/peer_copies.h): a range the session never
+// allocated is refused before anything listens or connects; a token no open names is refused; a
+// sender with another token is turned away and the receiver goes on waiting for the right one; a
+// send with no port or host ends only its session.
+TEST_F(HostileDriver, direct_copies_between_backends_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  Reply r = call(c, cu::Fn::gvirtusPeerReceiveOpen, [&](WireWriter& w) {
+    put_record(w, cu::PeerReceiveOpenRequest{CUdeviceptr{0x7000}, 64});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  r = call(c, cu::Fn::gvirtusPeerReceive, [&](WireWriter& w) {
+    put_record(w, cu::PeerToken{1, 2, 3, 4});
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE) << "no open names that token";
+  r = call(c, cu::Fn::gvirtusPeerSend, [&](WireWriter& w) {
+    put_record(w, cu::PeerSendRequest{CUdeviceptr{0x7000}, 64, 9});
+    put_record(w, cu::PeerToken{1, 2, 3, 4});
+    w.put_string("127.0.0.1");
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE) << "not the session's memory: nothing is sent";
+
+  // A real transfer within one session: the receiver turns a stranger away and takes the sender.
+  const CUdeviceptr src = allocate(c, 4096), dst = allocate(c, 4096);
+  r = call(c, cu::Fn::gvirtusPeerReceiveOpen, [&](WireWriter& w) {
+    put_record(w, cu::PeerReceiveOpenRequest{dst, 4096});
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  ASSERT_EQ(r.rest.size(), sizeof(uint32_t) + sizeof(cu::PeerToken));
+  uint32_t port = 0;
+  cu::PeerToken token{};
+  std::memcpy(&port, r.rest.data(), sizeof port);
+  std::memcpy(&token, r.rest.data() + sizeof port, sizeof token);
+  EXPECT_NE(port, 0u);
+  {  // a stranger with a wrong token
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    const cu::PeerToken wrong{token.w0 ^ 1, token.w1, token.w2, token.w3};
+    const uint64_t bytes = 4096;
+    ::send(fd, &wrong, sizeof wrong, MSG_NOSIGNAL);
+    ::send(fd, &bytes, sizeof bytes, MSG_NOSIGNAL);
+    ::close(fd);
+  }
+  // The receive waits on this session's thread; the send goes from a second session (as the other
+  // backend would), so both run at once.
+  const auto sender = client();
+  std::thread receive([&] {
+    r = call(c, cu::Fn::gvirtusPeerReceive, [&](WireWriter& w) { put_record(w, token); });
+  });
+  // The sender's session does not own `src`: refused, and the receiver still waits.
+  const Reply refused = call(*sender, cu::Fn::gvirtusPeerSend, [&](WireWriter& w) {
+    put_record(w, cu::PeerSendRequest{src, 4096, port});
+    put_record(w, token);
+    w.put_string("127.0.0.1");
+  });
+  EXPECT_EQ(refused.status, CUDA_ERROR_INVALID_VALUE);
+  const CUdeviceptr own = allocate(*sender, 4096);
+  const Reply sent = call(*sender, cu::Fn::gvirtusPeerSend, [&](WireWriter& w) {
+    put_record(w, cu::PeerSendRequest{own, 4096, port});
+    put_record(w, token);
+    w.put_string("127.0.0.1");
+  });
+  receive.join();
+  EXPECT_EQ(sent.status, CUDA_SUCCESS);
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+
+  const Reply malformed = call(*sender, cu::Fn::gvirtusPeerSend, [&](WireWriter& w) {
+    put_record(w, cu::PeerSendRequest{own, 4096, 0});
+    put_record(w, token);
+    w.put_string("");
+  });
+  EXPECT_NE(malformed.error, ErrorKind{0}) << "no port and no host: malformed";
+  expect_session_goes_on(c);
 }
 
 }  // namespace

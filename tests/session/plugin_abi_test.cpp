@@ -14,21 +14,13 @@
 #include "frontend/client.h"
 #include "protocol/handshake.h"
 #include "session/probe_calls.h"
+#include "session/probe_client.h"
 #include "support/backend_process.h"
 
 namespace gvirtus::testing {
 namespace {
 
 constexpr const char* kPlugins = R"(["probe", "probe_next", "probe_old"])";
-
-uint32_t worker_pid(Client& client) {
-  uint32_t pid = 0;
-  client.call(probe::call_id(probe::Fn::kWorkerPid), {}, [&](WireReader& in) {
-    pid = in.get<uint32_t>();
-    in.expect_end();
-  });
-  return pid;
-}
 
 std::string open_refusal(Client& client, const char* name, uint16_t id) {
   try {

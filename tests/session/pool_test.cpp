@@ -19,6 +19,7 @@
 #include "frontend/pool.h"
 #include "frontend/process_session.h"
 #include "session/probe_calls.h"
+#include "session/probe_client.h"
 #include "support/backend_process.h"
 #include "support/scoped_env.h"
 
@@ -28,15 +29,6 @@ namespace {
 PluginRef probe_ref() {
   return PluginRef{probe::kIdentity.id, std::string(probe::kIdentity.name),
                    probe::kIdentity.table_hash};
-}
-
-uint32_t worker_pid(Client& client) {
-  uint32_t pid = 0;
-  client.call(probe::call_id(probe::Fn::kWorkerPid), {}, [&](WireReader& in) {
-    pid = in.get<uint32_t>();
-    in.expect_end();
-  });
-  return pid;
 }
 
 bool serves(const BackendProcess& backend, uint32_t worker) {

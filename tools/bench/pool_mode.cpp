@@ -11,6 +11,7 @@
 #include "driver_tools.h"
 #include "json_out.h"
 #include "mode_args.h"
+#include "program_run.h"
 #include "run_info.h"
 
 namespace gvirtus::bench {
@@ -68,21 +69,17 @@ PoolOptions parse_options(std::span<char* const> args) {
 // gvirtus-bench-peer's copy rate over the pool, or Error{kFailed} with what it said.
 double peer_rate(const DriverTools& tools, const std::string& config, uint64_t bytes, int rounds,
                  bool relayed, const BackendChild& a, const BackendChild& b) {
-  const std::string command = std::string("env GVIRTUS_CONFIG=") + config +
-                              (relayed ? " GVIRTUS_POOL_COPIES=relayed" : "") +
-                              " LD_LIBRARY_PATH=" + tools.stub_dir + " " + tools.probe + " " +
-                              std::to_string(bytes) + " " + std::to_string(rounds) + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) raise(ErrorKind::kFailed, "cannot run " + tools.probe);
-  std::string output;
-  char text[512];
-  while (std::fgets(text, sizeof text, pipe) != nullptr) output += text;
-  const int status = ::pclose(pipe);
+  std::vector<std::string> argv = {"/usr/bin/env", "GVIRTUS_CONFIG=" + config,
+                                   "LD_LIBRARY_PATH=" + tools.stub_dir};
+  if (relayed) argv.push_back("GVIRTUS_POOL_COPIES=relayed");
+  argv.insert(argv.end(), {tools.probe, std::to_string(bytes), std::to_string(rounds)});
+  const ProgramRun run = run_program(argv);
+  const std::string output = run.out + run.err;
   double rate = 0;
   const size_t at = output.find("bytes_per_s=");
-  if (status != 0 || at == std::string::npos ||
+  if (run.status != 0 || at == std::string::npos ||
       std::sscanf(output.c_str() + at, "bytes_per_s=%lf", &rate) != 1) {
-    raise(ErrorKind::kFailed, "gvirtus-bench-peer failed (status " + std::to_string(status) +
+    raise(ErrorKind::kFailed, "gvirtus-bench-peer failed (status " + std::to_string(run.status) +
                                   "): " + output + "\nfirst backend:\n" + a.log() +
                                   "\nsecond backend:\n" + b.log());
   }
