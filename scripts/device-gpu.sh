@@ -17,8 +17,8 @@
 #                                     natively and in driver mode over shm
 #                                     -> OUT/frameworks-DEV-DATE.log
 #   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm, runtime and driver
-#                                     mode, vs native in one run), gvirtus-bench copy and
-#                                     gvirtus-bench frameworks
+#                                     mode, vs native in one run), gvirtus-bench copy,
+#                                     gvirtus-bench pool and gvirtus-bench frameworks
 #                                     (PyTorch, driver mode, tcp and shm); add
 #                                     --quick as a third argument for a short run)
 #                                     -> OUT/gpu-DEV-DATE.{json,txt}
@@ -190,6 +190,14 @@ bench() {
     echo "gvirtus-bench copy: commit $(git -C "$ROOT" rev-parse --short HEAD)," \
          "date $(date -u +%FT%TZ)"
     "$BUILD/bin/gvirtus-bench" copy $quick --json "$base.json"
+  } 2>&1 | tee "$base.txt"
+  # Copies between two backends of a pool on the one GPU: direct against relayed (issue 22:
+  # direct >= 1.8x relayed at 64 MiB), every byte checked on device memory.
+  base="$out/pool-$tag-$(date +%F)"
+  {
+    echo "gvirtus-bench pool: commit $(git -C "$ROOT" rev-parse --short HEAD)," \
+         "date $(date -u +%FT%TZ)"
+    "$BUILD/bin/gvirtus-bench" pool $quick --json "$base.json"
   } 2>&1 | tee "$base.txt"
   # PyTorch's figures (time to the first tensor, matmul, MLP and ResNet-18 steps, the loss curve)
   # natively and in driver mode over tcp and shm.
