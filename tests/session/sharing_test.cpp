@@ -7,11 +7,14 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -185,6 +188,58 @@ TEST(SessionSharing, a_forked_child_opens_its_parents_plugins_in_a_session_of_it
   ::waitpid(child, &wait_status, 0);
   ::close(pipe_fds[0]);
   ::close(pipe_fds[1]);
+}
+
+// In a pool of several backends the runtime stub serves the first backend only (docs/cluster.md):
+// its calls go there even while the thread's route names another, which the probe stub's calls
+// follow. The first backend is gone, so a runtime call that reached the second would be answered.
+TEST(SessionSharing, in_a_pool_the_runtime_stub_keeps_to_the_first_backend) {
+  BackendProcess first("", R"(["cudart", "probe"])");
+  BackendProcess second("", R"(["cudart", "probe"])");
+  const std::string config = ::testing::TempDir() + "/sharing-pool.json";
+  std::ofstream(config) << pool_config_json({&first, &second});
+  first.stop(SIGKILL);
+  struct PoolSeen {
+    int routed = -1;
+    cudaError_t cudart = cudaErrorUnknown;
+    int worker_status = -1;
+    uint32_t worker_pid = 0;
+  };
+  int to_test[2];
+  ASSERT_EQ(::pipe(to_test), 0);
+  const pid_t app = ::fork();
+  if (app == 0) {
+    ::setenv("GVIRTUS_CONFIG", config.c_str(), 1);
+    PoolSeen seen;
+    void* cudart = ::dlopen(GVIRTUS_STUB_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    void* probe = ::dlopen(GVIRTUS_PROBE_STUB, RTLD_NOW | RTLD_LOCAL);
+    if (cudart == nullptr || probe == nullptr) ::_exit(3);
+    auto route_set = reinterpret_cast<int (*)(uint32_t)>(::dlsym(cudart, "gvirtus_route_set"));
+    auto mem_get_info =
+        reinterpret_cast<cudaError_t (*)(size_t*, size_t*)>(::dlsym(cudart, "cudaMemGetInfo"));
+    auto worker_pid = reinterpret_cast<WorkerPidFn>(::dlsym(probe, "probe_worker_pid"));
+    if (route_set == nullptr || mem_get_info == nullptr || worker_pid == nullptr) ::_exit(4);
+    seen.routed = route_set(1);  // the thread's calls go to the second backend...
+    size_t free_bytes = 0, total_bytes = 0;
+    seen.cudart = mem_get_info(&free_bytes, &total_bytes);  // ...but the runtime's to the first
+    char message[256];
+    seen.worker_status = worker_pid(&seen.worker_pid, message, sizeof message);
+    (void)!::write(to_test[1], &seen, sizeof seen);
+    ::_exit(0);
+  }
+  PoolSeen seen;
+  ASSERT_EQ(::read(to_test[0], &seen, sizeof seen), static_cast<ssize_t>(sizeof seen));
+  int wait_status = 0;
+  ::waitpid(app, &wait_status, 0);
+  EXPECT_EQ(seen.routed, 0);
+  EXPECT_EQ(seen.cudart, cudaErrorDevicesUnavailable) << "sent to the first backend, which is gone";
+  ASSERT_EQ(seen.worker_status, 0);
+  const auto second_workers = second.workers();
+  EXPECT_NE(
+      std::find(second_workers.begin(), second_workers.end(), static_cast<pid_t>(seen.worker_pid)),
+      second_workers.end())
+      << "the probe's call followed the route";
+  for (int fd : to_test) ::close(fd);
 }
 
 }  // namespace
