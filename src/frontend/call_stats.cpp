@@ -79,14 +79,15 @@ std::string row_name(size_t row) {
 }
 
 // Work beyond single calls (note_stats_work), by what it was. Rare (a relayed copy moves megabytes
-// per note): a lock and a map do. Never destroyed: printed at exit.
+// per note): a lock and a map do. Defined before g_initialised registers print_at_exit, so they
+// are destroyed after it has printed them.
 struct Work {
   uint64_t count = 0;
   uint64_t bytes = 0;
   uint64_t ns = 0;
 };
-std::mutex& g_work_mutex = *new std::mutex;
-auto& g_work = *new std::map<std::string, Work, std::less<>>;
+std::mutex g_work_mutex;
+std::map<std::string, Work, std::less<>> g_work;
 
 void print_at_exit() {
   const std::string table = format_call_stats();

@@ -47,6 +47,15 @@ bool has_line(const std::string& output, const std::string& line) {
 
 // Three backends with 1, 2 and 1 simulated devices, each recording its launches in its own file,
 // and a client configuration naming them as a pool.
+// Under AddressSanitizer every backend process's allocator hands out the same addresses, so the
+// simulated devices' handles and memory collide between backends, which the pool cannot tell apart
+// (docs/cluster.md, "Not there yet"): the pool runs unsanitized only.
+#define SKIP_WHEN_SANITIZED()                                                                     \
+  if (GVIRTUS_SANITIZED) {                                                                        \
+    GTEST_SKIP() << "under AddressSanitizer the backends' allocators give the same addresses "    \
+                    "in every process: a pool cannot tell their handles apart (docs/cluster.md)"; \
+  }
+
 struct ThreeSimulatedBackends {
   std::string dir = ::testing::TempDir() + "/device_pool_" + std::to_string(::getpid());
   std::vector<std::unique_ptr<BackendProcess>> backends;
@@ -80,6 +89,7 @@ struct ThreeSimulatedBackends {
 };
 
 TEST(DevicePool, three_backends_serve_one_application_as_one_device_list) {
+  SKIP_WHEN_SANITIZED();
   ThreeSimulatedBackends three;
   const std::string& dir = three.dir;
   auto& backends = three.backends;
@@ -150,6 +160,7 @@ TEST(DevicePool, three_backends_serve_one_application_as_one_device_list) {
 }
 
 TEST(DevicePool, a_selection_counts_over_the_pools_devices_in_its_order) {
+  SKIP_WHEN_SANITIZED();
   ThreeSimulatedBackends three;
   // The pool's device 3 (backend 2's only one), then its device 1 (backend 1's first).
   const RunResult result = three.run_program(
