@@ -205,8 +205,9 @@ TEST(SessionSharing, in_a_pool_the_runtime_stub_keeps_to_the_first_backend) {
     int worker_status = -1;
     uint32_t worker_pid = 0;
   };
-  int to_test[2];
+  int to_test[2], to_app[2];
   ASSERT_EQ(::pipe(to_test), 0);
+  ASSERT_EQ(::pipe(to_app), 0);
   const pid_t app = ::fork();
   if (app == 0) {
     ::setenv("GVIRTUS_CONFIG", config.c_str(), 1);
@@ -225,21 +226,24 @@ TEST(SessionSharing, in_a_pool_the_runtime_stub_keeps_to_the_first_backend) {
     char message[256];
     seen.worker_status = worker_pid(&seen.worker_pid, message, sizeof message);
     (void)!::write(to_test[1], &seen, sizeof seen);
+    char go;
+    (void)!::read(to_app[0], &go, 1);  // the session stays while the test looks at its worker
     ::_exit(0);
   }
   PoolSeen seen;
   ASSERT_EQ(::read(to_test[0], &seen, sizeof seen), static_cast<ssize_t>(sizeof seen));
-  int wait_status = 0;
-  ::waitpid(app, &wait_status, 0);
   EXPECT_EQ(seen.routed, 0);
   EXPECT_EQ(seen.cudart, cudaErrorDevicesUnavailable) << "sent to the first backend, which is gone";
-  ASSERT_EQ(seen.worker_status, 0);
+  EXPECT_EQ(seen.worker_status, 0);
   const auto second_workers = second.workers();
   EXPECT_NE(
       std::find(second_workers.begin(), second_workers.end(), static_cast<pid_t>(seen.worker_pid)),
       second_workers.end())
       << "the probe's call followed the route";
-  for (int fd : to_test) ::close(fd);
+  EXPECT_EQ(::write(to_app[1], "g", 1), 1);
+  int wait_status = 0;
+  ::waitpid(app, &wait_status, 0);
+  for (int fd : {to_test[0], to_test[1], to_app[0], to_app[1]}) ::close(fd);
 }
 
 }  // namespace
