@@ -148,8 +148,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The backends of a copy's two sides in a pool, when both are known and differ (the copy must be
-// relayed: no backend reaches the other's memory); nullopt otherwise, when one backend serves it.
+// The backends of a copy's two sides in a pool, when both are known and differ (neither backend's
+// driver reaches the other's memory: copy_between_backends); nullopt when one backend serves it.
 struct Sides {
   uint32_t dst;
   uint32_t src;
