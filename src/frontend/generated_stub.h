@@ -23,6 +23,7 @@
 #include "common/wire.h"
 #include "frontend/context_faults.h"
 #include "frontend/process_session.h"
+#include "frontend/route_scope.h"
 
 namespace gvirtus::stub {
 
@@ -87,9 +88,11 @@ class Library {
   };
 
   // `faults`: the descriptor's context_faults (frontend/context_faults.h), if it has them.
+  // `soname`: for a library without pool routing (its descriptor's pool_routing), whose calls in
+  // a pool keep to the first backend (pinned_to_first_backend); null for one that routes its own.
   Library(const PluginIdentity& identity, const char* (*name_of)(uint16_t), Statuses statuses,
-          const ContextFaults* faults = nullptr)
-      : statuses_(statuses) {
+          const ContextFaults* faults = nullptr, const char* soname = nullptr)
+      : statuses_(statuses), soname_(soname) {
     if (faults != nullptr) {
       faults_.emplace(*faults, static_cast<int32_t>(statuses.success));
     }
@@ -98,6 +101,7 @@ class Library {
 
   // Sends one call and waits for its status; `decode` reads the outputs that follow it.
   Status call(uint32_t call_id, Encoder encode, Decoder decode) const noexcept {
+    const RouteScope route(pinned());
     try {
       WireWriter& args = encoder();
       encode(args);
@@ -131,6 +135,7 @@ class Library {
   // given, is where the end of the reply may land directly (process_session::Landing).
   Pending begin(uint32_t call_id, Encoder encode, ByteView data = {},
                 process_session::Landing* landing = nullptr) const noexcept {
+    const RouteScope route(pinned());
     Pending pending{call_id, statuses_.success, false, {}};
     if (faults_ && faults_->has_sticky()) {
       pending.failed = static_cast<Status>(faults_->sticky());
@@ -155,6 +160,7 @@ class Library {
   // thread are finished on it, in the order they were begun.
   Status finish(const Pending& pending, Decoder decode) const noexcept {
     if (!pending.sent) return pending.failed;
+    const RouteScope route(pinned());
     try {
       Status result = statuses_.lost;
       process_session::finish_call(pending.call, [&](WireReader& in) {
@@ -175,6 +181,7 @@ class Library {
   // (its last error), as the library reports its own asynchronous errors.
   // `data` as for begin().
   Status send(uint32_t call_id, Encoder encode, ByteView data = {}) const noexcept {
+    const RouteScope route(pinned());
     if (faults_) {
       if (faults_->has_sticky()) return static_cast<Status>(faults_->sticky());
       if (faults_->unavailable()) {  // rare: the data is copied into the request
@@ -199,6 +206,11 @@ class Library {
   }
 
  private:
+  std::optional<uint32_t> pinned() const {
+    if (soname_ == nullptr) return std::nullopt;
+    return pinned_to_first_backend(pinned_said_, soname_, "");
+  }
+
   void follow_context(uint32_t call_id, Status result) const {
     if (faults_) faults_->follow(call_function(call_id), static_cast<int32_t>(result));
   }
@@ -220,6 +232,8 @@ class Library {
 
   Statuses statuses_;
   mutable std::optional<ContextFaultState> faults_;
+  const char* soname_;
+  mutable std::atomic<bool> pinned_said_{false};
 };
 
 // What an export of a library generated whole calls when its stub does not implement it (the

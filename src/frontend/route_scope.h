@@ -4,10 +4,13 @@
 // thread's current context, which calls about nothing in particular go to.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 
+#include "common/log.h"
 #include "frontend/frontend_abi.h"
 
 namespace gvirtus::stub {
@@ -37,6 +40,20 @@ inline std::optional<uint32_t> first_known(std::initializer_list<std::optional<u
     if (key) return key;
   }
   return std::nullopt;
+}
+
+// The route of a library whose calls are not routed by what they name (no pool_routing): in a
+// pool they keep to the first backend, whose handles they hold, whatever route the thread's driver
+// calls took; nothing changes with one backend. Logged once per `said` flag, with `why`.
+inline std::optional<uint32_t> pinned_to_first_backend(std::atomic<bool>& said, const char* library,
+                                                       const char* why) {
+  if (gvirtus_pool_size() <= 1) return std::nullopt;
+  if (!said.exchange(true)) {
+    GVIRTUS_LOG(kWarning) << library
+                          << " (a gvirtus stub) serves the first backend of the pool only"
+                          << (why[0] != '\0' ? "; " : "") << why;
+  }
+  return 0;
 }
 
 }  // namespace gvirtus::stub

@@ -11,6 +11,9 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
   namespace       the C++ namespace of both sides ("gvirtus::cudart")
   table           its call table, relative to the descriptor (format: the table's own header)
   headers         the library's headers, whose declarations give every parameter's type
+  defines         macros defined before the headers are read ("NVML_NO_UNVERSIONED_FUNC_DEFS",
+                  which makes nvml.h declare its legacy functions too); every target that
+                  compiles the generated code must define them as well
   status          {"type", "success", "lost", "invalid_value", "invalid_handle",
                   "not_supported"}: the status type every call returns, its success value, what
                   a call returns when the backend is lost, what one returns for an argument the
@@ -530,6 +533,10 @@ const gvirtus::stub::ContextFaults kContextFaults{{kStickyStatuses, {int(faults[
 def stub_support(d, calls):
     """The calling code of a library generated whole (a hand-written one names stub_include)."""
     faults_table, faults_arg = context_faults(d, calls)
+    if not d.pool_include:
+        # Its calls name nothing the pool routes by: they keep to the first backend in a pool.
+        soname = d.real_library or d.library  # the stub's soname is the real library's
+        faults_arg = (faults_arg or ",\n    nullptr") + f', "{soname}"'
     return f"""#include <string>
 
 #include "common/error.h"
@@ -639,8 +646,11 @@ def stub(calls, d):
             if p.is_array:
                 # The length, checked here: one over the limit or negative is refused unsent.
                 checks.append(f"  uint64_t {p.name}_count = 0;")
-                checks.append(f"  if ({p.name} != nullptr && !mr::usable_count<{p.element}>"
-                              f"({p.expr}, {p.name}_count)) return {d.invalid_value};")
+                # A length read through a pointer the caller left null is refused, as the library
+                # refuses a null count.
+                unreadable = "".join(f"{n} == nullptr || " for n in dereferenced(p.expr))
+                checks.append(f"  if ({p.name} != nullptr && ({unreadable}!mr::usable_count<{p.element}>"
+                              f"({p.expr}, {p.name}_count))) return {d.invalid_value};")
                 encode.append(f" mr::put_array(w, {p.name}, {p.name}_count);")
                 if p.direction == "out":
                     decode.append(f" mr::get_array(r, {p.name}, {p.name}_count);")
@@ -877,7 +887,15 @@ def handler_case(c, d):
         args.append(p.name)
     out.append("      in.expect_end();")
     for p in c.params:
-        if p.is_array:
+        if p.is_array and dereferenced(p.expr):
+            # Its length is read through outputs, which a hostile request may leave out.
+            out.append(f"      if ({p.name} != nullptr) {{")
+            for n in dereferenced(p.expr):
+                out.append(f"        if ({n} == nullptr) gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "
+                           f"\"an array's length names an output that was not given\");")
+            out.append(f"        {p.holder}.expect_count({p.expr});")
+            out.append("      }")
+        elif p.is_array:
             out.append(f"      {p.holder}.expect_count({p.expr});")
     for p in c.params:
         if p.direction == "destroy":
@@ -1103,7 +1121,7 @@ GVIRTUS_EXPORT_BACKEND_PLUGIN({d.namespace}::GeneratedPlugin)
 def main():
     options = arguments(__doc__).parse_args()
     d = Descriptor(options.descriptor)
-    found = declarations(d.headers, options.include, options.cxx)
+    found = declarations(d.headers, options.include, options.cxx, defines=d.defines)
     calls = parse(d.table, found, d)
     out_dir, lib = options.out_dir, d.library
     os.makedirs(out_dir, exist_ok=True)

@@ -33,6 +33,7 @@ class Descriptor:
             self.namespace = d["namespace"]
             self.table = self.relative(d["table"])
             self.headers = list(d["headers"])
+            self.defines = list(d.get("defines", []))
             self.status = d["status"]["type"]
             self.success = d["status"]["success"]
             self.lost = d["status"]["lost"]

@@ -17,8 +17,10 @@ DESCRIPTOR is the library's JSON descriptor (gen_calls.py documents its other fi
                     "headers": every extern "C" function that the descriptor's "headers"
                     themselves declare (not what they include), for a library of our own;
                     type_headers must include them (as the default does)
-  version_node      the version node every export is put under ("libcudart.so.13"); required
-                    for "headers", and for "library" it must be the reference's one node if given;
+  version_node      the version node every export is put under ("libcudart.so.13"); for
+                    "headers", none leaves the exports unversioned as the original's are
+                    (NVIDIA's libnvidia-ml.so.1); for "library" it must be the reference's one
+                    node if given;
                     a reference whose exports are unversioned (NVIDIA's libcuda.so.1) makes a
                     version script without a node (exports unversioned too)
   vendor            who makes the reference library ("NVIDIA"), for the generated text; required
@@ -102,7 +104,7 @@ class Exports:
         self.reference = self.text("reference")
         if self.reference not in ("library", "headers"):
             self.fail("exports.reference", f'is "{self.reference}", not "library" or "headers"')
-        self.version_node = self.text("version_node", required=self.reference == "headers")
+        self.version_node = self.text("version_node", required=False)
         self.vendor = self.text("vendor", required=self.reference == "library")
         self.type_headers = self.texts("type_headers", d.headers)
         self.headers_name = self.text("headers_name", required=False) or d.library
@@ -408,7 +410,7 @@ def main():
     d = Descriptor(args.descriptor)
     spec = Exports(d)
 
-    decls = declarations(spec.type_headers, args.include, args.cxx, spec.stand_ins)
+    decls = declarations(spec.type_headers, args.include, args.cxx, spec.stand_ins, d.defines)
     if spec.reference == "library":
         if not args.reference:
             sys.exit(f'{d.path}: exports.reference is "library": give the library with --reference')

@@ -132,16 +132,11 @@ cudaError_t known_init_failure() {
 // pool's libcuda.so.1 and sees them all): its calls are pinned there, whatever route the thread's
 // driver calls took. Nothing to route with one backend.
 std::optional<uint32_t> pinned_backend() {
-  static const bool pooled = [] {
-    const bool many = process_session::pool_size() > 1;
-    if (many) {
-      GVIRTUS_LOG(kWarning) << "libcudart.so.13 (gvirtus's runtime stub) serves the first backend "
-                               "of the pool only; a program linked with NVIDIA's runtime "
-                               "statically (nvcc's default) sees every backend's devices";
-    }
-    return many;
-  }();
-  return pooled ? std::optional<uint32_t>(0) : std::nullopt;
+  static std::atomic<bool> said{false};
+  return stub::pinned_to_first_backend(
+      said, "libcudart.so.13",
+      "a program linked with NVIDIA's runtime statically (nvcc's default) sees every backend's "
+      "devices");
 }
 
 // What every synchronous reply goes through: the result, then the call's outputs.
