@@ -24,14 +24,11 @@ int physical(CUdevice dev) {
 }
 
 std::string device_name(CUdevice dev) {
-  return "gvirtus simulated device " + std::to_string(physical(dev)) + " (no GPU)";
+  return sim::device_name(physical(dev));
 }
 
-// Domain 0, bus p + 1, device 0, function 0.
 std::string pci_bus_id(CUdevice dev) {
-  char text[16];
-  std::snprintf(text, sizeof text, "0000:%02x:00.0", physical(dev) + 1);
-  return text;
+  return sim::pci_bus_id(physical(dev));
 }
 
 // Each attribute's value; 0 for features the simulated device does not offer.
@@ -62,7 +59,7 @@ int attribute(CUdevice_attribute attribute, CUdevice dev) {
     case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK:
       return 65536;
     case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
-      return 1980000;
+      return static_cast<int>(sim::kClockMhz * 1000);  // kHz
     case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT:
       return 512;
     case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:
@@ -96,9 +93,9 @@ int attribute(CUdevice_attribute attribute, CUdevice dev) {
     case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
       return 1;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-      return 9;
+      return sim::kComputeMajor;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-      return 0;
+      return sim::kComputeMinor;
     case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED:
       return 1;
     case CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED:
@@ -211,10 +208,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev)
   return sim::guarded([&](sim::State&) {
     if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    // "gvirtus-simulate" for physical device 0 (the one device's UUID before there were
-    // several), its last letter moved on by p for device p.
-    std::memcpy(uuid->bytes, "gvirtus-simulate", sizeof uuid->bytes);
-    uuid->bytes[15] = static_cast<char>(uuid->bytes[15] + physical(dev));
+    sim::device_uuid(physical(dev), uuid->bytes);
     return CUDA_SUCCESS;
   });
 }

@@ -30,11 +30,11 @@
 #include "common/address_ranges.h"
 #include "common/error.h"
 #include "fatbin.h"
+#include "identity.h"
 #include "visible_devices.h"
 
 namespace gvirtus::simulated {
 
-inline constexpr uint64_t kDeviceBytes = uint64_t{16} << 30;  // what the device claims to have
 
 struct Module {
   std::vector<fatbin::KernelLayout> kernels;
