@@ -4,9 +4,9 @@
 # the packages travel from here, as .deb files, and are unpacked there under /tmp, never into /.
 #
 #   scripts/device-gpu.sh fetch       here: downloads googletest (its sources), OpenSSL, lz4 and
-#                                     zstd (headers and libraries), the cxxheaderparser wheel and
+#                                     zstd (headers and libraries), the cxxheaderparser wheel,
 #                                     NVIDIA's CUDA 12 runtime (for driver mode's CUDA 12
-#                                     programs) into .devdebs/ (git-ignored; name ".devdebs" in
+#                                     programs) and nvml.h into .devdebs/ (git-ignored; name ".devdebs" in
 #                                     the run tool's carry list)
 #   scripts/device-gpu.sh build       there: builds build-gpu/, taking each carried package only
 #                                     where the machine lacks its headers
@@ -48,6 +48,9 @@ fetch() {
   # NVIDIA's CUDA 12 runtime (the pin is scripts/lib.sh's), for the driver tests' CUDA 12 programs.
   local cuda12; cuda12=$(sed -n 's/^GVIRTUS_CUDA12_PIP="\(.*\)"$/\1/p' "$ROOT/scripts/lib.sh")
   python3 -m pip install -q --disable-pip-version-check --no-deps --target "$DEBS/cuda12" "$cuda12"
+  # nvml.h for the nvml plugin (the pin is scripts/lib.sh's), where the toolkit lacks it.
+  local nvml; nvml=$(sed -n 's/^GVIRTUS_NVML_HEADER_PIP="\(.*\)"$/\1/p' "$ROOT/scripts/lib.sh")
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$DEBS/nvml" "$nvml"
   ls -la "$DEBS"
 }
 
@@ -102,6 +105,9 @@ build() {
     python3 -m zipfile -e "$DEBS"/cxxheaderparser-*.whl "$BUILD/tools/python"  # pure Python
     cmake_args+=(-DGVIRTUS_PYTHONPATH="$BUILD/tools/python")
   fi
+  if [ -f "$DEBS/nvml/nvidia/cu13/include/nvml.h" ]; then
+    cmake_args+=(-DGVIRTUS_NVML_INCLUDE_DIR="$DEBS/nvml/nvidia/cu13/include")
+  fi
   if [ -f "$DEBS/cuda12/nvidia/cuda_runtime/lib/libcudart_static.a" ]; then
     cmake_args+=(-DGVIRTUS_CUDA12_RUNTIME="$DEBS/cuda12/nvidia/cuda_runtime")
   fi
@@ -132,7 +138,7 @@ driver_configs() {
   local config
   mkdir -p "$CONFIGS"
   for config in "$ROOT/etc/properties.json" "$ROOT/etc/examples/shm.json"; do
-    sed 's/"plugins": \["cudart"\]/"plugins": ["cudart", "cuda"]/' "$config" \
+    sed 's/"plugins": \["cudart"\]/"plugins": ["cudart", "cuda", "nvml"]/' "$config" \
       > "$CONFIGS/$(basename "$config")"
   done
 }

@@ -4,6 +4,7 @@
 #   runtime mode  tests/e2e/programs (built -cudart shared) on gvirtus's libcudart.so.13
 #   driver mode   tests/driver/static (NVIDIA's runtime, static and shared, CUDA 12 and 13, and
 #                 NVIDIA's libraries) on gvirtus's libcuda.so.1
+#   NVML          tests/nvml's probe on gvirtus's libnvidia-ml.so.1 (configurations naming nvml)
 # Each line gives both runs' wall time (the whole process: context creation, module loading and
 # the work). Writes a log with the date, the commit and the device.
 #   scripts/gpu-suite.sh LOG [CONFIG...]   (default: etc/properties.json, tcp on loopback, and
@@ -66,10 +67,37 @@ parity() {
   done
 }
 
+# nvml_parity CONFIG: tests/nvml/nvml_probe.c on NVIDIA's NVML and on gvirtus's (the backend's
+# configuration must name the nvml plugin). Figures that move between two reads (utilisation,
+# clocks, memory in use) are compared without their numbers.
+nvml_parity() {
+  local config=$1 probe="$BUILD/tests/nvml/nvml-probe" native_rc=0 remote_rc=0
+  [ -x "$probe" ] || return 0
+  echo -e "\n== NVML: native vs through gvirtus ($config)" >> "$LOG"
+  if ! grep -q '"nvml"' "$config"; then
+    echo "nvml-probe: not run (the configuration names no nvml plugin)" >> "$LOG"
+    return 0
+  fi
+  timeout "$LIMIT" "$probe" > "$LOG.native" 2>&1 || native_rc=$?
+  GVIRTUS_CONFIG="$config" LD_LIBRARY_PATH="$BUILD/lib/stub/nvml" timeout "$LIMIT" "$probe" \
+    2>/dev/null > "$LOG.remote" || remote_rc=$?
+  local moving='s/^\(  \(utilization\|sm clock\|memory\)\).*/\1 (a figure that moves)/'
+  if cmp -s <(sed "$moving" "$LOG.native") <(sed "$moving" "$LOG.remote") &&
+     [ "$native_rc" = "$remote_rc" ]; then
+    echo "nvml-probe: IDENTICAL (exit $native_rc), moving figures compared without numbers" >> "$LOG"
+  else
+    failed=1
+    echo "nvml-probe: DIFFERENT (exit $native_rc natively, $remote_rc remoted)" >> "$LOG"
+    diff "$LOG.native" "$LOG.remote" | head -40 >> "$LOG"
+  fi
+  sed 's/^/  native: /' "$LOG.native" | head -30 >> "$LOG"
+}
+
 for config in "${CONFIGS[@]}"; do
   "$BUILD/bin/gvirtus-backend" --config "$config" 2> "$LOG.backend" &
   backend=$!
   sleep 1
+  nvml_parity "$config"
   parity runtime "$BUILD/tests/e2e/programs" "$config"
   [ -d "$BUILD/tests/driver/static" ] && parity driver "$BUILD/tests/driver/static" "$config"
   kill -TERM "$backend"; wait "$backend" 2>/dev/null

@@ -98,6 +98,30 @@ install_cuda12_runtime() {
   fi
 }
 
+# nvml.h, which the nvml plugin is generated from (src/plugins/nvml): not in every CUDA toolkit
+# (not in the 13.0 one's packages here); PyPI has NVIDIA's header alone, matching CUDA 13.0.
+GVIRTUS_NVML_HEADER_PIP="nvidia-nvml-dev==13.0.87"
+GVIRTUS_NVML_DIR="$BUILD_DIR/tools/nvml"
+
+# Installs nvml.h from PyPI where the CUDA toolkit is and has none, and checks it; stops, saying
+# why, when it cannot (the build needs it).
+install_nvml_header() {
+  local nvcc
+  nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
+  [ -x "$nvcc" ] || return 0
+  [ -f "$(dirname "$nvcc")/../include/nvml.h" ] && return 0
+  local header="$GVIRTUS_NVML_DIR/nvidia/cu13/include/nvml.h"
+  [ -f "$header" ] && return 0
+  echo "== installing nvml.h from PyPI ($GVIRTUS_NVML_HEADER_PIP)"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GVIRTUS_NVML_DIR" \
+    "$GVIRTUS_NVML_HEADER_PIP" || true
+  if [ ! -f "$header" ]; then
+    echo "error: could not install $GVIRTUS_NVML_HEADER_PIP into $GVIRTUS_NVML_DIR; the nvml" \
+      "plugin is generated from its nvml.h" >&2
+    exit 1
+  fi
+}
+
 # PyTorch for the framework tests (tests/frameworks: driver mode on the simulated device), from
 # PyPI with its CUDA 13 libraries (about 4.5 GB; pip's cache keeps the wheels between runs).
 GVIRTUS_TORCH_PIP="torch==2.11.0"
@@ -157,6 +181,7 @@ install_missing() {
   local purpose=${1:-test} entry program package missing=()
   install_cuobjdump
   install_python_packages
+  install_nvml_header
   install_cuda12_runtime
   [ "$purpose" = test ] && install_frameworks
   for entry in $(listed_programs "$purpose"); do
