@@ -37,14 +37,16 @@ expect /etc/gvirtus/properties.json /usr/bin/gvirtus-bench /usr/bin/gvirtus-ping
   /usr/share/doc/gvirtus/transports.md /usr/share/doc/gvirtus/troubleshooting.md \
   /usr/lib/gvirtus/stub/libgvirtus-frontend.so.1 /usr/libexec/gvirtus/gvirtus-slurm-task-prolog \
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/stub/libcudart.so.13 \
-      /usr/lib/gvirtus/stub/driver/libcuda.so.1 /usr/bin/gvirtus-bench-driver /usr/bin/gvirtus-bench-peer \
+      /usr/lib/gvirtus/stub/driver/libcuda.so.1 /usr/lib/gvirtus/stub/nvml/libnvidia-ml.so.1 \
+      /usr/bin/gvirtus-bench-driver /usr/bin/gvirtus-bench-peer \
       /usr/libexec/gvirtus/samples/saxpy /usr/libexec/gvirtus/samples/matrixMul \
       /usr/libexec/gvirtus/samples/streams_events /usr/libexec/gvirtus/gpu_workloads \
       /usr/libexec/gvirtus/gvirtus-copy-workload /usr/lib/gvirtus/libgvirtus-accepting-device.so) >"$WORK/client.expected"
 expect /usr/bin/gvirtus-backend /usr/lib/systemd/system/gvirtus-backend.service \
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/libgvirtus-plugin-cudart.so \
       /usr/lib/gvirtus/libgvirtus-plugin-cuda.so /usr/lib/gvirtus/libgvirtus-plugin-cuda-simulated.so \
-      /usr/lib/gvirtus/libgvirtus-simulated-cuda.so) \
+      /usr/lib/gvirtus/libgvirtus-simulated-cuda.so /usr/lib/gvirtus/libgvirtus-plugin-nvml.so \
+      /usr/lib/gvirtus/libgvirtus-plugin-nvml-simulated.so /usr/lib/gvirtus/libgvirtus-simulated-nvml.so) \
   >"$WORK/backend.expected"
 files "$CLIENT" >"$WORK/client.files"
 files "$BACKEND" >"$WORK/backend.files"

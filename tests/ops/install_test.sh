@@ -36,6 +36,8 @@ HAVE_CUDA=0
 if [ "$HAVE_CUDA" = 1 ]; then
   for f in lib/gvirtus/stub/libcudart.so.13 lib/gvirtus/stub/libgvirtus-frontend.so.1 \
            lib/gvirtus/stub/driver/libcuda.so.1 bin/gvirtus-bench-driver bin/gvirtus-bench-peer \
+           lib/gvirtus/stub/nvml/libnvidia-ml.so.1 lib/gvirtus/libgvirtus-plugin-nvml.so \
+           lib/gvirtus/libgvirtus-plugin-nvml-simulated.so lib/gvirtus/libgvirtus-simulated-nvml.so \
            lib/gvirtus/libgvirtus-plugin-cudart.so lib/gvirtus/libgvirtus-plugin-cuda.so \
            lib/gvirtus/libgvirtus-plugin-cuda-simulated.so lib/gvirtus/libgvirtus-simulated-cuda.so \
            libexec/gvirtus/samples/saxpy libexec/gvirtus/gvirtus-copy-workload \
@@ -45,6 +47,7 @@ if [ "$HAVE_CUDA" = 1 ]; then
   # The stub only where gvirtus-run (or an explicit LD_LIBRARY_PATH) picks it up.
   [ "$(find "$P" -name 'libcudart.so*' | wc -l)" = 1 ] || fail "the stub is installed twice"
   [ "$(find "$P" -name 'libcuda.so*' | wc -l)" = 1 ] || fail "the driver stub is installed twice"
+  [ "$(find "$P" -name 'libnvidia-ml.so*' | wc -l)" = 1 ] || fail "the NVML stub is installed twice"
 fi
 grep -qx "ExecStart=$P/bin/gvirtus-backend --config $P/etc/gvirtus/properties.json" \
   "$P/lib/systemd/system/gvirtus-backend.service" || fail "the unit's ExecStart does not name $P"

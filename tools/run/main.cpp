@@ -4,7 +4,8 @@
 //
 // Puts a gvirtus stub first on LD_LIBRARY_PATH - in runtime mode (the default) libcudart.so.13,
 // which serves programs built with -cudart shared; in driver mode libcuda.so.1 (stub/driver/),
-// on which NVIDIA's own runtimes, static or shared, and libraries run - points GVIRTUS_CONFIG at
+// on which NVIDIA's own runtimes, static or shared, and libraries run; in both, the NVML stub
+// libnvidia-ml.so.1 (stub/nvml/) when it is installed - points GVIRTUS_CONFIG at
 // the configuration (if given, else leaves the usual lookup to the stub) and replaces itself with
 // the application, which therefore keeps its pid, its stdio and its exit status.
 #include <unistd.h>
@@ -33,6 +34,9 @@ struct Mode {
 };
 constexpr Mode kRuntime{"", "libcudart.so.13"};
 constexpr Mode kDriver{"driver", "libcuda.so.1"};
+// NVML (stub/nvml/libnvidia-ml.so.1), in both modes: programs that ask NVML about their GPUs
+// (PyTorch, JAX, monitoring tools) ask the backend's, through its nvml plugin (docs/nvml.md).
+constexpr Mode kNvml{"nvml", "libnvidia-ml.so.1"};
 
 // Where the mode's stub is: <prefix>/lib/gvirtus/stub (or the configured libdir's) for an
 // installed gvirtus-run, lib/stub in the build tree; GVIRTUS_HOME, when set, names the prefix.
@@ -64,7 +68,9 @@ int main(int argc, char** argv) {
              "  --mode runtime  libcudart.so.13 (the default): programs built with\n"
              "                  -cudart shared\n"
              "  --mode driver   libcuda.so.1: NVIDIA's own runtime (static or shared,\n"
-             "                  CUDA 12 or 13) and libraries run on it\n";
+             "                  CUDA 12 or 13) and libraries run on it\n"
+             "In both modes NVML (libnvidia-ml.so.1) is gvirtus's too: the backend's\n"
+             "configuration names the nvml plugin to serve it.\n";
       return 0;
     } else if (arg == "--mode" && i + 1 < argc) {
       const std::string name = argv[++i];
@@ -103,8 +109,9 @@ int main(int argc, char** argv) {
     ::setenv("GVIRTUS_CONFIG", absolute.c_str(), 1);
   }
   const char* old = std::getenv("LD_LIBRARY_PATH");
-  const std::string path =
-      stub.string() + (old != nullptr && *old != '\0' ? ":" + std::string(old) : "");
+  std::string path = stub.string();
+  if (const auto nvml = find_stub_dir(kNvml); !nvml.empty()) path += ":" + nvml.string();
+  if (old != nullptr && *old != '\0') path += ":" + std::string(old);
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   ::execvp(argv[i], argv + i);
   std::cerr << "gvirtus-run: cannot run " << argv[i] << ": " << std::strerror(errno) << "\n";
