@@ -231,15 +231,23 @@ listed_programs_path() {
 
 build() {
   echo "== building in $BUILD_DIR"
+  # nvml.h where install_nvml_header put it: under the first build directory, which a second
+  # one (the sanitized tree) shares.
+  local nvml_arg=()
+  [ -f "$GVIRTUS_NVML_DIR/nvidia/cu13/include/nvml.h" ] &&
+    nvml_arg=("-DGVIRTUS_NVML_INCLUDE_DIR=$GVIRTUS_NVML_DIR/nvidia/cu13/include")
   if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
     local cuobjdump_arg=()
     [ -x "$GVIRTUS_CUOBJDUMP_DIR/nvidia/cu13/bin/cuobjdump" ] &&
       cuobjdump_arg=("-DGVIRTUS_CUOBJDUMP=$GVIRTUS_CUOBJDUMP_DIR/nvidia/cu13/bin/cuobjdump")
-    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -G Ninja "${cuobjdump_arg[@]}" \
+    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -G Ninja "${cuobjdump_arg[@]}" "${nvml_arg[@]}" \
       -DGVIRTUS_PYTHONPATH="$GVIRTUS_PYTHON_DIR" ${GVIRTUS_CMAKE_ARGS:-}
-  elif ! grep -q "^GVIRTUS_PYTHONPATH:PATH=$GVIRTUS_PYTHON_DIR\$" "$BUILD_DIR/CMakeCache.txt"; then
-    # A tree configured before the generators read headers (or elsewhere): point it here.
-    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -DGVIRTUS_PYTHONPATH="$GVIRTUS_PYTHON_DIR" >/dev/null
+  elif ! grep -q "^GVIRTUS_PYTHONPATH:PATH=$GVIRTUS_PYTHON_DIR\$" "$BUILD_DIR/CMakeCache.txt" ||
+       grep -q "^GVIRTUS_NVML_INCLUDE_DIR:PATH=.*NOTFOUND" "$BUILD_DIR/CMakeCache.txt"; then
+    # A tree configured before the generators read headers, or before nvml.h was installed (or
+    # elsewhere): point it here.
+    cmake -S "$GVIRTUS_ROOT" -B "$BUILD_DIR" -DGVIRTUS_PYTHONPATH="$GVIRTUS_PYTHON_DIR" \
+      "${nvml_arg[@]}" >/dev/null
   fi
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
