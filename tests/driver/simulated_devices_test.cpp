@@ -205,6 +205,16 @@ TEST_F(SimulatedDevices, an_invalid_count_is_refused_at_init_and_logged) {
       << backend_->log();
 }
 
+TEST_F(SimulatedDevices, an_unknown_address_placement_is_refused_at_init_and_logged) {
+  const RunResult result = run_devices({"GVIRTUS_SIMULATED_ADDRESSES=random"});
+  EXPECT_NE(result.output.find("cuInit -> 1\n"), std::string::npos)
+      << "CUDA_ERROR_INVALID_VALUE\n"
+      << result.output << backend_->log();
+  EXPECT_TRUE(
+      backend_->logged("GVIRTUS_SIMULATED_ADDRESSES=\"random\" is neither \"host\" nor \"fixed\""))
+      << backend_->log();
+}
+
 TEST_F(SimulatedDevices, one_device_by_default) {
   const RunResult result = run_devices({});
   ASSERT_EQ(result.status, 0) << result.output << backend_->log();

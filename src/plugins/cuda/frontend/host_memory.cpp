@@ -60,8 +60,9 @@ AddressRanges& host_registrations() {
 }
 
 void note_allocated(Fn, CUdeviceptr address, uint64_t bytes) {
+  // One another backend of the pool holds is not this process's yet: it is given back.
+  if (!pool_note_address(address, bytes)) return;
   device_ranges().add(as_pointer(address), bytes, 0);
-  pool_note_address(address, bytes);
 }
 
 void note_freed(Fn, CUdeviceptr address) {

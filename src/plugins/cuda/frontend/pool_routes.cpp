@@ -1,10 +1,12 @@
 // The pool's device list and the owners of handles and addresses (pool_routes.h).
 #include "plugins/cuda/frontend/pool_routes.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
+#include <utility>
 
 #include "common/device_selection.h"
 #include "common/error.h"
@@ -25,7 +27,9 @@ struct Owned {
   uint64_t bytes;
   uint32_t backend;
 };
-auto& address_owners = *new std::map<CUdeviceptr, Owned>;  // by start
+auto& address_owners = *new std::map<CUdeviceptr, Owned>;  // by start, disjoint
+// The calling thread's last refused allocation (pool_note_address).
+thread_local std::optional<PoolCollision> pending_collision;
 
 uint32_t this_route() {
   return process_session::route();
@@ -167,17 +171,38 @@ std::optional<uint32_t> pool_backend_of_address(CUdeviceptr address) {
   return inside ? std::optional<uint32_t>(it->second.backend) : std::nullopt;
 }
 
-void pool_note_address(CUdeviceptr address, uint64_t bytes) {
-  if (!pooled() || address == 0) return;
+bool pool_note_address(CUdeviceptr address, uint64_t bytes) {
+  if (!pooled() || address == 0) return true;
   const uint32_t backend = this_route();
+  const uint64_t end = address + std::max<uint64_t>(bytes, 1);
   std::unique_lock lock(mutex);
+  // Ranges held are disjoint, so the last one starting before `end` is the only one that can
+  // reach into [address, end).
+  auto it = address_owners.lower_bound(end);
+  while (it != address_owners.begin()) {
+    --it;
+    if (it->first + std::max<uint64_t>(it->second.bytes, 1) <= address) break;
+    if (it->second.backend != backend) {
+      pending_collision = PoolCollision{address, backend};
+      return false;
+    }
+    // The same backend's: one it freed without our knowing (a reset); it is gone.
+    it = address_owners.erase(it);
+  }
   address_owners[address] = Owned{bytes, backend};
+  return true;
 }
 
 void pool_forget_address(CUdeviceptr address) {
   if (!pooled()) return;
+  const uint32_t backend = this_route();
   std::unique_lock lock(mutex);
-  address_owners.erase(address);
+  const auto it = address_owners.find(address);
+  if (it != address_owners.end() && it->second.backend == backend) address_owners.erase(it);
+}
+
+std::optional<PoolCollision> pool_take_collision() {
+  return std::exchange(pending_collision, std::nullopt);
 }
 
 void pool_follow_context(CUcontext context) {

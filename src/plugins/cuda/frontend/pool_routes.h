@@ -16,8 +16,10 @@
 // current context's device.
 //
 // Handles and device addresses are noted with the backend that gave them and forgotten when
-// destroyed or freed. One that no call returned (a stream the application made up) names no
-// backend: its call goes to the thread's route, whose backend refuses it as unknown.
+// destroyed or freed. Device memory is kept disjoint across backends: an allocation that overlaps
+// another backend's is taken again (disjoint_allocations.cpp). One that no call returned (a stream
+// the application made up) names no backend: its call goes to the thread's route, whose backend
+// refuses it as unknown.
 //
 // With one backend (any configuration that names none) every function here answers at once:
 // nothing is translated, routed or noted.
@@ -58,8 +60,20 @@ std::optional<uint32_t> pool_backend_of_value(uint64_t value);
 void pool_note_value(uint64_t value);  // as the thread's route's
 void pool_forget_value(uint64_t value);
 std::optional<uint32_t> pool_backend_of_address(CUdeviceptr address);
-void pool_note_address(CUdeviceptr address, uint64_t bytes);  // as the thread's route's
-void pool_forget_address(CUdeviceptr address);
+// Notes an allocation as the thread's route's. False when it overlaps another backend's: two
+// drivers place device memory at the same addresses (every process's driver starts from the same
+// layout), and a call naming that range could not be routed. Such an allocation is not noted; the
+// thread's pending collision (pool_take_collision) says which, for the allocating call to take
+// another (disjoint_allocations.cpp).
+bool pool_note_address(CUdeviceptr address, uint64_t bytes);
+void pool_forget_address(CUdeviceptr address);  // the thread's route's, if it is noted so
+
+// The allocation the thread's last pool_note_address refused, and the backend that made it.
+struct PoolCollision {
+  CUdeviceptr address;
+  uint32_t backend;
+};
+std::optional<PoolCollision> pool_take_collision();
 
 template <typename Handle>
 uint64_t handle_value(Handle handle) {

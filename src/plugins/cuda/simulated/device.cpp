@@ -152,6 +152,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuInit(unsigned int Flags) {
           GVIRTUS_LOG(kError) << "simulated CUDA device (no GPU): cuInit refused: " << found.error;
           return CUDA_ERROR_INVALID_VALUE;
         }
+        if (const std::string refused = sim::configure_device_memory(); !refused.empty()) {
+          GVIRTUS_LOG(kError) << "simulated CUDA device (no GPU): cuInit refused: " << refused;
+          return CUDA_ERROR_INVALID_VALUE;
+        }
         if (found.physical.empty()) {
           GVIRTUS_LOG(kNotice) << "simulated CUDA device (no GPU): CUDA_VISIBLE_DEVICES=\""
                                << visible << "\" leaves no device";

@@ -127,7 +127,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesi
     if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     if (bytesize > sim::kDeviceBytes - s.allocated) return CUDA_ERROR_OUT_OF_MEMORY;
     const size_t rounded = (bytesize + kAlignment - 1) / kAlignment * kAlignment;
-    sim::HostBuffer memory(static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded)));
+    sim::HostBuffer memory(sim::allocate_device_memory(rounded, kAlignment));
     if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
     const auto address = reinterpret_cast<uintptr_t>(memory.get());
     s.allocations.emplace(address, std::move(memory));

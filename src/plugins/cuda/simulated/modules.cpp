@@ -166,7 +166,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t
     auto placed = module->second->placed.find(name);
     if (placed == module->second->placed.end()) {
       const size_t rounded = (variable->second + 255) / 256 * 256;
-      sim::HostBuffer memory(static_cast<std::byte*>(std::aligned_alloc(256, rounded)));
+      sim::HostBuffer memory(sim::allocate_device_memory(rounded, 256));
       if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
       std::memset(memory.get(), 0, rounded);
       const auto address = reinterpret_cast<uintptr_t>(memory.get());

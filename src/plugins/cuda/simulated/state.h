@@ -29,12 +29,12 @@
 
 #include "common/address_ranges.h"
 #include "common/error.h"
+#include "device_memory.h"
 #include "fatbin.h"
 #include "identity.h"
 #include "visible_devices.h"
 
 namespace gvirtus::simulated {
-
 
 struct Module {
   std::vector<fatbin::KernelLayout> kernels;
@@ -53,9 +53,9 @@ struct Function {
   char kernel_tag = 0;
 };
 
-// Memory from std::aligned_alloc, given back with std::free.
+// Device memory (device_memory.h), given back where it came from.
 struct FreeMemory {
-  void operator()(std::byte* memory) const { std::free(memory); }
+  void operator()(std::byte* memory) const { free_device_memory(memory); }
 };
 using HostBuffer = std::unique_ptr<std::byte[], FreeMemory>;
 
