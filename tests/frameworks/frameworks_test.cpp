@@ -89,6 +89,33 @@ TEST(Frameworks, torch_runs_its_first_steps_on_the_simulated_device) {
   }
 }
 
+// PyTorch asks NVML which GPUs there are (PYTORCH_NVML_BASED_CUDA_CHECK=1, and to read UUIDs in
+// CUDA_VISIBLE_DEVICES): through gvirtus's libnvidia-ml.so.1 it sees the backend's two simulated
+// devices (the nvml-simulated plugin), by count and by UUID, and a UUID selection counts one.
+TEST(Frameworks, torch_finds_the_backends_gpus_through_nvml) {
+  if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
+  BackendOptions options;
+  options.plugins = R"(["cuda-simulated", "nvml-simulated"])";
+  options.env = {"GVIRTUS_SIMULATED_DEVICES=2"};
+  const BackendProcess backend(options);
+  const std::string script =
+      "import torch; "
+      "print('nvml count:', torch.cuda._device_count_nvml()); "
+      "print('nvml uuids:', ','.join(torch.cuda._raw_device_uuid_nvml()))";
+  const RunResult result =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR
+          " CUDA_VISIBLE_DEVICES=GPU-67766972-7475-732d-7369-6d756c617466 GVIRTUS_CONFIG=" +
+          backend.client_config_file() +
+          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR ":" GVIRTUS_NVML_STUB_DIR " python3 -c \"" +
+          script + "\" 2>&1");
+  EXPECT_EQ(result.status, 0) << result.output << backend.log();
+  EXPECT_NE(result.output.find("nvml count: 1\n"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("nvml uuids: GPU-67766972-7475-732d-7369-6d756c617465,"
+                               "GPU-67766972-7475-732d-7369-6d756c617466\n"),
+            std::string::npos)
+      << result.output;
+}
+
 // CuPy links NVIDIA's runtime statically and calls the driver: cupy.arange(10).sum() (CuPy's
 // kernels, compiled by the toolkit's NVRTC on the client, and CUB's reduction), a custom
 // ElementwiseKernel and a matmul (cuBLAS) reach the backend.
