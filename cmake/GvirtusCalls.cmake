@@ -38,3 +38,26 @@ function(gvirtus_generate_calls name)
   add_custom_target(gvirtus-${name}-generated DEPENDS ${files})
   set(${name}_GENERATED_FILES ${files} PARENT_SCOPE)
 endfunction()
+
+# gvirtus_plugin_with_simulated(NAME SOURCES src... LIBS lib...): the backend plugin NAME
+# (lib/gvirtus/libgvirtus-plugin-NAME.so, on the machine's real library) and its variant
+# NAME-simulated, the same handlers on the test double libgvirtus-simulated-NAME.so, which it
+# opens from its own directory (a configuration names one or the other:
+# backend/plugin_registry.h). Both are installed with the backend.
+function(gvirtus_plugin_with_simulated name)
+  cmake_parse_arguments(P "" "" "SOURCES;LIBS" ${ARGN})
+  foreach(variant ${name} ${name}-simulated)
+    add_library(gvirtus-plugin-${variant} MODULE ${P_SOURCES})
+    target_link_libraries(gvirtus-plugin-${variant} PRIVATE gvirtus-plugin-services gvirtus-common
+                          ${P_LIBS} ${CMAKE_DL_LIBS})
+    set_target_properties(gvirtus-plugin-${variant} PROPERTIES
+      LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/lib/gvirtus CXX_VISIBILITY_PRESET hidden)
+  endforeach()
+  target_compile_definitions(gvirtus-plugin-${name}-simulated PRIVATE
+                             GVIRTUS_REAL_LIBRARY="libgvirtus-simulated-${name}.so"
+                             GVIRTUS_REAL_LIBRARY_BESIDE_PLUGIN)
+  set_target_properties(gvirtus-plugin-${name}-simulated PROPERTIES BUILD_RPATH "$ORIGIN"
+                        INSTALL_RPATH "$ORIGIN")
+  install(TARGETS gvirtus-plugin-${name} gvirtus-plugin-${name}-simulated
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/gvirtus COMPONENT backend)
+endfunction()

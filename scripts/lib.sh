@@ -87,15 +87,27 @@ GVIRTUS_CUDA12_DIR="$BUILD_DIR/tools/cuda12"
 install_cuda12_runtime() {
   [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
   local lib="$GVIRTUS_CUDA12_DIR/nvidia/cuda_runtime/lib"
-  [ -f "$lib/libcudart.so.12" ] && [ -f "$lib/libcudart_static.a" ] && return 0
-  echo "== installing the CUDA 12 runtime from PyPI ($GVIRTUS_CUDA12_PIP)"
-  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GVIRTUS_CUDA12_DIR" \
-    "$GVIRTUS_CUDA12_PIP" || true
-  if [ ! -f "$lib/libcudart.so.12" ] || [ ! -f "$lib/libcudart_static.a" ]; then
-    echo "error: could not install $GVIRTUS_CUDA12_PIP into $GVIRTUS_CUDA12_DIR; the driver-mode" \
-      "tests run CUDA 12 programs on it" >&2
-    exit 1
-  fi
+  pip_install_files "$GVIRTUS_CUDA12_PIP" "$GVIRTUS_CUDA12_DIR" \
+    "the driver-mode tests run CUDA 12 programs on it" "$lib/libcudart.so.12" "$lib/libcudart_static.a"
+}
+
+# pip_install_files PACKAGE DIR WHY FILE...: installs PACKAGE (name==version, without its
+# dependencies) from PyPI into DIR unless every FILE is there, then checks that each is; stops,
+# saying WHY it is needed, when one is not.
+pip_install_files() {
+  local package=$1 dir=$2 why=$3 file missing=0
+  shift 3
+  for file in "$@"; do [ -f "$file" ] || missing=1; done
+  [ "$missing" = 0 ] && return 0
+  echo "== installing $package from PyPI into $dir"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$dir" "$package" || true
+  for file in "$@"; do
+    if [ ! -f "$file" ]; then
+      echo "error: scripts/lib.sh could not install $package (PyPI) into $dir ($file is" \
+        "missing); $why" >&2
+      exit 1
+    fi
+  done
 }
 
 # nvml.h, which the nvml plugin is generated from (src/plugins/nvml): not in every CUDA toolkit
@@ -110,16 +122,8 @@ install_nvml_header() {
   nvcc="$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)"
   [ -x "$nvcc" ] || return 0
   [ -f "$(dirname "$nvcc")/../include/nvml.h" ] && return 0
-  local header="$GVIRTUS_NVML_DIR/nvidia/cu13/include/nvml.h"
-  [ -f "$header" ] && return 0
-  echo "== installing nvml.h from PyPI ($GVIRTUS_NVML_HEADER_PIP)"
-  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$GVIRTUS_NVML_DIR" \
-    "$GVIRTUS_NVML_HEADER_PIP" || true
-  if [ ! -f "$header" ]; then
-    echo "error: could not install $GVIRTUS_NVML_HEADER_PIP into $GVIRTUS_NVML_DIR; the nvml" \
-      "plugin is generated from its nvml.h" >&2
-    exit 1
-  fi
+  pip_install_files "$GVIRTUS_NVML_HEADER_PIP" "$GVIRTUS_NVML_DIR" \
+    "the nvml plugin is generated from its nvml.h" "$GVIRTUS_NVML_DIR/nvidia/cu13/include/nvml.h"
 }
 
 # PyTorch for the framework tests (tests/frameworks: driver mode on the simulated device), from

@@ -7,10 +7,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
-#include <map>
 #include <mutex>
 
+#include "common/range_allocator.h"
 #include "identity.h"
 
 namespace gvirtus::simulated {
@@ -26,8 +25,7 @@ constexpr uint64_t kGranule = 256;  // every block starts at a multiple, its siz
 std::mutex lock;
 bool fixed = false;
 std::byte* base = nullptr;
-std::map<uint64_t, uint64_t> free_runs;  // offset -> bytes, coalesced
-std::map<uint64_t, uint64_t> taken;      // offset -> bytes (what was rounded up to)
+RangeAllocator blocks;  // of the fixed range, guarded by lock
 
 uint64_t page() {
   static const auto bytes = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
@@ -66,7 +64,7 @@ std::string configure_device_memory() {
     return refusal;
   }
   base = static_cast<std::byte*>(range);
-  free_runs.emplace(0, kFixedBytes);
+  blocks = RangeAllocator(kFixedBytes, kGranule);
   fixed = true;
   return refusal;
 }
@@ -77,16 +75,8 @@ std::byte* allocate_device_memory(size_t bytes, size_t alignment) {
     const std::lock_guard guard(lock);
     if (fixed) {
       if (alignment > kGranule) return nullptr;
-      const uint64_t granted = (rounded + kGranule - 1) / kGranule * kGranule;
-      for (auto it = free_runs.begin(); it != free_runs.end(); ++it) {
-        const auto [offset, run] = *it;  // a multiple of kGranule, as every size
-        if (run < granted) continue;
-        free_runs.erase(it);
-        if (run > granted) free_runs.emplace(offset + granted, run - granted);
-        taken.emplace(offset, granted);
-        return base + offset;
-      }
-      return nullptr;
+      const auto block = blocks.take(rounded);  // at a multiple of kGranule, as every size
+      return block ? base + block->offset : nullptr;
     }
   }
   return static_cast<std::byte*>(std::aligned_alloc(alignment, rounded));
@@ -97,26 +87,11 @@ void free_device_memory(std::byte* memory) {
   {
     const std::lock_guard guard(lock);
     if (fixed && memory >= base && memory < base + kFixedBytes) {
-      const auto it = taken.find(static_cast<uint64_t>(memory - base));
-      if (it == taken.end()) return;  // not a block of ours: nothing to give back
-      uint64_t offset = it->first, bytes = it->second;
-      taken.erase(it);
-      release_pages(offset, bytes);
-      // Coalesce with the runs on either side.
-      auto next = free_runs.lower_bound(offset);
-      if (next != free_runs.end() && next->first == offset + bytes) {
-        bytes += next->second;
-        next = free_runs.erase(next);
-      }
-      if (next != free_runs.begin()) {
-        const auto previous = std::prev(next);
-        if (previous->first + previous->second == offset) {
-          offset = previous->first;
-          bytes += previous->second;
-          free_runs.erase(previous);
-        }
-      }
-      free_runs.emplace(offset, bytes);
+      const auto offset = static_cast<uint64_t>(memory - base);
+      const auto block = blocks.find(offset, 1);
+      if (!block || block->offset != offset) return;  // not a block of ours: nothing to give
+      release_pages(block->offset, block->bytes);
+      blocks.give_back(offset);
       return;
     }
   }
