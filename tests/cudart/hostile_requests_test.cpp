@@ -68,6 +68,49 @@ TEST_F(HostileCudart, launch_of_a_kernel_never_resolved_ends_the_session) {
   expect_session_ended_alone(c);
 }
 
+// cudaLaunchKernelExC with attributes (cudaLaunchEx): a count CUDA cannot have ends the session;
+// an attribute naming an event the session does not hold is refused before the runtime, and the
+// session goes on; valid attributes with a kernel never resolved end it, as cudaLaunch does.
+WireWriter launch_ex(uint32_t count, const cudaLaunchAttribute* attributes) {
+  WireWriter w;
+  put_record(w, cr::LaunchRequest{0xdeadbeef, {1, 1, 1}, {1, 1, 1}, 0, nullptr});
+  if (attributes != nullptr) {
+    cr::put_launch_attributes(w, attributes, count);
+  } else {
+    w.put<uint32_t>(count);
+  }
+  w.put_blob(nullptr, 0);
+  return w;
+}
+
+TEST_F(HostileCudart, a_launch_with_more_attributes_than_cuda_has_ends_the_session) {
+  Client c = client();
+  EXPECT_EQ(send(c, cr::Fn::cudaLaunchEx, launch_ex(cr::kMaxLaunchAttributes + 1, nullptr)),
+            ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("a launch names 33 attributes")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_launch_attribute_naming_an_event_the_session_lacks_is_refused) {
+  Client c = client();
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticEvent;
+  attribute.val.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(uintptr_t{0x5e5e5e5e});
+  const WireWriter request = launch_ex(1, &attribute);
+  const ByteView piece = request.view();
+  int32_t status = -1;
+  c.call(cr::call_id(cr::Fn::cudaLaunchEx), std::span(&piece, 1),
+         [&](WireReader& in) { status = in.get<int32_t>(); });
+  EXPECT_EQ(status, cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(ping(c)) << "the session goes on";
+
+  attribute.id = cudaLaunchAttributePriority;  // a plain figure: on to the kernel, never resolved
+  attribute.val.priority = 0;
+  EXPECT_EQ(send(c, cr::Fn::cudaLaunchEx, launch_ex(1, &attribute)), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("was not resolved")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
 TEST_F(HostileCudart, a_kernel_node_of_a_kernel_never_resolved_ends_the_session) {
   Client c = client();
   WireWriter w;

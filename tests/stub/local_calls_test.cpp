@@ -30,4 +30,23 @@ TEST(StubLocalCalls, cudaCreateChannelDesc_builds_the_descriptor_without_a_backe
   EXPECT_EQ(child.err.find("not supported"), std::string::npos) << child.err;
 }
 
+// cudaLaunchKernelExC refuses what it can judge alone, without a backend, as natively: no
+// configuration, or attributes it says it has but does not give.
+TEST(StubLocalCalls, cudaLaunchKernelExC_refuses_a_configuration_it_cannot_read_locally) {
+  const auto child = run_with_stub([](void* stub) {
+    using Launch = cudaError_t (*)(const cudaLaunchConfig_t*, const void*, void**);
+    auto launch = reinterpret_cast<Launch>(dlsym(stub, "cudaLaunchKernelExC"));
+    if (launch == nullptr) return 101;
+    if (launch(nullptr, nullptr, nullptr) != cudaErrorInvalidValue) return 102;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(1, 1, 1);
+    config.blockDim = dim3(1, 1, 1);
+    config.numAttrs = 2;  // and no attributes
+    if (launch(&config, nullptr, nullptr) != cudaErrorInvalidValue) return 104;
+    return 0;
+  });
+  EXPECT_EQ(child.exit_code, 0) << child.err;
+  EXPECT_EQ(child.err.find("not supported"), std::string::npos) << child.err;
+}
+
 }  // namespace

@@ -161,6 +161,9 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaLaunch:
       result = run_launch(in, out, false);
       return true;
+    case Fn::cudaLaunchEx:
+      result = run_launch_ex(in, out);
+      return true;
     case Fn::cudaLaunchCooperative:
       result = run_launch(in, out, true);
       return true;

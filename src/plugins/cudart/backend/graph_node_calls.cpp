@@ -248,12 +248,7 @@ cudaError_t run_kernel_node_attribute(Fn fn, WireReader& in, WireWriter& out) {
   cudaLaunchAttributeID attribute{};
   static_assert(sizeof attribute == sizeof bits);
   std::memcpy(&attribute, &bits, sizeof bits);
-  cudaError_t vetted = cudaSuccess;
-  if (set && bits == cudaLaunchAttributeProgrammaticEvent) {
-    vetted = vet(value.programmaticEvent.event);
-  } else if (set && bits == cudaLaunchAttributeLaunchCompletionEvent) {
-    vetted = vet(value.launchCompletionEvent.event);
-  }
+  const cudaError_t vetted = set ? vet_launch_attribute(bits, value) : cudaSuccess;
   cudaError_t result = first_failure(vet_node(node), vetted);
   if (result == cudaSuccess) {
     result = set ? ::cudaGraphKernelNodeSetAttribute(node, attribute, &value)

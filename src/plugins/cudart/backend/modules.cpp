@@ -250,6 +250,35 @@ cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative) {
   return result;
 }
 
+// cudaLaunchKernelExC with attributes (common/module_wire.h): the stream and what the attributes
+// name are vetted before the kernel is looked up, so a refused one answers without ending the
+// session; a kernel never resolved ends it, as for cudaLaunch.
+cudaError_t run_launch_ex(WireReader& in, WireWriter& out) {
+  const auto request = get_record<LaunchRequest>(in);
+  std::vector<cudaLaunchAttribute> attributes = get_launch_attributes(in);
+  const auto params = in.get_blob(kMaxParamBytes);
+  in.expect_end();
+  cudaError_t result = vet(request.stream);
+  for (const cudaLaunchAttribute& a : attributes) {
+    int32_t bits = 0;
+    std::memcpy(&bits, &a.id, sizeof bits);
+    result = first_failure(result, vet_launch_attribute(bits, a.val));
+  }
+  if (result == cudaSuccess) {
+    const auto [function, arguments] = kernel_arguments(request.kernel, params);
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(request.grid.x, request.grid.y, request.grid.z);
+    config.blockDim = dim3(request.block.x, request.block.y, request.block.z);
+    config.dynamicSmemBytes = request.shared_bytes;
+    config.stream = request.stream;
+    config.attrs = attributes.data();
+    config.numAttrs = static_cast<unsigned int>(attributes.size());
+    result = ::cudaLaunchKernelExC(&config, function, arguments);
+  }
+  out.put<int32_t>(result);
+  return result;
+}
+
 void forget_modules() {
   State& s = state();
   std::lock_guard lock(s.mutex);

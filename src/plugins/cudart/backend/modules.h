@@ -22,6 +22,7 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out);
 cudaError_t run_var_resolve(WireReader& in, WireWriter& out);
 // A launch; `cooperative` launches with cudaLaunchCooperativeKernel.
 cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative);
+cudaError_t run_launch_ex(WireReader& in, WireWriter& out);
 
 // Unloads and forgets every module and kernel: a new session starts with none. Only while no
 // call runs (resolved kernels are read without the lock).

@@ -73,4 +73,10 @@ cudaError_t vet_device_pointer(const void* ptr, uint64_t bytes) {
   return vet_one_address(reinterpret_cast<const void*>(first + (bytes - 1)));
 }
 
+cudaError_t vet_launch_attribute(int32_t id, const cudaLaunchAttributeValue& value) {
+  if (id == cudaLaunchAttributeProgrammaticEvent) return vet(value.programmaticEvent.event);
+  if (id == cudaLaunchAttributeLaunchCompletionEvent) return vet(value.launchCompletionEvent.event);
+  return cudaSuccess;
+}
+
 }  // namespace gvirtus::cudart

@@ -44,6 +44,11 @@ int current_device();
 void note_graph_allocation(cudaGraph_t graph, const void* address, uint64_t bytes);
 void forget_graph_allocations(cudaGraph_t graph);
 
+// What a launch attribute's value names, vetted: the events of cudaLaunchAttributeProgrammaticEvent
+// and cudaLaunchAttributeLaunchCompletionEvent must be the session's. Other values are plain
+// figures the runtime checks itself (an unknown attribute id included).
+cudaError_t vet_launch_attribute(int32_t id, const cudaLaunchAttributeValue& value);
+
 // The first failure among already computed checks, or cudaSuccess.
 template <typename... Results>
 cudaError_t first_failure(Results... results) {

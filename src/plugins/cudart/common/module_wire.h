@@ -17,13 +17,20 @@
 //   cudaLaunch, cudaLaunchCooperative
 //                      LaunchRequest, then a blob: the kernel's parameter bytes, each argument at
 //                      its offset                     -> i32 result when the launch waits
+//   cudaLaunchEx       cudaLaunchKernelExC with attributes: LaunchRequest, the attributes
+//                      (put_launch_attributes), then the parameter bytes' blob -> i32 result
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
+#include <vector>
+
+#include "common/error.h"
+#include "common/wire.h"
 
 namespace gvirtus::cudart {
 
@@ -37,6 +44,8 @@ inline constexpr size_t kMaxSymbolNameBytes = 4096;
 // modules and at most thousands of kernels), so that ids alone cannot grow a worker's tables.
 inline constexpr size_t kMaxModulesPerSession = 4096;
 inline constexpr size_t kMaxKernelsPerSession = 65536;
+// A launch's attributes: CUDA defines fewer than 32 kinds, each given at most once.
+inline constexpr uint32_t kMaxLaunchAttributes = 32;
 
 struct ModuleChunk {
   uint64_t module;  // the module's id
@@ -89,5 +98,36 @@ struct LaunchRequest {
       std::tuple{&LaunchRequest::kernel, &LaunchRequest::grid, &LaunchRequest::block,
                  &LaunchRequest::shared_bytes, &LaunchRequest::stream};
 };
+
+// A launch's attributes: u32 count (1..kMaxLaunchAttributes), then each as its id's i32 bits and
+// its value's bytes (cudaLaunchAttributeValue: what the value names is vetted by the backend).
+inline void put_launch_attributes(WireWriter& w, const cudaLaunchAttribute* attributes,
+                                  uint32_t count) {
+  w.put<uint32_t>(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    int32_t bits = 0;
+    static_assert(sizeof bits == sizeof attributes[i].id);
+    std::memcpy(&bits, &attributes[i].id, sizeof bits);
+    w.put<int32_t>(bits);
+    w.put_raw(&attributes[i].val, sizeof attributes[i].val);
+  }
+}
+
+// The backend's reading: a count out of range is malformed input.
+inline std::vector<cudaLaunchAttribute> get_launch_attributes(WireReader& in) {
+  const uint32_t count = in.get<uint32_t>();
+  if (count == 0 || count > kMaxLaunchAttributes) {
+    raise(ErrorKind::kInvalidInput, "a launch names " + std::to_string(count) +
+                                        " attributes (1 to " +
+                                        std::to_string(kMaxLaunchAttributes) + ")");
+  }
+  std::vector<cudaLaunchAttribute> attributes(count);
+  for (cudaLaunchAttribute& a : attributes) {
+    const int32_t bits = in.get<int32_t>();
+    std::memcpy(&a.id, &bits, sizeof bits);
+    std::memcpy(&a.val, in.get_raw(sizeof a.val).data(), sizeof a.val);
+  }
+  return attributes;
+}
 
 }  // namespace gvirtus::cudart

@@ -4,7 +4,7 @@
 // fatbinary's layout gives, and travels as one frame. It is sent without waiting when the launch
 // configuration is one no CUDA 13 device rejects (then, as natively, a later failure is reported
 // by cudaGetLastError or a synchronising call); otherwise it waits, so the program gets the
-// runtime's immediate error exactly.
+// runtime's immediate error exactly. cudaLaunchKernelExC with attributes always waits.
 #include <cstring>
 #include <vector>
 
@@ -55,6 +55,42 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
   return remote_sync(Fn::cudaLaunch, encode, [](WireReader&) {});
 }
 
+// cudaLaunchKernelExC with attributes: always waits (cudaLaunchEx, common/module_wire.h).
+cudaError_t launch_with_attributes(const void* function, const cudaLaunchConfig_t& config,
+                                   void** args) {
+  if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
+  thread_local std::vector<std::byte> image;
+  Kernel* kernel = nullptr;
+  if (const cudaError_t rc = pack_kernel_arguments(function, args, kernel, image);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return remote_sync(
+      Fn::cudaLaunchEx,
+      [&](WireWriter& w) {
+        put_record(w, LaunchRequest{kernel->id(),
+                                    {config.gridDim.x, config.gridDim.y, config.gridDim.z},
+                                    {config.blockDim.x, config.blockDim.y, config.blockDim.z},
+                                    config.dynamicSmemBytes,
+                                    config.stream});
+        put_launch_attributes(w, config.attrs, config.numAttrs);
+        w.put_blob(image.data(), image.size());
+      },
+      [](WireReader&) {});
+}
+
+cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* function, void** args) {
+  if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr)) {
+    return record_local_error(cudaErrorInvalidValue);
+  }
+  if (config->numAttrs > kMaxLaunchAttributes) return record_local_error(cudaErrorInvalidValue);
+  if (config->numAttrs == 0) {  // a plain launch, which may go ahead without waiting
+    return launch(function, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
+                  config->stream);
+  }
+  return launch_with_attributes(function, *config, args);
+}
+
 // The kernel a cudaFunc*/occupancy call names, prepared; its id in `id`.
 cudaError_t kernel_id(const void* function, const void*& id) {
   Kernel* kernel = find_kernel(function);
@@ -98,6 +134,11 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel(const void* function, dim3 gr
                                                    void** args, size_t shared_bytes,
                                                    cudaStream_t stream) {
   return cr::launch(function, grid, block, args, shared_bytes, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config,
+                                                      const void* function, void** args) {
+  return cr::launch_ex(config, function, args);
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* function, dim3 grid,

@@ -30,6 +30,15 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernel_ptsz(const void* function, di
   return cudaLaunchKernel(function, grid, block, args, shared_bytes, per_thread(stream));
 }
 
+// The configuration's stream is what becomes the thread's own.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config,
+                                                           const void* function, void** args) {
+  if (config == nullptr) return cudaLaunchKernelExC(config, function, args);
+  cudaLaunchConfig_t own = *config;
+  own.stream = per_thread(own.stream);
+  return cudaLaunchKernelExC(&own, function, args);
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count,
                                                   cudaMemcpyKind kind) {
   return cudaMemcpy(dst, src, count, kind);
