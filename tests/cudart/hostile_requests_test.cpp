@@ -111,6 +111,38 @@ TEST_F(HostileCudart, a_launch_attribute_naming_an_event_the_session_lacks_is_re
   expect_session_ended_alone(c);
 }
 
+// A stream attribute of a stream the session does not hold, or naming an event it does not hold,
+// is refused before the runtime; the session goes on.
+TEST_F(HostileCudart, a_stream_attribute_naming_what_the_session_lacks_is_refused) {
+  Client c = client();
+  auto status_of = [&](cr::Fn fn, uint64_t stream, int32_t id, const void* value) {
+    WireWriter w;
+    w.put<uint64_t>(stream);
+    w.put<int32_t>(id);
+    if (value != nullptr) w.put_raw(value, sizeof(cudaLaunchAttributeValue));
+    const ByteView piece = w.view();
+    int32_t status = -1;
+    c.call(cr::call_id(fn), std::span(&piece, 1), [&](WireReader& in) {
+      status = in.get<int32_t>();
+      (void)in.get_raw(in.remaining());
+    });
+    return status;
+  };
+  cudaLaunchAttributeValue value{};
+  value.priority = 0;
+  EXPECT_EQ(
+      status_of(cr::Fn::cudaStreamSetAttribute, 0x5e5e5e00, cudaLaunchAttributePriority, &value),
+      cudaErrorInvalidResourceHandle);
+  EXPECT_EQ(
+      status_of(cr::Fn::cudaStreamGetAttribute, 0x5e5e5e00, cudaLaunchAttributePriority, nullptr),
+      cudaErrorInvalidResourceHandle);
+  value.programmaticEvent.event = reinterpret_cast<cudaEvent_t>(uintptr_t{0x5e5e5e5e});
+  EXPECT_EQ(
+      status_of(cr::Fn::cudaStreamSetAttribute, 0, cudaLaunchAttributeProgrammaticEvent, &value),
+      cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(ping(c)) << "the session goes on";
+}
+
 TEST_F(HostileCudart, a_kernel_node_of_a_kernel_never_resolved_ends_the_session) {
   Client c = client();
   WireWriter w;

@@ -1,7 +1,7 @@
 // Extended launches (cudaLaunchKernelEx, the C++ form of cudaLaunchKernelExC): without attributes,
 // with a priority, with a cluster shape of one block, and the C form on the per-thread stream,
-// each checked against the CPU; then an attribute id the runtime does not know, and what the
-// last-error calls report after it.
+// each checked against the CPU; a stream's synchronisation policy set and read back; then an
+// attribute id the runtime does not know, and what the last-error calls report after it.
 #include <vector>
 
 #include "check.h"
@@ -85,6 +85,15 @@ int main() {
                   same ? "ok" : "FAILED");
     }
   }
+
+  cudaLaunchAttributeValue policy{};
+  policy.syncPolicy = cudaSyncPolicySpin;
+  SHOW(cudaStreamSetAttribute(stream, cudaLaunchAttributeSynchronizationPolicy, &policy));
+  cudaLaunchAttributeValue read{};
+  if (OK(cudaStreamGetAttribute(stream, cudaLaunchAttributeSynchronizationPolicy, &read))) {
+    EXPECT(read.syncPolicy == cudaSyncPolicySpin);
+  }
+  SHOW(cudaStreamGetAttribute(stream, static_cast<cudaLaunchAttributeID>(9999), &read));
 
   config.stream = stream;
   attributes[0].id = static_cast<cudaLaunchAttributeID>(9999);

@@ -161,6 +161,10 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaLaunch:
       result = run_launch(in, out, false);
       return true;
+    case Fn::cudaStreamGetAttribute:
+    case Fn::cudaStreamSetAttribute:
+      result = run_stream_attribute(fn, in, out);
+      return true;
     case Fn::cudaLaunchEx:
       result = run_launch_ex(in, out);
       return true;

@@ -27,4 +27,7 @@ bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result)
 // `fn` is not one.
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 
+// cudaStreamGetAttribute, cudaStreamSetAttribute (stream_attributes.cpp).
+cudaError_t run_stream_attribute(Fn fn, WireReader& in, WireWriter& out);
+
 }  // namespace gvirtus::cudart
