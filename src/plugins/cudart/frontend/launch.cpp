@@ -30,8 +30,11 @@ bool surely_valid(const Kernel& kernel, dim3 grid, dim3 block, size_t shared_byt
          shared_bytes <= static_cast<size_t>(kernel.max_dynamic_shared.load());
 }
 
+// With `attributes` (cudaLaunchKernelExC's), the launch always waits (cudaLaunchEx,
+// common/module_wire.h).
 cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes,
-                   cudaStream_t stream, bool cooperative = false) {
+                   cudaStream_t stream, bool cooperative = false,
+                   const cudaLaunchAttribute* attributes = nullptr, uint32_t attribute_count = 0) {
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   // One parameter image per thread, reused: no allocation per launch once warm.
   thread_local std::vector<std::byte> image;
@@ -46,8 +49,10 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
                                 {block.x, block.y, block.z},
                                 shared_bytes,
                                 stream});
+    if (attribute_count > 0) put_launch_attributes(w, attributes, attribute_count);
     w.put_blob(image.data(), image.size());
   };
+  if (attribute_count > 0) return remote_sync(Fn::cudaLaunchEx, encode, [](WireReader&) {});
   if (cooperative) return remote_sync(Fn::cudaLaunchCooperative, encode, [](WireReader&) {});
   if (surely_valid(*kernel, grid, block, shared_bytes)) {
     return remote_async(Fn::cudaLaunch, encode);
@@ -55,40 +60,14 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
   return remote_sync(Fn::cudaLaunch, encode, [](WireReader&) {});
 }
 
-// cudaLaunchKernelExC with attributes: always waits (cudaLaunchEx, common/module_wire.h).
-cudaError_t launch_with_attributes(const void* function, const cudaLaunchConfig_t& config,
-                                   void** args) {
-  if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
-  thread_local std::vector<std::byte> image;
-  Kernel* kernel = nullptr;
-  if (const cudaError_t rc = pack_kernel_arguments(function, args, kernel, image);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return remote_sync(
-      Fn::cudaLaunchEx,
-      [&](WireWriter& w) {
-        put_record(w, LaunchRequest{kernel->id(),
-                                    {config.gridDim.x, config.gridDim.y, config.gridDim.z},
-                                    {config.blockDim.x, config.blockDim.y, config.blockDim.z},
-                                    config.dynamicSmemBytes,
-                                    config.stream});
-        put_launch_attributes(w, config.attrs, config.numAttrs);
-        w.put_blob(image.data(), image.size());
-      },
-      [](WireReader&) {});
-}
-
 cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* function, void** args) {
   if (config == nullptr || (config->numAttrs > 0 && config->attrs == nullptr)) {
     return record_local_error(cudaErrorInvalidValue);
   }
   if (config->numAttrs > kMaxLaunchAttributes) return record_local_error(cudaErrorInvalidValue);
-  if (config->numAttrs == 0) {  // a plain launch, which may go ahead without waiting
-    return launch(function, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
-                  config->stream);
-  }
-  return launch_with_attributes(function, *config, args);
+  // Without attributes a plain launch, which may go ahead without waiting.
+  return launch(function, config->gridDim, config->blockDim, args, config->dynamicSmemBytes,
+                config->stream, false, config->attrs, config->numAttrs);
 }
 
 // The kernel a cudaFunc*/occupancy call names, prepared; its id in `id`.
