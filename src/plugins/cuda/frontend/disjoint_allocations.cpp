@@ -33,6 +33,7 @@ constexpr int kAttempts = 64;
 // were made).
 CUresult disjoint(CUdeviceptr* dptr, FunctionRef<CUresult()> allocate,
                   FunctionRef<void(CUdeviceptr)> release) {
+  (void)pool_take_collision();  // none is pending, but one left behind must not be taken for ours
   CUresult result = allocate();
   if (!pooled() || result != CUDA_SUCCESS || dptr == nullptr) return result;
   std::vector<PoolCollision> aside;
