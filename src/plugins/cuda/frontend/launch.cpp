@@ -246,11 +246,15 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
     bytes = packed.size();
   }
   const LaunchRequest request{f, gx, gy, gz, bx, by, bz, shared, stream};
-  return remote_async(fn, [&](WireWriter& w) {
+  auto encode = [&](WireWriter& w) {
     put_record(w, request);
     if (fn == Fn::cuLaunchKernelEx) w.put_blob(attributes.data(), attributes.size_bytes());
     w.put_blob(buffer, bytes);
-  });
+  };
+  // Attributes (a cluster shape, a priority, an id the driver does not know) bring the driver's
+  // errors at once, which the stub cannot foresee: such a launch waits for its answer.
+  if (!attributes.empty()) return remote_sync(fn, encode, [](WireReader&) {});
+  return remote_async(fn, encode);
 }
 
 }  // namespace
