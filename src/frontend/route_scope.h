@@ -42,12 +42,20 @@ inline std::optional<uint32_t> first_known(std::initializer_list<std::optional<u
   return std::nullopt;
 }
 
+// Whether the process's configuration names more than one backend. Asked once, as every call of a
+// stub asks it: the configuration does not change while the process runs (a forked child reads
+// the same file).
+inline bool pooled_process() {
+  static const bool many = gvirtus_pool_size() > 1;
+  return many;
+}
+
 // The route of a library whose calls are not routed by what they name (no pool_routing): in a
 // pool they keep to the first backend, whose handles they hold, whatever route the thread's driver
 // calls took; nothing changes with one backend. Logged once per `said` flag, with `why`.
 inline std::optional<uint32_t> pinned_to_first_backend(std::atomic<bool>& said, const char* library,
                                                        const char* why) {
-  if (gvirtus_pool_size() <= 1) return std::nullopt;
+  if (!pooled_process()) return std::nullopt;
   if (!said.exchange(true)) {
     GVIRTUS_LOG(kWarning) << library
                           << " (a gvirtus stub) serves the first backend of the pool only"

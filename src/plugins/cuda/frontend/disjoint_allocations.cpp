@@ -15,6 +15,7 @@
 #include <atomic>
 #include <vector>
 
+#include "common/call_marshal.h"
 #include "common/function_ref.h"
 #include "common/log.h"
 #include "cuda_remote_calls.h"
@@ -67,15 +68,17 @@ CUresult disjoint(CUdeviceptr* dptr, FunctionRef<CUresult()> allocate,
   return result;
 }
 
+// The rows' own requests, encoded as the generated senders encode them, but not routed by the
+// address (the pool notes it as another backend's) and not noted.
 void free_now(CUdeviceptr address) {
   (void)remote_sync(
-      Fn::cuMemFree_v2, [&](WireWriter& w) { w.put<uint64_t>(address); }, [](WireReader&) {});
+      Fn::cuMemFree_v2, [&](WireWriter& w) { marshal::put_value(w, address); }, [](WireReader&) {});
 }
 
 void free_in_stream(CUdeviceptr address, CUstream stream) {  // an async row: sent ahead
   (void)remote_async(Fn::cuMemFreeAsync, [&](WireWriter& w) {
-    w.put<uint64_t>(address);
-    w.put<uint64_t>(reinterpret_cast<uintptr_t>(stream));
+    marshal::put_value(w, address);
+    marshal::put_value(w, stream);
   });
 }
 

@@ -65,10 +65,7 @@ CUresult select(std::vector<PoolDevice>& found) {
 }  // namespace
 
 bool pooled() {
-  // Read once: the configuration does not change while the process runs (a forked child reads
-  // the same file).
-  static const bool many = process_session::pool_size() > 1;
-  return many;
+  return stub::pooled_process();
 }
 
 CUresult pool_init(unsigned int flags) {

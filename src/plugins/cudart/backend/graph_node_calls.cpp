@@ -235,28 +235,17 @@ cudaError_t run_set_node_params(Fn fn, WireReader& in, WireWriter& out) {
   return result;
 }
 
-// cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeSetAttribute: the attribute's bits go to
-// the runtime as they came (it refuses one it does not know); the events a value names are
-// vetted, as a launch's attributes are in the driver plugin.
+// cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeSetAttribute (attribute_calls.cpp): the
+// events a value names are vetted, as a launch's attributes are in the driver plugin.
 cudaError_t run_kernel_node_attribute(Fn fn, WireReader& in, WireWriter& out) {
   const cudaGraphNode_t node = get_node(in);
-  const int32_t bits = in.get<int32_t>();
-  cudaLaunchAttributeValue value{};
   const bool set = fn == Fn::cudaGraphKernelNodeSetAttribute;
-  if (set) std::memcpy(&value, in.get_raw(sizeof value).data(), sizeof value);
-  in.expect_end();
-  cudaLaunchAttributeID attribute{};
-  static_assert(sizeof attribute == sizeof bits);
-  std::memcpy(&attribute, &bits, sizeof bits);
-  const cudaError_t vetted = set ? vet_launch_attribute(bits, value) : cudaSuccess;
-  cudaError_t result = first_failure(vet_node(node), vetted);
-  if (result == cudaSuccess) {
-    result = set ? ::cudaGraphKernelNodeSetAttribute(node, attribute, &value)
-                 : ::cudaGraphKernelNodeGetAttribute(node, attribute, &value);
-  }
-  out.put<int32_t>(result);
-  if (result == cudaSuccess && !set) out.put_raw(&value, sizeof value);
-  return result;
+  return run_attribute_call(
+      in, out, set, [&] { return vet_node(node); },
+      [&](cudaLaunchAttributeID attribute, cudaLaunchAttributeValue* value) {
+        return set ? ::cudaGraphKernelNodeSetAttribute(node, attribute, value)
+                   : ::cudaGraphKernelNodeGetAttribute(node, attribute, value);
+      });
 }
 
 // The graph's destruction: its nodes and the child graphs they own go with it; a child graph is

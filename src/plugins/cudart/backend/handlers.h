@@ -7,6 +7,7 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
+#include "common/function_ref.h"
 #include "common/wire.h"
 #include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/common/marshal.h"
@@ -27,7 +28,14 @@ bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result)
 // `fn` is not one.
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 
-// cudaStreamGetAttribute, cudaStreamSetAttribute (stream_attributes.cpp).
+// An attribute call after its target (attribute_calls.cpp): i32 id bits, then for a set the
+// value's bytes; the reply is the result, then a successful get's value. `vet_target` vets the
+// target, `apply` calls the runtime.
+cudaError_t run_attribute_call(
+    WireReader& in, WireWriter& out, bool set, FunctionRef<cudaError_t()> vet_target,
+    FunctionRef<cudaError_t(cudaLaunchAttributeID, cudaLaunchAttributeValue*)> apply);
+
+// cudaStreamGetAttribute, cudaStreamSetAttribute (attribute_calls.cpp).
 cudaError_t run_stream_attribute(Fn fn, WireReader& in, WireWriter& out);
 
 }  // namespace gvirtus::cudart
