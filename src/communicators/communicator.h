@@ -6,8 +6,8 @@
 //
 //   server: Communicator::serve() -> Listener; Listener::accept() -> Connection (one per client)
 //   client: Communicator::connect(timeout) -> Connection
-//   both:   Connection::register_memory (no-op on streams), send(pieces...), recv() or
-//           recv_placed(), close via dtor
+//   both:   Connection::register_memory / unregister_memory (no-ops on streams),
+//           send(pieces...), recv() or recv_placed(), close via dtor
 //
 // Nobody may branch on which transport it holds: everything a caller needs is in these interfaces.
 // Errors are gvirtus::Error exceptions: kDisconnected when the peer is gone (also mid-message),
@@ -105,8 +105,17 @@ class Connection {
   virtual void set_max_message(size_t bytes) = 0;
 
   // Tells a zero-copy transport that [addr, addr+bytes) will be sent from or received into
-  // repeatedly. Stream transports ignore it. Never required for correctness.
+  // repeatedly, and stays mapped until unregister_memory() names the same range. Stream
+  // transports ignore it. Never required for correctness. Thread-safe.
   virtual void register_memory(const void* addr, size_t bytes) {
+    (void)addr;
+    (void)bytes;
+  }
+
+  // Takes back one register_memory() of the same range, before its memory is unmapped: a
+  // transport that pinned the pages would otherwise keep sending the old ones should new memory
+  // be mapped at that address. Only for memory no send() is reading any more. Thread-safe.
+  virtual void unregister_memory(const void* addr, size_t bytes) {
     (void)addr;
     (void)bytes;
   }

@@ -135,6 +135,29 @@ bool Client::give_back_shared(uint64_t offset) {
   return shared_blocks_ && shared_blocks_->give_back(offset);
 }
 
+void Client::register_host_memory(const void* addr, size_t bytes) {
+  Connection* live = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    host_memory_.emplace_back(addr, bytes);
+    live = connection_.get();  // else connect_locked() registers it
+  }
+  if (live != nullptr) live->register_memory(addr, bytes);  // may pin pages: not under mutex_
+}
+
+void Client::unregister_host_memory(const void* addr, size_t bytes) {
+  Connection* live = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = std::find(host_memory_.begin(), host_memory_.end(),
+                              std::pair<const void*, size_t>(addr, bytes));
+    if (it == host_memory_.end()) return;
+    host_memory_.erase(it);
+    live = connection_.get();
+  }
+  if (live != nullptr) live->unregister_memory(addr, bytes);
+}
+
 Connection& Client::connection() {
   std::unique_lock lock(mutex_);
   if (failure_) throw *failure_;
@@ -195,6 +218,7 @@ void Client::connect_locked(std::unique_lock<std::mutex>& lock) {  // `lock` hol
       GVIRTUS_LOG(kInfo) << "connected to " << connection->peer_name() << " ("
                          << hello_reply.backend_version << ", worker " << hello_reply.worker_pid
                          << ")";
+      for (const auto& [addr, bytes] : host_memory_) connection->register_memory(addr, bytes);
       connection_ = std::move(connection);
       hello_ = std::move(hello_reply);
       // A tcp endpoint's host, where other backends of a pool can reach this one too.

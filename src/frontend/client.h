@@ -114,6 +114,13 @@ class Client {
   std::optional<RangeAllocator::Range> take_shared(uint64_t bytes);
   bool give_back_shared(uint64_t offset);
 
+  // The application's page-locked host memory (allocated or registered through a stub): a
+  // transport that sends from registered memory without a copy (rdma) registers it, on the live
+  // connection and on one made later (Connection::register_memory). Taken back before the memory
+  // is freed. Does not connect; thread-safe.
+  void register_host_memory(const void* addr, size_t bytes);
+  void unregister_host_memory(const void* addr, size_t bytes);
+
   // Identifies the calling thread in frames (small integers, stable per thread).
   static uint32_t current_thread_id();
 
@@ -150,6 +157,8 @@ class Client {
   std::mutex mutex_;         // guards everything below except the connection's own send/recv
   std::mutex shared_mutex_;  // guards shared_blocks_
   std::optional<RangeAllocator> shared_blocks_;  // made when first asked, over shared_memory()
+  // register_host_memory()'s ranges, registered with each connection as it is made (mutex_).
+  std::vector<std::pair<const void*, size_t>> host_memory_;
   std::condition_variable replies_;
   std::unique_ptr<Connection> connection_;
   std::optional<HelloReply> hello_;

@@ -175,6 +175,16 @@ int gvirtus_shared_give_back(uint64_t offset) {
   return gvirtus::guarded([&] { Pool::instance().routed().give_back_shared(offset); });
 }
 
+int gvirtus_host_memory_register(const void* addr, uint64_t bytes) {
+  return gvirtus::guarded(
+      [&] { Pool::instance().register_host_memory(addr, static_cast<size_t>(bytes)); });
+}
+
+int gvirtus_host_memory_unregister(const void* addr, uint64_t bytes) {
+  return gvirtus::guarded(
+      [&] { Pool::instance().unregister_host_memory(addr, static_cast<size_t>(bytes)); });
+}
+
 const void* gvirtus_session_token(void) {
   try {
     return &Pool::instance().routed();

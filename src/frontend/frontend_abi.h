@@ -127,6 +127,15 @@ GVIRTUS_FRONTEND_API int gvirtus_shared_take(uint64_t bytes, uint64_t* offset, u
 /* Frees the block that starts at `offset` (nothing when none does). */
 GVIRTUS_FRONTEND_API int gvirtus_shared_give_back(uint64_t offset);
 
+/* The application's page-locked host memory, as a stub allocates or registers it
+ * (cudaMallocHost, cudaHostRegister, cuMemHostAlloc, ...): a transport that can send from
+ * registered memory without a copy (rdma) registers it with every backend's connection, now or
+ * when it is made. Unregister the same range before the memory is freed or unregistered, and only
+ * once no copy reads it. Never connects; failures only cost the zero-copy path. These two live
+ * under the version node GVIRTUS_FRONTEND_1.2. */
+GVIRTUS_FRONTEND_API int gvirtus_host_memory_register(const void* addr, uint64_t bytes);
+GVIRTUS_FRONTEND_API int gvirtus_host_memory_unregister(const void* addr, uint64_t bytes);
+
 /* Identifies the session the calling thread's calls go to (its route's, below): it changes when a
  * forked child starts its own, and differs between the backends of a pool, so stubs key what they
  * learnt from a backend (loaded modules, device properties) by it. Never NULL. Does not connect. */

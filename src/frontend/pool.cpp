@@ -157,6 +157,14 @@ void Pool::set_route(uint32_t index) {
   t_route = index;
 }
 
+void Pool::register_host_memory(const void* addr, size_t bytes) {
+  for (Member& m : members_) m.client->register_host_memory(addr, bytes);
+}
+
+void Pool::unregister_host_memory(const void* addr, size_t bytes) {
+  for (Member& m : members_) m.client->unregister_host_memory(addr, bytes);
+}
+
 void Pool::flush_all() {
   std::optional<Error> first;
   for (Member& m : members_) {

@@ -64,6 +64,11 @@ class Pool {
   // the pool's size when there is no such member.
   void set_route(uint32_t index);
 
+  // Client::register_host_memory() / unregister_host_memory() on every member: page-locked
+  // memory may be copied to any backend's devices.
+  void register_host_memory(const void* addr, size_t bytes);
+  void unregister_host_memory(const void* addr, size_t bytes);
+
   // Sends every member's held asynchronous calls now; the first failure is thrown after all.
   void flush_all();
   // Client::end_at_exit() on every member (the process is exiting).

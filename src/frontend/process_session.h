@@ -130,6 +130,15 @@ inline void give_back_shared(uint64_t offset) {
   detail::check(gvirtus_shared_give_back(offset));
 }
 
+// The application's page-locked host memory, for transports that send from it without a copy
+// (gvirtus_host_memory_register). Best effort: a failure only costs that path, so nothing throws.
+inline void register_host_memory(const void* addr, size_t bytes) {
+  (void)gvirtus_host_memory_register(addr, bytes);
+}
+inline void unregister_host_memory(const void* addr, size_t bytes) {
+  (void)gvirtus_host_memory_unregister(addr, bytes);
+}
+
 // The process's pool (gvirtus_pool_size): how many backends, which one the calling thread's calls
 // go to, and routing it to another (throws Error{kInvalidInput} for a backend the pool lacks).
 inline uint32_t pool_size() {

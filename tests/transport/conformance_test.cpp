@@ -1,6 +1,7 @@
 // Transport conformance: every communicator must pass the same tests (DESIGN.md section 3).
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -351,6 +352,37 @@ TEST_P(ConformanceTest, registered_memory_is_sent_intact_and_reusable_after_send
   ASSERT_EQ(received.size(), head.size() + original.size());
   EXPECT_TRUE(std::equal(head.begin(), head.end(), received.begin()));
   EXPECT_TRUE(std::equal(original.begin(), original.end(), received.begin() + head.size()));
+}
+
+// Memory unregistered, unmapped and mapped again at the same address is sent with its new
+// contents: a transport that pinned the old pages for zero-copy sends (rdma) has let them go.
+// The stubs do this with page-locked memory freed and allocated again (cudaFreeHost, then
+// cudaMallocHost), which the kernel often places where the old one was.
+TEST_P(ConformanceTest, memory_unregistered_and_mapped_again_is_sent_with_its_new_contents) {
+  connect_pair();
+  constexpr size_t kBytes = size_t{1} << 20;
+  void* const at =
+      ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(at, MAP_FAILED);
+  const std::span<std::byte> memory(static_cast<std::byte*>(at), kBytes);
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    const auto contents = pattern(kBytes, seed);
+    std::copy(contents.begin(), contents.end(), memory.begin());
+    client_->register_memory(at, kBytes);
+    client_->register_memory(at, kBytes / 2);  // a second range on the same first pages
+    std::thread sender([&] { send_one(*client_, memory); });  // over a ring smaller than it
+    const ByteView got = server_->recv(5s);
+    sender.join();
+    ASSERT_EQ(got.size(), kBytes);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), contents.begin())) << "round " << seed;
+    client_->unregister_memory(at, kBytes / 2);
+    client_->unregister_memory(at, kBytes);
+    ASSERT_EQ(::munmap(at, kBytes), 0);
+    ASSERT_EQ(
+        ::mmap(at, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0),
+        at);
+  }
+  ::munmap(at, kBytes);
 }
 
 TEST_P(ConformanceTest, a_listener_serves_many_clients_one_after_another) {

@@ -462,10 +462,52 @@ ByteView RdmaConnection::recv(std::chrono::milliseconds timeout) {
   return receive(now_ms() + timeout.count());
 }
 
-ByteView RdmaConnection::receive(Deadline deadline) {
+ByteView RdmaConnection::recv_placed(size_t head_bytes, Placer place,
+                                     std::optional<std::chrono::milliseconds> timeout) {
+  return receive(timeout ? Deadline(now_ms() + timeout->count()) : std::nullopt, head_bytes,
+                 &place);
+}
+
+RdmaConnection::Arrival RdmaConnection::next_segment(std::unique_lock<std::mutex>& lock,
+                                                     Deadline deadline) {
+  try {
+    wait(
+        lock, [&] { return !arrived_.empty(); }, deadline, "receive from");
+  } catch (const Error& e) {
+    // A placed message cannot be resumed: its bytes went where the caller may no longer want
+    // them (the Connection contract), so the connection ends with it.
+    if (!placement_.into.empty()) {
+      lock.unlock();
+      shutdown();
+      lock.lock();
+    }
+    if (e.kind() != ErrorKind::kDisconnected) throw;
+    raise(ErrorKind::kDisconnected, peer_name_ + " closed the connection mid-message (" +
+                                        std::to_string(message_have_) + " bytes of " +
+                                        std::to_string(message_total_) + " received): " + e.what());
+  }
+  const Arrival next = arrived_.front();
+  arrived_.pop_front();
+  if (next.bytes == 0 || message_have_ + next.bytes > message_total_) {
+    fail_locked("protocol violation: a segment beyond its message");
+    raise(ErrorKind::kInvalidInput, "rdma: malformed message from " + peer_name_);
+  }
+  return next;
+}
+
+ByteView RdmaConnection::receive(Deadline deadline, size_t head_bytes, const Placer* place) {
   ensure_established();
   std::unique_lock lock(mutex_);
   release_held_slot(lock);
+  // Writes `n` bytes of the message from its offset `at` on: before the placement's offset into
+  // message_, from it on into the placement (the caller's memory).
+  const auto store = [this](size_t at, const std::byte* from, size_t n) {
+    const size_t kept =
+        placement_.into.empty() ? n : std::min(n, placement_.at - std::min(at, placement_.at));
+    std::memcpy(message_.get() + at, from, kept);
+    if (kept < n)
+      std::memcpy(placement_.into.data() + (at + kept - placement_.at), from + kept, n - kept);
+  };
   if (!in_message_) {
     wait(
         lock, [&] { return !arrived_.empty(); }, deadline, "receive from");
@@ -483,51 +525,54 @@ ByteView RdmaConnection::receive(Deadline deadline) {
                                           std::to_string(max_message_bytes_));
     }
     arrived_.pop_front();
-    if (kLengthBytes + total <= first.bytes) {
-      if (kLengthBytes + total != first.bytes) {
-        fail_locked("protocol violation: a segment longer than its message");
-        raise(ErrorKind::kInvalidInput, "rdma: malformed message from " + peer_name_);
-      }
-      held_slot_ = first.slot;  // returned in place; freed at the next recv()
-      return ByteView(data + kLengthBytes, static_cast<size_t>(total));
+    const std::byte* body = data + kLengthBytes;
+    const size_t here = first.bytes - kLengthBytes;  // the message's bytes in this segment
+    if (total < here) {
+      fail_locked("protocol violation: a segment longer than its message");
+      raise(ErrorKind::kInvalidInput, "rdma: malformed message from " + peer_name_);
     }
-    if (message_capacity_ < total) {
-      message_.reset(new std::byte[total]);
-      message_capacity_ = total;
+    placement_ = {};
+    // The placer sees the head once it is here: in the first segment (slots hold 4 KiB or more).
+    if (const size_t head = std::min<uint64_t>(head_bytes, total);
+        place != nullptr && head <= here) {
+      const Placement p = (*place)(ByteView(body, head), static_cast<size_t>(total));
+      if (p.fits(head_bytes, static_cast<size_t>(total))) placement_ = p;
+    }
+    if (total == here) {
+      held_slot_ = first.slot;  // returned in place; freed at the next recv()
+      if (placement_.into.empty()) return ByteView(body, here);
+      lock.unlock();  // the slot stays ours until then
+      std::memcpy(placement_.into.data(), body + placement_.at, placement_.into.size());
+      const size_t kept = placement_.at;
+      placement_ = {};
+      return ByteView(body, kept);
+    }
+    const size_t keep = placement_.into.empty() ? total : placement_.at;
+    if (message_capacity_ < keep) {
+      message_.reset(new std::byte[keep]);
+      message_capacity_ = keep;
     }
     in_message_ = true;
     message_total_ = total;
-    message_have_ = first.bytes - kLengthBytes;
+    message_have_ = here;
     lock.unlock();  // the slot stays ours until its credit goes back
-    std::memcpy(message_.get(), data + kLengthBytes, message_have_);
+    store(0, body, here);
     lock.lock();
     return_credits_locked(lock, 1);
   }
   while (message_have_ < message_total_) {
-    try {
-      wait(
-          lock, [&] { return !arrived_.empty(); }, deadline, "receive from");
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kDisconnected) throw;
-      raise(ErrorKind::kDisconnected,
-            peer_name_ + " closed the connection mid-message (" + std::to_string(message_have_) +
-                " bytes of " + std::to_string(message_total_) + " received): " + e.what());
-    }
-    const Arrival next = arrived_.front();
-    arrived_.pop_front();
-    if (next.bytes == 0 || message_have_ + next.bytes > message_total_) {
-      fail_locked("protocol violation: a segment beyond its message");
-      raise(ErrorKind::kInvalidInput, "rdma: malformed message from " + peer_name_);
-    }
+    const Arrival next = next_segment(lock, deadline);
     const std::byte* data = window_.data() + size_t{next.slot} * options_.slot_bytes;
     lock.unlock();
-    std::memcpy(message_.get() + message_have_, data, next.bytes);
+    store(message_have_, data, next.bytes);
     lock.lock();
     message_have_ += next.bytes;
     return_credits_locked(lock, 1);
   }
   in_message_ = false;
-  return ByteView(message_.get(), static_cast<size_t>(message_total_));
+  const size_t kept = placement_.into.empty() ? message_total_ : placement_.at;
+  placement_ = {};
+  return ByteView(message_.get(), kept);
 }
 
 void RdmaConnection::register_memory(const void* addr, size_t bytes) {
@@ -537,6 +582,17 @@ void RdmaConnection::register_memory(const void* addr, size_t bytes) {
   } else {
     early_registrations_.emplace_back(addr, bytes);  // made once the connection is set up
   }
+}
+
+void RdmaConnection::unregister_memory(const void* addr, size_t bytes) {
+  std::lock_guard lock(establish_mutex_);
+  if (registrations_ && established_) {
+    registrations_->remove(addr, bytes);
+    return;
+  }
+  const auto early = std::find(early_registrations_.begin(), early_registrations_.end(),
+                               std::pair<const void*, size_t>(addr, bytes));
+  if (early != early_registrations_.end()) early_registrations_.erase(early);
 }
 
 void RdmaConnection::shutdown() {

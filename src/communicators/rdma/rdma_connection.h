@@ -51,9 +51,14 @@ class RdmaConnection final : public Connection {
   void send(std::span<const ByteView> pieces) override;
   ByteView recv() override;
   ByteView recv(std::chrono::milliseconds timeout) override;
+  // Copies each segment from its landing slot straight to where the placement says: one copy,
+  // as recv() makes, and none more.
+  ByteView recv_placed(size_t head_bytes, Placer place,
+                       std::optional<std::chrono::milliseconds> timeout) override;
   // Read by receive() only, on the same thread (the Connection contract): no lock needed.
   void set_max_message(size_t bytes) override { max_message_bytes_ = bytes; }
   void register_memory(const void* addr, size_t bytes) override;
+  void unregister_memory(const void* addr, size_t bytes) override;
   void shutdown() override;
   std::string peer_name() const override { return peer_name_; }
   std::string transport() const override { return "rdma"; }
@@ -90,7 +95,10 @@ class RdmaConnection final : public Connection {
   void fail_locked(const std::string& reason);
   [[noreturn]] void raise_broken(const char* what) const;  // lock held
   void return_credits_locked(std::unique_lock<std::mutex>& lock, uint32_t freed);
-  ByteView receive(Deadline deadline);
+  // recv() and recv_placed() (`place` null: nothing is placed).
+  ByteView receive(Deadline deadline, size_t head_bytes = 0, const Placer* place = nullptr);
+  // The next arrival of the message being received, waited for until `deadline`.
+  Arrival next_segment(std::unique_lock<std::mutex>& lock, Deadline deadline);
   void release_held_slot(std::unique_lock<std::mutex>& lock);
 
   RdmaOptions options_;
@@ -150,6 +158,7 @@ class RdmaConnection final : public Connection {
   uint64_t message_total_ = 0;
   size_t message_have_ = 0;
   std::optional<uint32_t> held_slot_;  // a one-segment message returned in place
+  Placement placement_;                // where the message being received lands from `at` on
 };
 
 }  // namespace gvirtus::rdma

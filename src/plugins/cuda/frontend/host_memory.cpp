@@ -5,7 +5,9 @@
 // page-locked host memory is the client's own page-aligned memory, recorded so that copies and
 // queries know it, and it has no device pointer (CUDA_ERROR_NOT_SUPPORTED: the backend's GPU
 // cannot reach another machine's memory); so has memory registered with cuMemHostRegister, which
-// is the application's own wherever it lies.
+// is the application's own wherever it lies. The client's own page-locked memory, allocated or
+// registered, is named to the transport too (gvirtus_host_memory_register), so that rdma sends
+// copies from it without a staging copy; it is taken back before the memory goes.
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -165,6 +167,7 @@ CUresult host_alloc(void** pp, size_t bytes, unsigned flags) {
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
   host_allocations().add(memory, bytes, flags);
+  process_session::register_host_memory(memory, bytes);  // rdma sends straight from it
   *pp = memory;
   return CUDA_SUCCESS;
 }
@@ -213,6 +216,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemFreeHost(void* p
   const auto range = cr::host_allocations().find(p);
   if (!range || range->start != reinterpret_cast<uintptr_t>(p)) return CUDA_ERROR_INVALID_VALUE;
   cr::host_allocations().remove(p);
+  gvirtus::process_session::unregister_host_memory(p, range->bytes);
   ::munmap(p, range->bytes);
   return CUDA_SUCCESS;
 }
@@ -237,11 +241,18 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemHostRegister_v2(
     return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
   }
   cr::host_registrations().add(p, bytesize, Flags);
+  gvirtus::process_session::register_host_memory(p, bytesize);
   return CUDA_SUCCESS;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemHostUnregister(void* p) {
-  return cr::host_registrations().remove(p) ? CUDA_SUCCESS : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  const auto range = cr::host_registrations().find(p);
+  if (!range || range->start != reinterpret_cast<uintptr_t>(p) ||
+      !cr::host_registrations().remove(p)) {
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  }
+  gvirtus::process_session::unregister_host_memory(p, range->bytes);
+  return CUDA_SUCCESS;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemHostGetDevicePointer_v2(

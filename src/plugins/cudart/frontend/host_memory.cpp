@@ -4,8 +4,11 @@
 // cudaHostAllocMapped memory has a device pointer that kernels use. Otherwise (tcp, or the arena
 // is full) they return page-aligned memory of the client, as the real ones are, which the GPU
 // cannot reach: copies carry its bytes, and its device pointer does not exist. cudaHostRegister
-// records the range. All are tracked (address_ranges.h) so that cudaMemcpyDefault,
-// cudaPointerGetAttributes and cudaHostGetFlags answer as natively.
+// records the range. The client's own page-locked memory, allocated or registered, is named to
+// the transport too (gvirtus_host_memory_register), so that rdma sends copies from it without a
+// staging copy; it is taken back before the memory is freed or unregistered. All are tracked
+// (address_ranges.h) so that cudaMemcpyDefault, cudaPointerGetAttributes and cudaHostGetFlags
+// answer as natively.
 #include <sys/mman.h>
 
 #include "plugins/cudart/frontend/address_ranges.h"
@@ -36,6 +39,7 @@ cudaError_t host_alloc(void** ptr, size_t size, unsigned flags) {
   if (!shared.placed) {
     memory = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (memory == MAP_FAILED) return record_local_error(cudaErrorMemoryAllocation);
+    process_session::register_host_memory(memory, size);  // rdma sends straight from it
   }
   host_allocations().add(memory, size, flags);
   *ptr = memory;
@@ -70,6 +74,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaFreeHost(void* ptr) {
   }
   cr::host_allocations().remove(ptr);
   if (const auto shared = cr::shared_host_free(ptr)) return *shared;
+  gvirtus::process_session::unregister_host_memory(ptr, range->bytes);
   ::munmap(ptr, range->bytes);
   return cudaSuccess;
 }
@@ -83,15 +88,19 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsig
     return cr::record_local_error(cudaErrorHostMemoryAlreadyRegistered);
   }
   cr::host_registrations().add(ptr, size, flags);
+  gvirtus::process_session::register_host_memory(ptr, size);
   return cudaSuccess;
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
   if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
   if (ptr == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
-  if (!cr::host_registrations().remove(ptr)) {
+  const auto range = cr::host_registrations().find(ptr);
+  if (!range || range->start != reinterpret_cast<uintptr_t>(ptr) ||
+      !cr::host_registrations().remove(ptr)) {
     return cr::record_local_error(cudaErrorHostMemoryNotRegistered);
   }
+  gvirtus::process_session::unregister_host_memory(ptr, range->bytes);
   return cudaSuccess;
 }
 
