@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/wire.h"
+#include "sample_median.h"
 
 namespace gvirtus::bench {
 namespace {
@@ -26,14 +27,6 @@ constexpr uint64_t kMaxStreamWarmupMessages = 20'000;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// The median of a non-empty sample; reorders it.
-double median(std::vector<double>& samples) {
-  const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
-  std::nth_element(samples.begin(), middle, samples.end());
-  if (samples.size() % 2 == 1) return *middle;
-  return (*middle + *std::max_element(samples.begin(), middle)) / 2;  // the lower middle
 }
 
 // The payload pattern; the ends check first and last bytes against it so that no copy or read

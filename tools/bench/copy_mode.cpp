@@ -18,6 +18,7 @@
 #include "json_out.h"
 #include "mode_args.h"
 #include "program_run.h"
+#include "sample_median.h"
 
 namespace gvirtus::bench {
 namespace {
@@ -35,6 +36,7 @@ int memcpy_repeats(uint64_t bytes) {
 struct CopyOptions : WorkloadOptions {
   uint64_t max_bytes = 0;       // 0: the default for the mode
   std::string device = "keep";  // the accepting device's mode, without a GPU
+  int rounds = 0;               // 0: the default for the mode
 };
 
 CopyOptions parse_options(std::span<char* const> args) {
@@ -47,19 +49,22 @@ CopyOptions parse_options(std::span<char* const> args) {
       if (o.device != "keep" && o.device != "drop") {
         throw UsageError("copy: --accepting takes keep or drop, not " + o.device);
       }
+    } else if (arg == "--rounds") {
+      o.rounds = static_cast<int>(parse_count(arg, next(), 1, 20));
     } else {
       return false;
     }
     return true;
   });
   if (o.max_bytes == 0) o.max_bytes = o.quick ? kQuickMaxBytes : kDefaultMaxBytes;
+  if (o.rounds == 0) o.rounds = o.quick ? 1 : 3;
   return o;
 }
 
 void print_help() {
   std::cout
       << "usage: gvirtus-bench copy [--transport NAME]... [--json FILE] [--quick]\n"
-         "                          [--max-bytes N] [--accepting keep|drop]\n"
+         "                          [--max-bytes N] [--accepting keep|drop] [--rounds N]\n"
          "Measures cudaMemcpy host to device and device to host, from pageable and pinned\n"
          "memory, for sizes from 4 KiB up to --max-bytes (gvirtus-copy-workload), through\n"
          "gvirtus-run against a gvirtus-backend it starts per transport, beside the same\n"
@@ -77,6 +82,10 @@ void print_help() {
          "                    keep (default: stores them with a memcpy, as a GPU's copy costs\n"
          "                    something) or drop (takes them and does nothing: gvirtus's data\n"
          "                    path alone, as the GVirtuS comparison of issue 23 measured)\n"
+         "  --rounds N        per transport, N rounds of the copies through gvirtus each followed\n"
+         "                    by the raw streaming; each figure is the median of its N rounds, so\n"
+         "                    the ratio compares runs made minutes apart at most (default 3;\n"
+         "                    --quick: 1)\n"
          "Exit status: 0 on success, 1 when a run fails, 2 on bad usage.\n";
 }
 
@@ -120,33 +129,77 @@ Bandwidths raw_streaming(const BenchTransport& transport, const std::vector<uint
   return raw;
 }
 
-// `device`: the accepting device's mode when there is no GPU.
+// The median of each point's rounds (its bandwidth; its best and its copies over all of them).
+std::vector<CopyPoint> median_points(const std::vector<std::vector<CopyPoint>>& rounds) {
+  std::vector<CopyPoint> out;
+  for (const CopyPoint& first : rounds.front()) {
+    std::vector<double> mbps;
+    CopyPoint merged = first;
+    merged.copies = 0;
+    for (const auto& round : rounds) {
+      for (const CopyPoint& p : round) {
+        if (p.direction != first.direction || p.memory != first.memory || p.bytes != first.bytes) {
+          continue;
+        }
+        mbps.push_back(p.mbps);
+        merged.mbps_max = std::max(merged.mbps_max, p.mbps_max);
+        merged.copies += p.copies;
+      }
+    }
+    merged.mbps = median(mbps);
+    out.push_back(merged);
+  }
+  return out;
+}
+
+Bandwidths median_bandwidths(const std::vector<Bandwidths>& rounds) {
+  Bandwidths out;
+  for (const auto& [bytes, unused] : rounds.front()) {
+    std::vector<double> mbps;
+    for (const Bandwidths& round : rounds) {
+      if (const auto it = round.find(bytes); it != round.end()) mbps.push_back(it->second);
+    }
+    out[bytes] = median(mbps);
+  }
+  return out;
+}
+
+// `device`: the accepting device's mode when there is no GPU. The copies through gvirtus and the
+// raw streaming alternate, `rounds` times: a machine whose speed drifts (a VM's neighbours) moves
+// both sides of a ratio alike.
 CopyTransport run_over(const std::string& name, const std::vector<std::string>& workload, bool gpu,
-                       const std::string& device, bool quick) {
+                       const std::string& device, bool quick, int rounds) {
   CopyTransport t{name, {}, {}, {}};
-  std::cerr << "gvirtus-bench copy: through gvirtus over " << name << "...\n";
   try {
     const BenchTransport& transport = *find_bench_transport(name);
-    {
-      std::vector<std::string> environment;
-      if (!gpu) {
-        environment.push_back("GVIRTUS_ACCEPTING_DEVICE=" + device);
-        environment.push_back("LD_PRELOAD=" + accepting_device_preload());
-      }
-      BackendChild backend(transport, R"(["cudart"])", environment);
-      std::vector<std::string> argv = {(executable_dir() / "gvirtus-run").string(), "--config",
-                                       backend.client_config_file(), "--"};
-      argv.insert(argv.end(), workload.begin(), workload.end());
-      const ProgramRun run = run_program(argv);
-      if (run.status != 0) {
-        raise(ErrorKind::kFailed, "the copy workload exited with " + std::to_string(run.status) +
-                                      ": " + first_line(run.err) + "\nbackend log:\n" +
-                                      backend.log());
-      }
-      t.points = parse_copy_points(run.out);
+    std::vector<std::string> environment;
+    if (!gpu) {
+      environment.push_back("GVIRTUS_ACCEPTING_DEVICE=" + device);
+      environment.push_back("LD_PRELOAD=" + accepting_device_preload());
     }
-    std::cerr << "gvirtus-bench copy: raw " << name << " streaming...\n";
-    t.raw = raw_streaming(transport, sizes_of(t.points), quick);
+    std::vector<std::vector<CopyPoint>> points;
+    std::vector<Bandwidths> raw;
+    for (int round = 1; round <= rounds; ++round) {
+      std::cerr << "gvirtus-bench copy: through gvirtus over " << name << ", round " << round
+                << " of " << rounds << "...\n";
+      {  // the backend goes before the raw streaming, which listens where it did
+        BackendChild backend(transport, R"(["cudart"])", environment);
+        std::vector<std::string> argv = {(executable_dir() / "gvirtus-run").string(), "--config",
+                                         backend.client_config_file(), "--"};
+        argv.insert(argv.end(), workload.begin(), workload.end());
+        const ProgramRun run = run_program(argv);
+        if (run.status != 0) {
+          raise(ErrorKind::kFailed, "the copy workload exited with " + std::to_string(run.status) +
+                                        ": " + first_line(run.err) + "\nbackend log:\n" +
+                                        backend.log());
+        }
+        points.push_back(parse_copy_points(run.out));
+      }
+      std::cerr << "gvirtus-bench copy: raw " << name << " streaming, round " << round << "...\n";
+      raw.push_back(raw_streaming(transport, sizes_of(points.back()), quick));
+    }
+    t.points = median_points(points);
+    t.raw = median_bandwidths(raw);
   } catch (const Error& e) {
     std::cerr << "gvirtus-bench copy: over " << name << ": " << e.what() << "\n";
     t.error = e.what();
@@ -176,6 +229,7 @@ int run_copy_mode(std::span<char* const> args) {
   results.run = collect_run_info();
   results.quick = o.quick;
   results.accepting = o.device;
+  results.rounds = o.rounds;
   std::cerr << "gvirtus-bench copy: native run...\n";
   const ProgramRun native = run_program(workload);
   constexpr std::string_view kNoDevice = "no CUDA device: ";
@@ -191,7 +245,8 @@ int run_copy_mode(std::span<char* const> args) {
     results.gpu = true;
   }
   for (const std::string& name : o.transports) {
-    results.transports.push_back(run_over(name, workload, results.gpu, o.device, o.quick));
+    results.transports.push_back(
+        run_over(name, workload, results.gpu, o.device, o.quick, o.rounds));
   }
   for (const CopyTransport& t : results.transports) {
     for (uint64_t bytes : sizes_of(t.points)) {

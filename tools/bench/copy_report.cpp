@@ -83,7 +83,9 @@ std::vector<CopyPoint> parse_copy_points(const std::string& workload_output) {
 }
 
 void print_copy_summary(std::ostream& out, const CopyResults& results) {
-  out << "cudaMemcpy bandwidth (MB/s = 1e6 B/s, median of 3 batches), "
+  out << "cudaMemcpy bandwidth (MB/s = 1e6 B/s, median of 3 batches; through gvirtus and raw: "
+      << "median of " << results.rounds << " interleaved round" << (results.rounds == 1 ? "" : "s")
+      << "), "
       << (results.gpu ? "on the GPU"
                       : "backend with the accepting device in " + results.accepting +
                             " mode (no GPU: not GPU evidence)")
@@ -119,6 +121,7 @@ std::string copy_json(const CopyResults& results) {
   out.begin_object().key("mode").value("copy");
   write_run_info(out, results.run);
   out.key("quick").value(results.quick).key("seconds").value(results.seconds);
+  out.key("rounds").value(results.rounds);
   out.key("device").value(results.gpu ? "gpu" : "accepting device");
   out.key("gpu_evidence").value(results.gpu);
   if (!results.gpu) out.key("accepting").value(results.accepting);

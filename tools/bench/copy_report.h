@@ -4,6 +4,8 @@
 //
 // JSON shape (names are stable; bench/plot.py reads them):
 //   {"mode": "copy", "commit": ..., "date": ..., "host": {...}, "quick": false, "seconds": X,
+//    "rounds": N (per transport, the copies and the raw streaming alternated N times; each
+//    figure is the median of its N rounds),
 //    "device": "gpu" | "accepting device",  "gpu_evidence": true | false,
 //    "accepting": "keep" | "drop" (the accepting device's mode; absent on a GPU),
 //    "memcpy_mbps": [{"bytes": N, "mbps": M}, ...],
@@ -53,6 +55,7 @@ struct CopyTransport {
 struct CopyResults {
   RunInfo run;
   bool quick = false;
+  int rounds = 1;
   double seconds = 0;
   bool gpu = false;       // false: the remote runs used the accepting device
   std::string accepting;  // its mode then: "keep" or "drop"
