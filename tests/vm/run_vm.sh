@@ -4,22 +4,24 @@
 # test binaries with every library they load, at the same absolute paths as in the build tree.
 # guest_init.sh then runs, inside the guest, the transport conformance suite over rdma and vsock,
 # the CUDA end-to-end parity test over each, and (with --bench) gvirtus-bench comm over tcp,
-# vsock and rdma. A backend on this host serves the guest through an ivshmem device (shm, file
+# vsock and rdma, or (with --bench-copy, in place of the tests) gvirtus-bench copy over them. A backend on this host serves the guest through an ivshmem device (shm, file
 # mode): gvirtus-ping and the parity test run in the guest against it. Prints the guest's
 # summary; exit 0 only if every step passed, 77 (ctest's skip) when qemu or the kernel cannot be
 # had here.
 #
-# usage: run_vm.sh BUILD_DIR [--bench OUT_DIR] [--parity-filter GTEST_FILTER]
-#   GVIRTUS_VM_BENCH_ARGS: extra gvirtus-bench comm arguments (e.g. "--max-bytes 4194304")
+# usage: run_vm.sh BUILD_DIR [--bench OUT_DIR | --bench-copy OUT_DIR] [--parity-filter FILTER]
+#   GVIRTUS_VM_BENCH_ARGS: extra gvirtus-bench comm (or copy) arguments (e.g. "--max-bytes 4194304")
 set -euo pipefail
 
 BUILD=$(cd "$1" && pwd); shift
 BENCH_OUT=""
+BENCH_MODE=""
 # Every parity program but mapped_memory (kernels on client memory need shm; docs/cudart.md).
 PARITY_FILTER="*-*/mapped_memory_*"
 while [ $# -gt 0 ]; do
   case $1 in
-    --bench) BENCH_OUT=$2; shift 2 ;;
+    --bench) BENCH_OUT=$2; BENCH_MODE=comm; shift 2 ;;
+    --bench-copy) BENCH_OUT=$2; BENCH_MODE=copy; shift 2 ;;
     --parity-filter) PARITY_FILTER=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -106,6 +108,9 @@ OURS=("$BUILD/tests/transport_tests" "$BUILD/bin/gvirtus-backend" "$BUILD/bin/gv
 [ -e "$BUILD/tests/cudart/cudart_fault_tests" ] &&
   OURS+=("$BUILD/tests/cudart/cudart_fault_tests" "$BUILD/tests/cudart/gvirtus-test-copy-check"
          "$BUILD/bin/libgvirtus-accepting-device.so")
+# gvirtus-bench copy's workload (--bench-copy).
+[ -e "$BUILD/bin/gvirtus-copy-workload" ] &&
+  OURS+=("$BUILD/bin/gvirtus-copy-workload" "$BUILD/bin/libgvirtus-accepting-device.so")
 for f in "${OURS[@]}"; do stage "$f"; done
 # The guest runs them from /usr/bin, whatever their path here.
 for tool in rdma ibv_devices; do
@@ -128,7 +133,7 @@ echo "root:x:0:0:root:/:/bin/sh" > "$R/etc/passwd"
 cat > "$R/etc/gvirtus-vm.env" <<ENV
 BUILD=$BUILD
 PARITY_FILTER='$PARITY_FILTER'
-BENCH=${BENCH_OUT:+1}
+BENCH=$BENCH_MODE
 BENCH_ARGS='${GVIRTUS_VM_BENCH_ARGS:-}'
 ENV
 cp "$HERE/guest_init.sh" "$R/init"; chmod +x "$R/init"
