@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "common/error.h"
@@ -489,6 +490,7 @@ Frame Client::receive_reply(Connection& conn, bool landings) {
   // Decided from the frame's header alone, before the rest of the frame is read: a success
   // reply to a request with a landing, exactly as long as the landing expects.
   uint64_t placed = 0;
+  Placement chosen;
   auto place = [&](ByteView head, size_t message_bytes) -> Placement {
     if (head.size() < kFrameHeaderBytes) return {};
     const FrameHeader h =
@@ -500,12 +502,19 @@ Frame Client::receive_reply(Connection& conn, bool landings) {
       if (landing->bytes == 0 || h.payload_bytes != landing->at + landing->bytes) return {};
       landing->landed = 1;
       placed = landing->bytes;
-      return {kFrameHeaderBytes + static_cast<size_t>(landing->at),
-              {static_cast<std::byte*>(landing->into), static_cast<size_t>(landing->bytes)}};
+      chosen = {kFrameHeaderBytes + static_cast<size_t>(landing->at),
+                {static_cast<std::byte*>(landing->into), static_cast<size_t>(landing->bytes)}};
+      return chosen;
     }
     return {};
   };
-  const ByteView message = conn.recv_placed(kFrameHeaderBytes, place, timeout);
+  ByteView message = conn.recv_placed(kFrameHeaderBytes, place, timeout);
+  // A transport hands back the whole message when it did not place its end (none does so for a
+  // placement that fits, but a reply's bytes must reach the landing whatever the transport did).
+  if (placed > 0 && message.size() == chosen.at + chosen.into.size()) {
+    std::memcpy(chosen.into.data(), message.data() + chosen.at, chosen.into.size());
+    message = message.first(chosen.at);
+  }
   return decode_frame(message, config_.limits.max_frame_bytes, placed);
 }
 
