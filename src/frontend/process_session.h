@@ -70,7 +70,7 @@ using PendingCall = gvirtus_pending;
 
 // Sends a synchronous call and waits for its reply; throws like gvirtus::Client::call().
 inline void call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode) {
-  gvirtus_piece pieces[15];
+  gvirtus_piece pieces[15]{};  // only `count` are read; initialised for the compiler's sake
   const size_t count = detail::to_pieces(payload, pieces);
   detail::DecodeContext context{decode, nullptr};
   detail::check(gvirtus_call(call_id, pieces, count, detail::decode_trampoline, &context),
@@ -88,7 +88,7 @@ inline std::span<const ByteView> request_pieces(const ByteView (&pieces)[2]) {
 
 inline PendingCall begin_call(uint32_t call_id, std::span<const ByteView> payload,
                               Landing* landing = nullptr) {
-  gvirtus_piece pieces[15];
+  gvirtus_piece pieces[15]{};  // only `count` are read; initialised for the compiler's sake
   const size_t count = detail::to_pieces(payload, pieces);
   PendingCall pending{};
   detail::check(gvirtus_begin_call_into(call_id, pieces, count, landing, &pending));
@@ -101,7 +101,7 @@ inline void finish_call(const PendingCall& pending, ReplyDecoder decode) {
 }
 
 inline void send_async(uint32_t call_id, std::span<const ByteView> payload) {
-  gvirtus_piece pieces[15];
+  gvirtus_piece pieces[15]{};  // only `count` are read; initialised for the compiler's sake
   const size_t count = detail::to_pieces(payload, pieces);
   detail::check(gvirtus_send_async(call_id, pieces, count));
 }

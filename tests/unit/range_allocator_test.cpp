@@ -86,7 +86,9 @@ TEST(RangeAllocator, random_takes_and_frees_never_overlap_and_all_space_returns)
   uint64_t used = 0;
   for (size_t i = 0; i < live.size(); ++i) {
     used += live[i].bytes;
-    if (i > 0) EXPECT_LE(live[i - 1].offset + live[i - 1].bytes, live[i].offset);
+    if (i > 0) {
+      EXPECT_LE(live[i - 1].offset + live[i - 1].bytes, live[i].offset);
+    }
   }
   EXPECT_EQ(used + a.free_bytes(), a.capacity());
   for (const auto& r : live) a.give_back(r.offset);

@@ -24,18 +24,18 @@ std::string format_unreachable(const std::string& endpoint, const std::string& s
 
 // What asking one endpoint gave: its status, or why there is none.
 struct BackendResult {
-  std::string endpoint;                 // "tcp 127.0.0.1:9999"
-  std::optional<BackendStatus> status;  // set when the backend answered
-  std::string state;                    // when it did not: "UNREACHABLE" or "REFUSED"
-  std::string why;
+  std::string endpoint{};                 // "tcp 127.0.0.1:9999"
+  std::optional<BackendStatus> status{};  // set when the backend answered
+  std::string state{};                    // when it did not: "UNREACHABLE" or "REFUSED"
+  std::string why{};
   // In a client's pool (a configuration whose endpoints name their "backend"): the backend's
   // name, and where its GPUs are in the pool's device list (assign_pool_devices).
-  std::string pool_backend;
+  std::string pool_backend{};
   struct PoolDevices {
     uint32_t first;
     uint32_t count;
   };
-  std::optional<PoolDevices> pool_devices;
+  std::optional<PoolDevices> pool_devices{};
 };
 
 // The pool's device ordinals of each backend, as the client's libcuda.so.1 numbers them: the

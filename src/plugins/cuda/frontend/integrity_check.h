@@ -19,14 +19,14 @@ void md2(std::span<const std::byte> message, uint8_t digest[16]);
 void hmac_md2(const uint8_t key[16], std::span<const std::byte> message, uint8_t digest[16]);
 
 struct IntegrityInputs {
-  uint32_t runtime_version;  // the caller's
-  uint64_t unix_seconds;     // the caller's
-  uint32_t driver_version;   // as cuDriverGetVersion answers
-  uint32_t process;          // getpid()
-  uint32_t thread;           // pthread_self(), truncated
-  const void* cudart_table;
-  const void* integrity_table;
-  const void* function;  // the integrity check function itself (its table's slot 1)
+  uint32_t runtime_version = 0;  // the caller's
+  uint64_t unix_seconds = 0;     // the caller's
+  uint32_t driver_version = 0;   // as cuDriverGetVersion answers
+  uint32_t process = 0;          // getpid()
+  uint32_t thread = 0;           // pthread_self(), truncated
+  const void* cudart_table = nullptr;
+  const void* integrity_table = nullptr;
+  const void* function = nullptr;  // the integrity check function itself (its table's slot 1)
 };
 
 struct DeviceIdentity {
