@@ -53,6 +53,7 @@ fi
 step backend-survives-killed-client-rdma 120 /bin/survives_killed_client.sh "$RDMA_ENDPOINT"
 step backend-survives-killed-client-vsock 120 /bin/survives_killed_client.sh "$VSOCK_ENDPOINT"
 step conformance-rdma-vsock 900 env GVIRTUS_TEST_TRANSPORTS=rdma,rdma_block,vsock \
+  GVIRTUS_TEST_LARGEST_MESSAGE=16777216 \
   "$BUILD/tests/transport_tests" --gtest_filter='AllTransports/*'
 
 if [ -x "$BUILD/tests/e2e/e2e_tests" ]; then
