@@ -130,6 +130,9 @@ install_nvml_header() {
 # PyPI with its CUDA 13 libraries (about 4.5 GB; pip's cache keeps the wheels between runs).
 GVIRTUS_TORCH_PIP="torch==2.11.0"
 GVIRTUS_TORCH_DIR="$BUILD_DIR/tools/torch"
+# NVIDIA's NVML bindings (module pynvml), beside PyTorch: torch.cuda.utilization(), memory_usage(),
+# clock_rate() and the like go through them. The driver 580 line, as nvml.h (nvidia-nvml-dev 13.0).
+GVIRTUS_PYNVML_PIP="nvidia-ml-py==13.580.82"
 # CuPy for the framework tests (about 150 MB with NumPy; it compiles its kernels with the
 # toolkit's NVRTC).
 GVIRTUS_CUPY_PIP="cupy-cuda13x==14.2.0"
@@ -153,6 +156,8 @@ pip_install_checked() {
 install_frameworks() {
   [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
   pip_install_checked "$GVIRTUS_TORCH_PIP" "$GVIRTUS_TORCH_DIR" "the framework tests run it"
+  pip_install_checked "$GVIRTUS_PYNVML_PIP" "$GVIRTUS_TORCH_DIR" \
+    "the framework tests ask PyTorch for utilisation through it" pynvml
   pip_install_checked "$GVIRTUS_CUPY_PIP" "$GVIRTUS_CUPY_DIR" "the framework tests run it" cupy
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/json.h"
+#include "plugins/cuda/simulated/identity.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 
@@ -114,6 +115,42 @@ TEST(Frameworks, torch_finds_the_backends_gpus_through_nvml) {
                                "GPU-67766972-7475-732d-7369-6d756c617466\n"),
             std::string::npos)
       << result.output;
+}
+
+// PyTorch's device statistics (torch.cuda.utilization(), memory_usage(), clock_rate(),
+// temperature()) go through NVIDIA's Python bindings (pynvml) to libnvidia-ml.so.1: gvirtus's,
+// answering from the backend's simulated NVML - idle devices, the simulated SM clock, and no
+// temperature sensor, which NVML reports as not supported, as on a GPU without one.
+TEST(Frameworks, torch_reads_device_statistics_through_pynvml) {
+  if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
+  BackendOptions options;
+  options.plugins = R"(["cuda-simulated", "nvml-simulated"])";
+  options.env = {"GVIRTUS_SIMULATED_DEVICES=2"};
+  const BackendProcess backend(options);
+  const std::string script =
+      "import torch, pynvml\n"
+      "print('utilization:', torch.cuda.utilization(1))\n"
+      "print('memory usage:', torch.cuda.memory_usage(0))\n"
+      "print('clock:', torch.cuda.clock_rate(0))\n"
+      "try:\n"
+      "    torch.cuda.temperature(0)\n"
+      "except pynvml.NVMLError_NotSupported:\n"
+      "    print('temperature: not supported')\n";
+  const std::string path = launches_file("pynvml") + ".py";
+  std::ofstream(path) << script;
+  const RunResult result =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " GVIRTUS_CONFIG=" +
+          backend.client_config_file() +
+          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR ":" GVIRTUS_NVML_STUB_DIR " python3 " + path +
+          " 2>&1");
+  std::remove(path.c_str());
+  EXPECT_EQ(result.status, 0) << result.output << backend.log();
+  const std::string expected[] = {"utilization: 0\n", "memory usage: 0\n",
+                                  "clock: " + std::to_string(gvirtus::simulated::kClockMhz) + "\n",
+                                  "temperature: not supported\n"};
+  for (const std::string& line : expected) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << result.output;
+  }
 }
 
 // CuPy links NVIDIA's runtime statically and calls the driver: cupy.arange(10).sum() (CuPy's
