@@ -9,11 +9,15 @@
 //   - the bytes next to the destination are never written;
 //   - a source buffer overwritten right after a host-to-device copy returns: the device holds the
 //     old contents (a synchronous copy, and an asynchronous one from pageable memory, have read
-//     the source by then, as CUDA promises).
+//     the source by then, as CUDA promises);
+//   - cudaMemcpyBatchAsync: host to device under two attributes (stream order, and "during the
+//     call", whose sources are overwritten as soon as it returns), then device to device and device
+//     to host in a second batch; a batch whose attributes do not start at copy 0 is refused.
 // Prints "ok: N round trips checked" and exits 0, or names the first failure and exits 1.
 // --max-bytes N leaves out the larger sizes.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -125,6 +129,101 @@ void round_trip(const Case& c, unsigned char* device, uint32_t seed) {
   }
 }
 
+// One batch round trip through `device` (at least 24 MiB + 4099 bytes): three sources, pageable,
+// pinned and pageable, to the device in one batch; then, in a second, the first copied on the
+// device and all three back to host memory; the device-to-device copy's bytes read back last.
+void batch_round_trip(unsigned char* device, size_t max_bytes, uint32_t seed) {
+  const Case c{0, 0, 0, false, true};
+  const size_t sizes[] = {4099, 256 * kKiB + 5, std::min<size_t>(16 * kMiB + 1, max_bytes)};
+  unsigned char* const on_device[] = {device, device + 8 * kKiB, device + kMiB};
+  unsigned char* const copied = device + 24 * kMiB;
+  HostBuffer src0(sizes[0], false), src1(sizes[1], true), src2(sizes[2], false);
+  HostBuffer back0(sizes[0], true), back1(sizes[1], false), back2(sizes[2], true);
+  HostBuffer back3(sizes[0], false);
+  for (const HostBuffer* b : {&src0, &src1, &src2, &back0, &back1, &back2, &back3}) {
+    if (b->data() == nullptr) return fail(c, "batch: no host memory");
+  }
+  const HostBuffer* sources[] = {&src0, &src1, &src2};
+  for (int i = 0; i < 3; ++i) fill(sources[i]->data(), sizes[i], seed + i);
+  void* to_device[] = {on_device[0], on_device[1], on_device[2]};
+  const void* from_host[] = {src0.data(), src1.data(), src2.data()};
+  cudaMemcpyAttributes attrs[2] = {};
+  attrs[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  attrs[1].srcAccessOrder = cudaMemcpySrcAccessOrderDuringApiCall;
+  size_t first_copy[] = {0, 1};
+  // Refused before anything travels, as the runtime vets a batch: no copies, a missing array,
+  // attributes that do not start at copy 0, do not rise, run past the batch, outnumber the copies
+  // or name an unknown source order or flag, and the legacy default stream.
+  cudaMemcpyAttributes unknown_order[2] = {attrs[0], attrs[1]};
+  unknown_order[1].srcAccessOrder = cudaMemcpySrcAccessOrderInvalid;
+  cudaMemcpyAttributes unknown_flag[2] = {attrs[0], attrs[1]};
+  unknown_flag[0].flags = 0x80;
+  size_t from_1[] = {1, 2}, falling[] = {0, 0}, past[] = {0, 3}, three[] = {0, 1, 2};
+  cudaMemcpyAttributes three_attrs[3] = {attrs[0], attrs[0], attrs[0]};
+  struct Malformed {
+    const char* what;
+    cudaError_t rc;
+  } const malformed[] = {
+      {"no copies", cudaMemcpyBatchAsync(to_device, from_host, sizes, 0, attrs, first_copy, 2,
+                                         cudaStreamPerThread)},
+      {"no sources", cudaMemcpyBatchAsync(to_device, nullptr, sizes, 3, attrs, first_copy, 2,
+                                          cudaStreamPerThread)},
+      {"no attributes", cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, nullptr, first_copy, 2,
+                                             cudaStreamPerThread)},
+      {"zero attributes", cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, attrs, first_copy, 0,
+                                               cudaStreamPerThread)},
+      {"first attribute past copy 0",
+       cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, attrs, from_1, 2, cudaStreamPerThread)},
+      {"attributes not rising", cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, attrs, falling,
+                                                     2, cudaStreamPerThread)},
+      {"attribute past the batch",
+       cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, attrs, past, 2, cudaStreamPerThread)},
+      {"more attributes than copies",
+       cudaMemcpyBatchAsync(to_device, from_host, sizes, 2, three_attrs, three, 3,
+                            cudaStreamPerThread)},
+      {"unknown source order", cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, unknown_order,
+                                                    first_copy, 2, cudaStreamPerThread)},
+      {"unknown flag", cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, unknown_flag,
+                                            first_copy, 2, cudaStreamPerThread)},
+      {"legacy stream", cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, attrs, first_copy, 2,
+                                             cudaStreamLegacy)},
+  };
+  for (const Malformed& m : malformed) {
+    if (m.rc != cudaErrorInvalidValue) return fail(c, m.what, m.rc);
+  }
+  if (const cudaError_t rc = cudaMemcpyBatchAsync(to_device, from_host, sizes, 3, attrs, first_copy,
+                                                  2, cudaStreamPerThread);
+      rc != cudaSuccess) {
+    return fail(c, "batch: host to device failed with error", rc);
+  }
+  // Read during the call, as its attribute says: these may change now.
+  fill(src1.data(), sizes[1], seed + 100);
+  fill(src2.data(), sizes[2], seed + 100);
+  void* to_host[] = {copied, back0.data(), back1.data(), back2.data()};
+  const void* from_device[] = {on_device[0], on_device[0], on_device[1], on_device[2]};
+  const size_t back_sizes[] = {sizes[0], sizes[0], sizes[1], sizes[2]};
+  size_t all[] = {0};
+  if (cudaMemcpyBatchAsync(to_host, from_device, back_sizes, 4, attrs, all, 1,
+                           cudaStreamPerThread) != cudaSuccess ||
+      cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
+    return fail(c, "batch: device to device and to host failed");
+  }
+  if (cudaMemcpy(back3.data(), copied, sizes[0], cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return fail(c, "batch: reading the device-to-device copy failed");
+  }
+  const HostBuffer* backs[] = {&back0, &back1, &back2, &back3};
+  const uint32_t seeds[] = {seed, seed + 1, seed + 2, seed};
+  for (int i = 0; i < 4; ++i) {
+    size_t wrong = 0;
+    if (!matches(backs[i]->data(), i == 3 ? sizes[0] : sizes[i], seeds[i], &wrong)) {
+      return fail(c,
+                  i == 3 ? "batch: wrong byte in the device-to-device copy at offset"
+                         : "batch: wrong byte back from the device at offset",
+                  wrong);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -169,6 +268,8 @@ int main(int argc, char** argv) {
       }
     }
   }
+  batch_round_trip(static_cast<unsigned char*>(device), max_bytes, seed);
+  ++trips;
   cudaFree(device);
   if (failures != 0) {
     std::printf("%d of %d round trips failed\n", failures, trips);
