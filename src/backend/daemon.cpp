@@ -101,6 +101,13 @@ class Daemon {
     for (const EndpointConfig& endpoint : config.endpoints) {
       for (const std::string& name : endpoint.plugins()) plugins_.load(name);
     }
+    // SIGINT and SIGTERM are taken through the signal descriptor from before the first
+    // "listening on" line: a supervisor (or a test) that signals the daemon once it says it
+    // listens must find the signals handled, not their default action ending it.
+    const sigset_t set = handled_signals();
+    sigprocmask(SIG_BLOCK, &set, &saved_mask_);
+    signal_fd_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+    if (!signal_fd_.valid()) raise_errno("signalfd", errno);
     for (const EndpointConfig& endpoint : config.endpoints) {
       auto communicator = make_communicator(endpoint, config.limits.max_frame_bytes);
       listeners_.push_back(communicator->serve());
@@ -117,10 +124,6 @@ class Daemon {
       }
     }
     set_current_metrics(&metrics_);  // the workers count into it
-    const sigset_t set = handled_signals();
-    sigprocmask(SIG_BLOCK, &set, &saved_mask_);
-    signal_fd_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!signal_fd_.valid()) raise_errno("signalfd", errno);
     // Last: a metrics address that cannot be served stops the daemon before it serves anyone.
     if (!config_.metrics.listen.empty()) start_metrics();
   }
