@@ -90,26 +90,36 @@ TEST(Frameworks, torch_runs_its_first_steps_on_the_simulated_device) {
   }
 }
 
+// A backend with two simulated devices and the simulated NVML, and PyTorch's Python run against
+// it with gvirtus's libcuda.so.1 and libnvidia-ml.so.1 (`env`: more variables for it).
+RunResult run_torch_with_nvml(const std::string& script, const std::string& env = "") {
+  BackendOptions options;
+  options.plugins = R"(["cuda-simulated", "nvml-simulated"])";
+  options.env = {"GVIRTUS_SIMULATED_DEVICES=2"};
+  const BackendProcess backend(options);
+  const std::string path = launches_file("nvml") + ".py";
+  std::ofstream(path) << script;
+  RunResult result =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " " + env +
+          " GVIRTUS_CONFIG=" + backend.client_config_file() +
+          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR ":" GVIRTUS_NVML_STUB_DIR " python3 " + path +
+          " 2>&1");
+  std::remove(path.c_str());
+  if (result.status != 0) result.output += "\nbackend log:\n" + backend.log();
+  return result;
+}
+
 // PyTorch asks NVML which GPUs there are (PYTORCH_NVML_BASED_CUDA_CHECK=1, and to read UUIDs in
 // CUDA_VISIBLE_DEVICES): through gvirtus's libnvidia-ml.so.1 it sees the backend's two simulated
 // devices (the nvml-simulated plugin), by count and by UUID, and a UUID selection counts one.
 TEST(Frameworks, torch_finds_the_backends_gpus_through_nvml) {
   if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
-  BackendOptions options;
-  options.plugins = R"(["cuda-simulated", "nvml-simulated"])";
-  options.env = {"GVIRTUS_SIMULATED_DEVICES=2"};
-  const BackendProcess backend(options);
-  const std::string script =
-      "import torch; "
-      "print('nvml count:', torch.cuda._device_count_nvml()); "
-      "print('nvml uuids:', ','.join(torch.cuda._raw_device_uuid_nvml()))";
-  const RunResult result =
-      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR
-          " CUDA_VISIBLE_DEVICES=GPU-67766972-7475-732d-7369-6d756c617466 GVIRTUS_CONFIG=" +
-          backend.client_config_file() +
-          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR ":" GVIRTUS_NVML_STUB_DIR " python3 -c \"" +
-          script + "\" 2>&1");
-  EXPECT_EQ(result.status, 0) << result.output << backend.log();
+  const RunResult result = run_torch_with_nvml(
+      "import torch\n"
+      "print('nvml count:', torch.cuda._device_count_nvml())\n"
+      "print('nvml uuids:', ','.join(torch.cuda._raw_device_uuid_nvml()))\n",
+      "CUDA_VISIBLE_DEVICES=GPU-67766972-7475-732d-7369-6d756c617466");
+  EXPECT_EQ(result.status, 0) << result.output;
   EXPECT_NE(result.output.find("nvml count: 1\n"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("nvml uuids: GPU-67766972-7475-732d-7369-6d756c617465,"
                                "GPU-67766972-7475-732d-7369-6d756c617466\n"),
@@ -123,11 +133,7 @@ TEST(Frameworks, torch_finds_the_backends_gpus_through_nvml) {
 // temperature sensor, which NVML reports as not supported, as on a GPU without one.
 TEST(Frameworks, torch_reads_device_statistics_through_pynvml) {
   if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
-  BackendOptions options;
-  options.plugins = R"(["cuda-simulated", "nvml-simulated"])";
-  options.env = {"GVIRTUS_SIMULATED_DEVICES=2"};
-  const BackendProcess backend(options);
-  const std::string script =
+  const RunResult result = run_torch_with_nvml(
       "import torch, pynvml\n"
       "print('utilization:', torch.cuda.utilization(1))\n"
       "print('memory usage:', torch.cuda.memory_usage(0))\n"
@@ -135,16 +141,8 @@ TEST(Frameworks, torch_reads_device_statistics_through_pynvml) {
       "try:\n"
       "    torch.cuda.temperature(0)\n"
       "except pynvml.NVMLError_NotSupported:\n"
-      "    print('temperature: not supported')\n";
-  const std::string path = launches_file("pynvml") + ".py";
-  std::ofstream(path) << script;
-  const RunResult result =
-      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " GVIRTUS_CONFIG=" +
-          backend.client_config_file() +
-          " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR ":" GVIRTUS_NVML_STUB_DIR " python3 " + path +
-          " 2>&1");
-  std::remove(path.c_str());
-  EXPECT_EQ(result.status, 0) << result.output << backend.log();
+      "    print('temperature: not supported')\n");
+  EXPECT_EQ(result.status, 0) << result.output;
   const std::string expected[] = {"utilization: 0\n", "memory usage: 0\n",
                                   "clock: " + std::to_string(gvirtus::simulated::kClockMhz) + "\n",
                                   "temperature: not supported\n"};
