@@ -15,6 +15,13 @@ void AddressRanges::remove_device(int device) {
   std::erase_if(ranges_, [&](const auto& entry) { return entry.second.device == device; });
 }
 
+std::optional<AddressRanges::Range> AddressRanges::take(const void* start) {
+  std::unique_lock lock(mutex_);
+  const auto node = ranges_.extract(reinterpret_cast<uintptr_t>(start));
+  if (node.empty()) return std::nullopt;
+  return node.mapped();
+}
+
 bool AddressRanges::remove(const void* start) {
   std::unique_lock lock(mutex_);
   return ranges_.erase(reinterpret_cast<uintptr_t>(start)) == 1;

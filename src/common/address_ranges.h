@@ -24,6 +24,8 @@ class AddressRanges {
   void add(const void* start, size_t bytes, unsigned flags, int device = -1);
   // Forgets the range that starts exactly at `start`; false if there is none.
   bool remove(const void* start);
+  // Forgets the range that starts exactly at `start` and returns it; nullopt if there is none.
+  std::optional<Range> take(const void* start);
   // The range holding `address`, if any (a zero-byte range still names its start).
   std::optional<Range> find(const void* address) const;
   // Forgets every range on `device` (a device reset frees them all).

@@ -489,8 +489,7 @@ Frame Client::receive_reply(Connection& conn, bool landings) {
                         config_.limits.max_frame_bytes);
   // Decided from the frame's header alone, before the rest of the frame is read: a success
   // reply to a request with a landing, exactly as long as the landing expects.
-  uint64_t placed = 0;
-  Placement chosen;
+  Placement chosen;  // the landing's, once one is chosen
   auto place = [&](ByteView head, size_t message_bytes) -> Placement {
     if (head.size() < kFrameHeaderBytes) return {};
     const FrameHeader h =
@@ -501,7 +500,6 @@ Frame Client::receive_reply(Connection& conn, bool landings) {
       if (id != h.request_id) continue;
       if (landing->bytes == 0 || h.payload_bytes != landing->at + landing->bytes) return {};
       landing->landed = 1;
-      placed = landing->bytes;
       chosen = {kFrameHeaderBytes + static_cast<size_t>(landing->at),
                 {static_cast<std::byte*>(landing->into), static_cast<size_t>(landing->bytes)}};
       return chosen;
@@ -511,11 +509,11 @@ Frame Client::receive_reply(Connection& conn, bool landings) {
   ByteView message = conn.recv_placed(kFrameHeaderBytes, place, timeout);
   // A transport hands back the whole message when it did not place its end (none does so for a
   // placement that fits, but a reply's bytes must reach the landing whatever the transport did).
-  if (placed > 0 && message.size() == chosen.at + chosen.into.size()) {
+  if (!chosen.into.empty() && message.size() == chosen.at + chosen.into.size()) {
     std::memcpy(chosen.into.data(), message.data() + chosen.at, chosen.into.size());
     message = message.first(chosen.at);
   }
-  return decode_frame(message, config_.limits.max_frame_bytes, placed);
+  return decode_frame(message, config_.limits.max_frame_bytes, chosen.into.size());
 }
 
 std::optional<Error> Client::take_async_error() {

@@ -213,9 +213,8 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemHostAlloc(void**
 extern "C" __attribute__((visibility("default"))) CUresult cuMemFreeHost(void* p) {
   if (p == nullptr) return CUDA_SUCCESS;  // as the driver (and so cudaFreeHost(nullptr)) answers
   if (const auto freed = cr::shared_free(p)) return *freed;
-  const auto range = cr::host_allocations().find(p);
-  if (!range || range->start != reinterpret_cast<uintptr_t>(p)) return CUDA_ERROR_INVALID_VALUE;
-  cr::host_allocations().remove(p);
+  const auto range = cr::host_allocations().take(p);
+  if (!range) return CUDA_ERROR_INVALID_VALUE;
   gvirtus::process_session::unregister_host_memory(p, range->bytes);
   ::munmap(p, range->bytes);
   return CUDA_SUCCESS;
@@ -246,11 +245,8 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemHostRegister_v2(
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemHostUnregister(void* p) {
-  const auto range = cr::host_registrations().find(p);
-  if (!range || range->start != reinterpret_cast<uintptr_t>(p) ||
-      !cr::host_registrations().remove(p)) {
-    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-  }
+  const auto range = cr::host_registrations().take(p);
+  if (!range) return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
   gvirtus::process_session::unregister_host_memory(p, range->bytes);
   return CUDA_SUCCESS;
 }

@@ -68,11 +68,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigne
 GVIRTUS_CUDART_EXPORT cudaError_t cudaFreeHost(void* ptr) {
   if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
   if (ptr == nullptr) return cudaSuccess;
-  const auto range = cr::host_allocations().find(ptr);
-  if (!range || range->start != reinterpret_cast<uintptr_t>(ptr)) {
-    return cr::record_local_error(cudaErrorInvalidValue);
-  }
-  cr::host_allocations().remove(ptr);
+  const auto range = cr::host_allocations().take(ptr);
+  if (!range) return cr::record_local_error(cudaErrorInvalidValue);
   if (const auto shared = cr::shared_host_free(ptr)) return *shared;
   gvirtus::process_session::unregister_host_memory(ptr, range->bytes);
   ::munmap(ptr, range->bytes);
@@ -95,9 +92,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsig
 GVIRTUS_CUDART_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
   if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) return init;
   if (ptr == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
-  const auto range = cr::host_registrations().find(ptr);
-  if (!range || range->start != reinterpret_cast<uintptr_t>(ptr) ||
-      !cr::host_registrations().remove(ptr)) {
+  const auto range = cr::host_registrations().take(ptr);
+  if (!range) {
     return cr::record_local_error(cudaErrorHostMemoryNotRegistered);
   }
   gvirtus::process_session::unregister_host_memory(ptr, range->bytes);
