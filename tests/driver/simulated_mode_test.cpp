@@ -276,6 +276,30 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
   }
 }
 
+// Batches of copies (cuMemcpyBatchAsync, CUDA 13's form and 12.8's) run as the copies they are:
+// both batches' bytes come back; 12.8's form says which copy failed, and none when none did; the
+// batches the driver refuses are refused (CUDA_ERROR_INVALID_VALUE) before any copy is made.
+TEST_F(SimulatedDriverMode, batches_of_copies_round_trip_and_malformed_ones_are_refused) {
+  const RunResult result =
+      run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_api " + GVIRTUS_SAXPY_FATBIN);
+  for (const char* line :
+       {"cuMemcpyBatchAsync(up_dsts, up_srcs, sizes, 2, attributes, attribute_starts, 1, "
+        "batch_stream) -> 0",
+        "cuMemcpyBatchAsync(across_dsts, across_srcs, sizes, 2, attributes, attribute_starts, 2, "
+        "batch_stream) -> 0",
+        "batch round trips: ok", "CU_GET_PROC_ADDRESS_DEFAULT, &found) -> 0",
+        "legacy batch: fail index none", "&fail_index, batch_stream) -> 1",
+        "legacy batch failed at copy 1", "late_start, 1, batch_stream) -> 1",
+        "cuMemcpyBatchAsync(up_dsts, up_srcs, sizes, 2, &odd, attribute_starts, 1, batch_stream) "
+        "-> 1\ncuMemcpyBatchAsync(up_dsts, up_srcs, sizes, 2, &odd, attribute_starts, 1, "
+        "batch_stream) -> 1",
+        "attribute_starts, 1, nullptr) -> 1",
+        "sizes, 0, attributes, attribute_starts, 1, batch_stream) -> 1",
+        "cuStreamDestroy(batch_stream) -> 0"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+}
+
 // Mapped page-locked host memory: over shm the block lies in the memory the backend maps too, so
 // its device pointer reaches the very pages the program writes, both ways; over tcp there is none.
 TEST(SimulatedHostMemory, a_mapped_block_over_shm_is_the_same_pages_on_both_sides) {

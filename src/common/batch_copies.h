@@ -1,0 +1,57 @@
+// The attributes of a batch of copies (cudaMemcpyBatchAsync, cuMemcpyBatchAsync), vetted and
+// walked once for both stubs: the runtime's cudaMemcpyAttributes and the driver's
+// CUmemcpyAttributes have the same members and the same values, so the rules are written over
+// either.
+//
+// A batch of `count` copies comes with `num_attrs` attributes and `attrs_idxs`, the first copy
+// each attribute applies to: the first starts at copy 0, each starts after the one before, and
+// none past the last copy. An attribute names a source access order CUDA knows (stream, during
+// the call, any: 1, 2, 3 in both APIs) and no flag beyond `known_flags`.
+#pragma once
+
+#include <cstddef>
+
+namespace gvirtus::batch {
+
+// The source access orders both APIs define (cudaMemcpySrcAccessOrder, CUmemcpySrcAccessOrder).
+inline constexpr int kOrderStream = 1;
+inline constexpr int kOrderDuringApiCall = 2;
+inline constexpr int kOrderAny = 3;
+
+template <typename Attributes>
+bool valid_attributes(size_t count, const Attributes* attrs, const size_t* attrs_idxs,
+                      size_t num_attrs, unsigned known_flags) {
+  if (count == 0 || attrs == nullptr || attrs_idxs == nullptr || num_attrs == 0 ||
+      num_attrs > count) {
+    return false;
+  }
+  if (attrs_idxs[0] != 0 || attrs_idxs[num_attrs - 1] >= count) return false;
+  for (size_t k = 0; k < num_attrs; ++k) {
+    if (k > 0 && attrs_idxs[k] <= attrs_idxs[k - 1]) return false;
+    const int order = static_cast<int>(attrs[k].srcAccessOrder);
+    if (order != kOrderStream && order != kOrderDuringApiCall && order != kOrderAny) return false;
+    if ((attrs[k].flags & ~known_flags) != 0) return false;
+  }
+  return true;
+}
+
+// Calls copy(i, attributes of copy i) for each copy in order, for attributes valid_attributes
+// accepted; stops at the first call that returns false and returns its index, or `count`.
+template <typename Attributes, typename Copy>
+size_t for_each_copy(size_t count, const Attributes* attrs, const size_t* attrs_idxs,
+                     size_t num_attrs, Copy&& copy) {
+  size_t attr = 0;
+  for (size_t i = 0; i < count; ++i) {
+    while (attr + 1 < num_attrs && attrs_idxs[attr + 1] <= i) ++attr;
+    if (!copy(i, attrs[attr])) return i;
+  }
+  return count;
+}
+
+// Whether copies with these attributes promise that their sources were read when the call returns.
+template <typename Attributes>
+bool read_during_call(const Attributes& attributes) {
+  return static_cast<int>(attributes.srcAccessOrder) == kOrderDuringApiCall;
+}
+
+}  // namespace gvirtus::batch
