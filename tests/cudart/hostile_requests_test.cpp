@@ -111,8 +111,8 @@ TEST_F(HostileCudart, a_launch_attribute_naming_an_event_the_session_lacks_is_re
   expect_session_ended_alone(c);
 }
 
-// A stream attribute of a stream the session does not hold, or naming an event it does not hold,
-// is refused before the runtime; the session goes on.
+// A stream attribute of a stream the session does not hold, naming an event it does not hold, or
+// with an id no header names, is refused before the runtime; the session goes on.
 TEST_F(HostileCudart, a_stream_attribute_naming_what_the_session_lacks_is_refused) {
   Client c = client();
   auto status_of = [&](cr::Fn fn, uint64_t stream, int32_t id, const void* value) {
@@ -140,6 +140,15 @@ TEST_F(HostileCudart, a_stream_attribute_naming_what_the_session_lacks_is_refuse
   EXPECT_EQ(
       status_of(cr::Fn::cudaStreamSetAttribute, 0, cudaLaunchAttributeProgrammaticEvent, &value),
       cudaErrorInvalidResourceHandle);
+  // Ids no runtime header names (the fuzzer's 0x47470000 among them) are refused before the
+  // runtime, set or get: their bits are no value of cudaLaunchAttributeID.
+  for (const int32_t id : {0x47470000, -1, 4096}) {
+    value = cudaLaunchAttributeValue{};
+    EXPECT_EQ(status_of(cr::Fn::cudaStreamSetAttribute, 0, id, &value), cudaErrorInvalidValue)
+        << id;
+    EXPECT_EQ(status_of(cr::Fn::cudaStreamGetAttribute, 0, id, nullptr), cudaErrorInvalidValue)
+        << id;
+  }
   EXPECT_TRUE(ping(c)) << "the session goes on";
 }
 

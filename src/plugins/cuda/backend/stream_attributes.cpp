@@ -22,8 +22,10 @@ bool run_stream_attribute(Fn fn, WireReader& in, WireWriter& out, CUresult& resu
   std::memcpy(&value, bytes.data(), sizeof value);
   in.expect_end();
   const bool set = fn == Fn::cuStreamSetAttribute;
-  const auto attribute = static_cast<CUstreamAttrID>(request.attribute);
   result = stream_attribute(request.attribute) ? vet(request.stream) : CUDA_ERROR_INVALID_VALUE;
+  // Only an id stream_attribute knows becomes the enum (another's bits may be none of its values).
+  const auto attribute =
+      result == CUDA_SUCCESS ? static_cast<CUstreamAttrID>(request.attribute) : CUstreamAttrID{};
   const void* entry = set ? reinterpret_cast<const void*>(real().cuStreamSetAttribute)
                           : reinterpret_cast<const void*>(real().cuStreamGetAttribute);
   if (result == CUDA_SUCCESS && entry == nullptr) result = CUDA_ERROR_NOT_SUPPORTED;

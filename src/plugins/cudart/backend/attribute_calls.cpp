@@ -1,7 +1,9 @@
 // Attribute calls: a kernel node's (cudaGraphKernelNodeGetAttribute/SetAttribute, from
 // graph_node_calls.cpp) and a stream's (cudaStreamGetAttribute/SetAttribute, custom rows 269-270).
-// The attribute's id goes to the runtime as its bits (it refuses one it does not know), the value
-// as its bytes; the target and the events a value names are vetted as the session's.
+// The attribute's id goes to the runtime as its bits (it refuses one it does not know) when it is
+// one of the enum's values: an id past the last cuda_runtime_api.h names is refused here, as the
+// runtime refuses it, since its bits would be no value of cudaLaunchAttributeID to pass. The value
+// goes as its bytes; the target and the events a value names are vetted as the session's.
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -11,6 +13,11 @@
 #include "plugins/cudart/common/graph_wire.h"
 
 namespace gvirtus::cudart {
+namespace {
+
+constexpr int32_t kLastLaunchAttribute = cudaLaunchAttributeNvlinkUtilCentricScheduling;
+
+}  // namespace
 
 cudaError_t run_attribute_call(
     WireReader& in, WireWriter& out, bool set, FunctionRef<cudaError_t()> vet_target,
@@ -19,12 +26,12 @@ cudaError_t run_attribute_call(
   cudaLaunchAttributeValue value{};
   if (set) std::memcpy(&value, in.get_raw(sizeof value).data(), sizeof value);
   in.expect_end();
-  cudaLaunchAttributeID attribute{};
-  static_assert(sizeof attribute == sizeof bits);
-  std::memcpy(&attribute, &bits, sizeof bits);
-  cudaError_t result =
-      first_failure(vet_target(), set ? vet_launch_attribute(bits, value) : cudaSuccess);
-  if (result == cudaSuccess) result = apply(attribute, &value);
+  cudaError_t result = vet_target();
+  if (result == cudaSuccess && (bits < 0 || bits > kLastLaunchAttribute)) {
+    result = cudaErrorInvalidValue;
+  }
+  if (result == cudaSuccess && set) result = vet_launch_attribute(bits, value);
+  if (result == cudaSuccess) result = apply(static_cast<cudaLaunchAttributeID>(bits), &value);
   out.put<int32_t>(result);
   if (result == cudaSuccess && !set) out.put_raw(&value, sizeof value);
   return result;
