@@ -48,6 +48,79 @@ int main(int argc, char** argv) {
   std::printf("occupancy: grid %d block %d\n", grid, block);
   SHOW(cuOccupancyMaxPotentialBlockSize(&grid, &block, function, nullptr, 0, 128));
   std::printf("limited: grid %d block %d\n", grid, block);
+  // A graph of two launches captured on a stream: its one root, a clone with both nodes, and the
+  // flags it was instantiated with.
+  CUstream capture_stream = nullptr;
+  SHOW(cuStreamCreate(&capture_stream, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr xs = 0, ys = 0;
+  SHOW(cuMemAlloc(&xs, 256 * sizeof(float)));
+  SHOW(cuMemAlloc(&ys, 256 * sizeof(float)));
+  int elements = 256;
+  float scale = 2.0f;
+  void* saxpy_args[] = {&elements, &scale, &xs, &ys};
+  SHOW(cuStreamBeginCapture(capture_stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  SHOW(cuLaunchKernel(function, 1, 1, 1, 256, 1, 1, 0, capture_stream, saxpy_args, nullptr));
+  SHOW(cuLaunchKernel(function, 1, 1, 1, 256, 1, 1, 0, capture_stream, saxpy_args, nullptr));
+  CUgraph captured = nullptr, cloned = nullptr;
+  SHOW(cuStreamEndCapture(capture_stream, &captured));
+  size_t roots = 0, cloned_nodes = 0;
+  SHOW(cuGraphGetRootNodes(captured, nullptr, &roots));
+  CUgraphNode root[2] = {};
+  size_t root_capacity = 2;
+  SHOW(cuGraphGetRootNodes(captured, root, &root_capacity));
+  SHOW(cuGraphClone(&cloned, captured));
+  SHOW(cuGraphGetNodes(cloned, nullptr, &cloned_nodes));
+  std::printf("graph: %zu root, %zu written, second slot %s; clone of %zu nodes\n", roots,
+              root_capacity, root[1] == nullptr ? "null" : "set", cloned_nodes);
+  CUgraphExec executable = nullptr;
+  SHOW(cuGraphInstantiateWithFlags(&executable, cloned, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+  cuuint64_t instantiated_with = 0;
+  SHOW(cuGraphExecGetFlags(executable, &instantiated_with));
+  std::printf("instantiated with flags %llu\n", static_cast<unsigned long long>(instantiated_with));
+  SHOW(cuGraphExecGetFlags(reinterpret_cast<CUgraphExec>(uintptr_t{0x7e7e7e00}), &instantiated_with));
+  SHOW(cuGraphClone(&cloned, reinterpret_cast<CUgraph>(uintptr_t{0x7e7e7e00})));
+  SHOW(cuGraphExecDestroy(executable));
+  SHOW(cuGraphDestroy(cloned));
+  SHOW(cuGraphDestroy(captured));
+  SHOW(cuStreamDestroy(capture_stream));
+  // Tensor maps: a 2D tile of floats over device memory, its address replaced by another
+  // allocation's; refused over memory that is not the device's, of rank 0 and of an unknown type.
+  CUtensorMap tile{};
+  const cuuint64_t dims[2] = {16, 16};
+  const cuuint64_t row_stride[1] = {16 * sizeof(float)};
+  const cuuint32_t tile_box[2] = {8, 8};
+  const cuuint32_t unit[2] = {1, 1};
+  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  const CUtensorMap encoded = tile;
+  SHOW(cuTensorMapReplaceAddress(&tile, reinterpret_cast<void*>(ys)));
+  std::printf("tensor map: encoded %s, replaced address %s\n",
+              encoded.opaque[0] != 0 || encoded.opaque[1] != 0 ? "yes" : "no",
+              std::memcmp(&encoded, &tile, sizeof tile) != 0 ? "changed it" : "changed nothing");
+  alignas(16) static float host_tile[256];
+  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, host_tile, dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 0, reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeTiled(&tile, static_cast<CUtensorMapDataType>(99), 2, reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  // An im2col map of an NHWC tensor (8 channels, 8 x 8 pixels, 2 images) of halves.
+  CUtensorMap im2col{};
+  const cuuint64_t nhwc[4] = {8, 8, 8, 2};
+  const cuuint64_t nhwc_strides[3] = {8 * 2, 8 * 8 * 2, 8 * 8 * 8 * 2};
+  const int lower[2] = {0, 0}, upper[2] = {0, 0};
+  const cuuint32_t ones[4] = {1, 1, 1, 1};
+  SHOW(cuTensorMapEncodeIm2col(&im2col, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, reinterpret_cast<void*>(xs), nhwc, nhwc_strides, lower, upper, 8, 64, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeIm2colWide(&im2col, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, reinterpret_cast<void*>(xs), nhwc, nhwc_strides, 0, 0, 8, 64, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuMemFree(xs));
+  SHOW(cuMemFree(ys));
+  // Device queries: the widest 1D texture over linear memory, atomics with the host, graph memory.
+  size_t linear_width = 0;
+  SHOW(cuDeviceGetTexture1DLinearMaxWidth(&linear_width, CU_AD_FORMAT_FLOAT, 4, device));
+  std::printf("1d linear texture: %s\n", linear_width > 0 ? "wide" : "none");
+  const CUatomicOperation operations[2] = {CU_ATOMIC_OPERATION_INTEGER_ADD,
+                                           CU_ATOMIC_OPERATION_CAS};
+  unsigned capabilities[2] = {0xdead, 0xdead};
+  SHOW(cuDeviceGetHostAtomicCapabilities(capabilities, operations, 2, device));
+  std::printf("host atomics answered: %s\n",
+              capabilities[0] != 0xdead && capabilities[1] != 0xdead ? "yes" : "no");
+  SHOW(cuDeviceGraphMemTrim(device));
   SHOW(cuModuleUnload(module));
   // A 3D box of 100 x 4 x 3 bytes up into pitched device memory and back into a host box of
   // another pitch (cuMemcpy3D: slices as 2D copies).

@@ -90,8 +90,13 @@ class SimulatedDriverMode : public ::testing::Test {
     // One file per test process: ctest runs tests side by side.
     launches_ = dir_ + "/gvirtus-launches-" + std::to_string(::getpid()) + ".jsonl";
     ::setenv("GVIRTUS_SIMULATED_LAUNCHES", launches_.c_str(), 1);  // the backend inherits it
+    // Device memory apart from the client's heap, as a GPU's is: under ASan both processes'
+    // heaps lie at the same addresses, and a copy between unified addresses (cuMemcpyAsync)
+    // would take a host buffer of the program's for the device memory at its address.
+    ::setenv("GVIRTUS_SIMULATED_ADDRESSES", "fixed", 1);
     backend_ = std::make_unique<BackendProcess>("", R"(["cuda-simulated"])");
     ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");
+    ::unsetenv("GVIRTUS_SIMULATED_ADDRESSES");
   }
   void TearDown() override { std::remove(launches_.c_str()); }
 
@@ -296,6 +301,50 @@ TEST_F(SimulatedDriverMode, batches_of_copies_round_trip_and_malformed_ones_are_
         "attribute_starts, 1, nullptr) -> 1",
         "sizes, 0, attributes, attribute_starts, 1, batch_stream) -> 1",
         "cuStreamDestroy(batch_stream) -> 0"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+}
+
+// A captured graph's root (one: a capture on one stream is a chain), a clone with both of its
+// nodes, an executable graph's flags as instantiated; graphs the session does not hold refused.
+// Tensor maps encoded by the backend over the session's device memory and their address replaced;
+// one over host memory, of rank 0 or of an unknown data type refused before the driver. Device
+// queries of CUDA 12 and 13 answered.
+TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_the_driver) {
+  const RunResult result =
+      run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_api " + GVIRTUS_SAXPY_FATBIN);
+  for (const char* line :
+       {"cuStreamEndCapture(capture_stream, &captured) -> 0",
+        "cuGraphGetRootNodes(captured, nullptr, &roots) -> 0",
+        "cuGraphGetRootNodes(captured, root, &root_capacity) -> 0",
+        "cuGraphClone(&cloned, captured) -> 0",
+        "graph: 1 root, 1 written, second slot null; clone of 2 nodes",
+        "instantiated with flags 1",
+        "cuGraphExecGetFlags(reinterpret_cast<CUgraphExec>(uintptr_t{0x7e7e7e00}), "
+        "&instantiated_with) -> 400",
+        "cuGraphClone(&cloned, reinterpret_cast<CUgraph>(uintptr_t{0x7e7e7e00})) -> 400",
+        "cuGraphDestroy(captured) -> 0",
+        "cuTensorMapReplaceAddress(&tile, reinterpret_cast<void*>(ys)) -> 0",
+        "tensor map: encoded yes, replaced address changed it",
+        "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, host_tile, dims, row_stride, tile_box, unit, "
+        "CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, "
+        "CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) -> 1",
+        "CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 0, reinterpret_cast<void*>(xs), dims, row_stride, "
+        "tile_box, "
+        "unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, "
+        "CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) -> 1",
+        "static_cast<CUtensorMapDataType>(99), 2, reinterpret_cast<void*>(xs), dims, row_stride, "
+        "tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, "
+        "CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) -> 1",
+        "lower, upper, 8, 64, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, "
+        "CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) -> 0",
+        "CU_TENSOR_MAP_IM2COL_WIDE_MODE_W, CU_TENSOR_MAP_SWIZZLE_128B, "
+        "CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) -> 0",
+        "cuDeviceGetTexture1DLinearMaxWidth(&linear_width, CU_AD_FORMAT_FLOAT, 4, device) -> 0",
+        "1d linear texture: wide",
+        "cuDeviceGetHostAtomicCapabilities(capabilities, operations, 2, device) -> 0",
+        "host atomics answered: yes",
+        "cuDeviceGraphMemTrim(device) -> 0"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
 }

@@ -11,20 +11,20 @@
 namespace gvirtus::cuda {
 namespace {
 
-// cuGraphGetNodes: u64 graph, u64 capacity (common/driver_wire.h).
-void graph_nodes(WireReader& in, WireWriter& out, CUresult& result) {
+// cuGraphGetNodes, cuGraphGetRootNodes: u64 graph, u64 capacity (common/driver_wire.h).
+void graph_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   const auto graph = marshal::get_value<CUgraph>(in);
   const auto capacity = in.get<uint64_t>();
   in.expect_end();
   result = vet(graph);
-  if (result == CUDA_SUCCESS && real().cuGraphGetNodes == nullptr) {
-    result = CUDA_ERROR_NOT_SUPPORTED;
-  }
+  const auto query =
+      fn == Fn::cuGraphGetNodes ? real().cuGraphGetNodes : real().cuGraphGetRootNodes;
+  if (result == CUDA_SUCCESS && query == nullptr) result = CUDA_ERROR_NOT_SUPPORTED;
   // However large the client's array, no more nodes than a reply holds.
   std::vector<CUgraphNode> nodes(std::min<uint64_t>(capacity, kMaxGraphNodes));
   size_t count = nodes.size();
   if (result == CUDA_SUCCESS) {
-    result = real().cuGraphGetNodes(graph, capacity == 0 ? nullptr : nodes.data(), &count);
+    result = query(graph, capacity == 0 ? nullptr : nodes.data(), &count);
   }
   if (result != CUDA_SUCCESS) count = 0;
   out.put<int32_t>(result);
@@ -40,7 +40,8 @@ void graph_nodes(WireReader& in, WireWriter& out, CUresult& result) {
 bool run_graph_query(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   switch (fn) {
     case Fn::cuGraphGetNodes:
-      graph_nodes(in, out, result);
+    case Fn::cuGraphGetRootNodes:
+      graph_nodes(fn, in, out, result);
       return true;
     default:
       return false;

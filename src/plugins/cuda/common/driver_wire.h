@@ -72,7 +72,8 @@
 //   cuMemHostRegister     SharedHostRequest (whole pages of the shared memory). Reply: i32
 //                         result, u64 device pointer (0 after a failure).
 //   cuMemHostUnregister   u64 offset (of a registered block). Reply: i32 result.
-//   cuGraphGetNodes       u64 graph, u64 capacity (the caller's array; 0: no array, the count
+//   cuGraphGetNodes, cuGraphGetRootNodes
+//                         u64 graph, u64 capacity (the caller's array; 0: no array, the count
 //                         alone). Reply: i32 result, u64 count (what the driver set: the graph's
 //                         nodes, or those written), then with an array u32 n and n u64 nodes
 //                         (n = the count, at most kMaxGraphNodes; nothing after a failure but

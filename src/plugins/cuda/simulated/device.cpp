@@ -480,6 +480,76 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUde
   });
 }
 
+// The widest 1D texture over linear memory, in elements of the format: 2^28 bytes (the 1D linear
+// texture attribute's limit) divided by the element's size.
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements,
+                                                                     CUarray_format format,
+                                                                     unsigned numChannels,
+                                                                     CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (maxWidthInElements == nullptr ||
+        (numChannels != 1 && numChannels != 2 && numChannels != 4)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    size_t element = 0;
+    switch (format) {
+      case CU_AD_FORMAT_UNSIGNED_INT8:
+      case CU_AD_FORMAT_SIGNED_INT8:
+        element = 1;
+        break;
+      case CU_AD_FORMAT_UNSIGNED_INT16:
+      case CU_AD_FORMAT_SIGNED_INT16:
+      case CU_AD_FORMAT_HALF:
+        element = 2;
+        break;
+      case CU_AD_FORMAT_UNSIGNED_INT32:
+      case CU_AD_FORMAT_SIGNED_INT32:
+      case CU_AD_FORMAT_FLOAT:
+        element = 4;
+        break;
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *maxWidthInElements = (size_t{1} << 28) / (element * numChannels);
+    return CUDA_SUCCESS;
+  });
+}
+
+// Atomics between a simulated device and the host, as over PCIe: integer operations of 32 and
+// 64 bits, signed and unsigned; no floating-point ones.
+GVIRTUS_SIMULATED_EXPORT CUresult
+cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations,
+                                  unsigned int count, CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (capabilities == nullptr || operations == nullptr || count == 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    for (unsigned i = 0; i < count; ++i) {
+      const int operation = operations[i];
+      if (operation < CU_ATOMIC_OPERATION_INTEGER_ADD ||
+          operation > CU_ATOMIC_OPERATION_FLOAT_MAX) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    for (unsigned i = 0; i < count; ++i) {
+      capabilities[i] =
+          operations[i] >= CU_ATOMIC_OPERATION_FLOAT_ADD
+              ? 0u
+              : unsigned{CU_ATOMIC_CAPABILITY_SIGNED | CU_ATOMIC_CAPABILITY_UNSIGNED |
+                         CU_ATOMIC_CAPABILITY_SCALAR_32 | CU_ATOMIC_CAPABILITY_SCALAR_64};
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// Graph memory the device keeps for graphs' allocations: none here, so nothing to trim.
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice device) {
+  return sim::guarded(
+      [&](sim::State&) { return valid_device(device) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; });
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetP2PAttribute(int* value, CUdevice_P2PAttribute attrib,
                                                           CUdevice srcDevice, CUdevice dstDevice) {
   return sim::guarded([&](sim::State&) {

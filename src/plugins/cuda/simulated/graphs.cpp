@@ -66,10 +66,11 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGra
     if (phGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
     const auto graph = s.graphs.find(hGraph);
     if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_HANDLE;
-    (void)flags;  // auto-free, upload, device launch, priority: nothing the record shows
+    // Auto-free, upload, device launch, priority: nothing the record shows; kept to be asked.
     auto executable = std::make_unique<std::vector<sim::CapturedLaunch>>(*graph->second);
     *phGraphExec = reinterpret_cast<CUgraphExec>(executable.get());
     s.executables.emplace(*phGraphExec, std::move(executable));
+    s.executable_flags[*phGraphExec] = flags;
     return CUDA_SUCCESS;
   });
 }
@@ -99,6 +100,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
   return sim::guarded([&](sim::State& s) {
+    s.executable_flags.erase(hGraphExec);
     return s.executables.erase(hGraphExec) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
 }
@@ -109,23 +111,62 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
   });
 }
 
-// A graph's nodes: its captured launches, each one's address its node handle.
+namespace {
+
+// A graph's nodes: its captured launches, each one's address its node handle; as the driver,
+// without an array the count, with one up to *count nodes written, the rest of it nulled.
+CUresult write_nodes(sim::State& s, CUgraph graph, CUgraphNode* nodes, size_t* count,
+                     bool roots_only) {
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const auto found = s.graphs.find(graph);
+  if (found == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
+  auto& launches = *found->second;
+  // A capture on one stream is a chain: its first launch is the one node without dependencies.
+  const size_t total = roots_only ? std::min<size_t>(launches.size(), 1) : launches.size();
+  if (nodes == nullptr) {
+    *count = total;
+    return CUDA_SUCCESS;
+  }
+  const size_t written = std::min(*count, total);
+  for (size_t i = 0; i < *count; ++i) {
+    nodes[i] = i < written ? reinterpret_cast<CUgraphNode>(&launches[i]) : nullptr;
+  }
+  *count = written;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes,
                                                   size_t* numNodes) {
+  return sim::guarded(
+      [&](sim::State& s) { return write_nodes(s, hGraph, nodes, numNodes, false); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes,
+                                                      size_t* numRootNodes) {
+  return sim::guarded(
+      [&](sim::State& s) { return write_nodes(s, hGraph, rootNodes, numRootNodes, true); });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) {
   return sim::guarded([&](sim::State& s) {
-    if (numNodes == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto graph = s.graphs.find(hGraph);
-    if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
-    auto& launches = *graph->second;
-    if (nodes == nullptr) {
-      *numNodes = launches.size();
-      return CUDA_SUCCESS;
-    }
-    const size_t written = std::min(*numNodes, launches.size());
-    for (size_t i = 0; i < *numNodes; ++i) {
-      nodes[i] = i < written ? reinterpret_cast<CUgraphNode>(&launches[i]) : nullptr;
-    }
-    *numNodes = written;
+    if (phGraphClone == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto original = s.graphs.find(originalGraph);
+    if (original == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
+    auto clone = std::make_unique<std::vector<sim::CapturedLaunch>>(*original->second);
+    *phGraphClone = reinterpret_cast<CUgraph>(clone.get());
+    s.graphs.emplace(*phGraphClone, std::move(clone));
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto found = s.executable_flags.find(hGraphExec);
+    if (found == s.executable_flags.end()) return CUDA_ERROR_INVALID_VALUE;
+    *flags = found->second;
     return CUDA_SUCCESS;
   });
 }

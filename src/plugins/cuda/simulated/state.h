@@ -169,6 +169,7 @@ struct State {
   std::map<CUstream, std::vector<CapturedLaunch>> capturing;
   std::map<CUgraph, std::unique_ptr<std::vector<CapturedLaunch>>> graphs;
   std::map<CUgraphExec, std::unique_ptr<std::vector<CapturedLaunch>>> executables;
+  std::map<CUgraphExec, unsigned long long> executable_flags;  // as instantiated
   // The device pool's settable attributes (CUmemPool_attribute -> value).
   // Every pool's settable attributes (CUmemPool_attribute -> value), by pool.
   std::map<CUmemoryPool, std::map<int, uint64_t>> pool_attributes;
