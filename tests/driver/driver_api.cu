@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <vector>
 
 #include "show_calls.h"
@@ -79,6 +80,35 @@ int main(int argc, char** argv) {
   std::printf("instantiated with flags %llu\n", static_cast<unsigned long long>(instantiated_with));
   SHOW(cuGraphExecGetFlags(reinterpret_cast<CUgraphExec>(uintptr_t{0x7e7e7e00}), &instantiated_with));
   SHOW(cuGraphClone(&cloned, reinterpret_cast<CUgraph>(uintptr_t{0x7e7e7e00})));
+  // Instantiated with parameters (an upload stream the session holds, then one it does not),
+  // updated from its clone, and described in DOT at a path of this machine.
+  CUDA_GRAPH_INSTANTIATE_PARAMS with_params{};
+  with_params.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+  with_params.hUploadStream = capture_stream;
+  with_params.result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+  CUgraphExec from_params = nullptr;
+  SHOW(cuGraphInstantiateWithParams(&from_params, captured, &with_params));
+  std::printf("instantiated with parameters: result %d\n", static_cast<int>(with_params.result_out));
+  with_params.hUploadStream = reinterpret_cast<CUstream>(uintptr_t{0x7e7e7e00});
+  CUgraphExec refused = nullptr;
+  SHOW(cuGraphInstantiateWithParams(&refused, captured, &with_params));
+  std::printf("refused instantiation: result %d, executable %s\n",
+              static_cast<int>(with_params.result_out), refused == nullptr ? "none" : "set");
+  CUgraphExecUpdateResultInfo update{};
+  SHOW(cuGraphExecUpdate(from_params, cloned, &update));
+  std::printf("update result %d\n", static_cast<int>(update.result));
+  char dot_path[64];
+  std::snprintf(dot_path, sizeof dot_path, "/tmp/gvirtus-driver-api-%d.dot", static_cast<int>(getpid()));
+  SHOW(cuGraphDebugDotPrint(captured, dot_path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
+  char dot_head[8] = {};
+  if (std::FILE* dot = std::fopen(dot_path, "rb")) {
+    if (std::fread(dot_head, 1, 7, dot) != 7) dot_head[0] = '\0';
+    std::fclose(dot);
+  }
+  std::remove(dot_path);
+  std::printf("dot file: %s\n", std::strcmp(dot_head, "digraph") == 0 ? "digraph" : "missing");
+  SHOW(cuGraphDebugDotPrint(captured, "/nonexistent/graph.dot", 0));
+  SHOW(cuGraphExecDestroy(from_params));
   SHOW(cuGraphExecDestroy(executable));
   SHOW(cuGraphDestroy(cloned));
   SHOW(cuGraphDestroy(captured));

@@ -307,6 +307,9 @@ TEST_F(SimulatedDriverMode, batches_of_copies_round_trip_and_malformed_ones_are_
 
 // A captured graph's root (one: a capture on one stream is a chain), a clone with both of its
 // nodes, an executable graph's flags as instantiated; graphs the session does not hold refused.
+// Instantiation with parameters (an upload stream not the session's refused before the driver),
+// an update from the clone, and the DOT description written at the client's path (a path that
+// cannot be written: CUDA_ERROR_OPERATING_SYSTEM).
 // Tensor maps encoded by the backend over the session's device memory and their address replaced;
 // one over host memory, of rank 0 or of an unknown data type refused before the driver. Device
 // queries of CUDA 12 and 13 answered.
@@ -323,6 +326,16 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
         "cuGraphExecGetFlags(reinterpret_cast<CUgraphExec>(uintptr_t{0x7e7e7e00}), "
         "&instantiated_with) -> 400",
         "cuGraphClone(&cloned, reinterpret_cast<CUgraph>(uintptr_t{0x7e7e7e00})) -> 400",
+        "cuGraphInstantiateWithParams(&from_params, captured, &with_params) -> 0",
+        "instantiated with parameters: result 0",
+        "cuGraphInstantiateWithParams(&refused, captured, &with_params) -> 400",
+        "refused instantiation: result 1, executable none",
+        "cuGraphExecUpdate(from_params, cloned, &update) -> 0",
+        "update result 0",
+        "cuGraphDebugDotPrint(captured, dot_path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE) -> 0",
+        "dot file: digraph",
+        "cuGraphDebugDotPrint(captured, \"/nonexistent/graph.dot\", 0) -> 304",
+        "cuGraphExecDestroy(from_params) -> 0",
         "cuGraphDestroy(captured) -> 0",
         "cuTensorMapReplaceAddress(&tile, reinterpret_cast<void*>(ys)) -> 0",
         "tensor map: encoded yes, replaced address changed it",

@@ -22,6 +22,7 @@
 #include "plugins/cuda/backend/array_boxes.h"
 #include "plugins/cuda/backend/array_copies.h"
 #include "plugins/cuda/backend/copies_2d.h"
+#include "plugins/cuda/backend/graph_calls.h"
 #include "plugins/cuda/backend/graph_queries.h"
 #include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/backend/links.h"
@@ -421,7 +422,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_module_query(fn, in, out, result) || run_link(fn, in, out, result) ||
              run_shared_host(fn, in, out, result) || run_stream_attribute(fn, in, out, result) ||
              run_array_copy(fn, in, out, result) || run_array_box(fn, in, out, result) ||
-             run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result);
+             run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result) ||
+             run_graph_call(fn, in, out, result);
   }
 }
 

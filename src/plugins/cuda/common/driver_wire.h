@@ -78,6 +78,13 @@
 //                         nodes, or those written), then with an array u32 n and n u64 nodes
 //                         (n = the count, at most kMaxGraphNodes; nothing after a failure but
 //                         the zero count and n).
+//   cuGraphInstantiateWithParams  u64 graph, u64 flags, u64 upload stream. Reply: i32 result,
+//                         u64 executable graph (null after a failure), i32 the instantiation's
+//                         result (CUgraphInstantiateResult), u64 the node it failed at (the
+//                         driver's; null when none).
+//   cuGraphDebugDotPrint  u64 graph, u32 flags. Reply: i32 result, then a blob: the DOT text the
+//                         backend's driver wrote (at most kMaxDotBytes; empty after a failure),
+//                         which the stub writes at the caller's path.
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -98,6 +105,8 @@ inline constexpr size_t kCopyChunkBytes = size_t{16} << 20;
 inline constexpr uint64_t kMaxModuleImageBytes = uint64_t{1} << 30;
 // The most nodes one cuGraphGetNodes reply carries (a captured training step has thousands).
 inline constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 20;
+// The largest DOT description of a graph one reply carries (a node is a few hundred bytes).
+inline constexpr uint64_t kMaxDotBytes = uint64_t{64} << 20;
 // The largest parameter buffer a launch takes (CUDA 12.1 raised the limit to 32764 bytes).
 inline constexpr uint64_t kMaxParamBytes = 32764;
 // The most attributes a launch configuration carries (the driver knows 16 kinds; a repeated one

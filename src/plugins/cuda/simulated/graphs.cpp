@@ -5,6 +5,7 @@
 // on a capturing stream are refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver
 // would have captured - the simulated device says so rather than running them at capture time.
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -168,5 +169,63 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cu
     if (found == s.executable_flags.end()) return CUDA_ERROR_INVALID_VALUE;
     *flags = found->second;
     return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphInstantiateWithParams(
+    CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
+  if (instantiateParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const CUstream upload = instantiateParams->hUploadStream;
+  const CUresult checked = sim::guarded([&](sim::State& s) {
+    return sim::known_stream(s, upload) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+  instantiateParams->hErrNode_out = nullptr;
+  instantiateParams->result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+  if (checked != CUDA_SUCCESS) return checked;
+  const CUresult result =
+      cuGraphInstantiateWithFlags(phGraphExec, hGraph, instantiateParams->flags);
+  if (result == CUDA_SUCCESS) instantiateParams->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
+  return result;
+}
+
+// An executable graph takes a graph's launches when it has as many: the same topology, as the
+// simulated device knows one (a chain of kernel launches); otherwise the update fails, saying so.
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
+                                                       CUgraphExecUpdateResultInfo* resultInfo) {
+  return sim::guarded([&](sim::State& s) {
+    if (resultInfo == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto executable = s.executables.find(hGraphExec);
+    const auto graph = s.graphs.find(hGraph);
+    if (executable == s.executables.end() || graph == s.graphs.end()) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    *resultInfo = CUgraphExecUpdateResultInfo{};
+    if (executable->second->size() != graph->second->size()) {
+      resultInfo->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+      return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    }
+    *executable->second = *graph->second;
+    resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
+  });
+}
+
+// The DOT description of a graph: its launches as a chain of nodes, each labelled with its kernel.
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path,
+                                                       unsigned int flags) {
+  return sim::guarded([&](sim::State& s) {
+    (void)flags;  // verbosity: the simulated description is always the same
+    if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto graph = s.graphs.find(hGraph);
+    if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
+    std::FILE* file = std::fopen(path, "w");
+    if (file == nullptr) return CUDA_ERROR_OPERATING_SYSTEM;
+    std::fprintf(file, "digraph dot {\n  label=\"simulated graph\";\n");
+    for (size_t i = 0; i < graph->second->size(); ++i) {
+      std::fprintf(file, "  node%zu [label=\"kernel launch %zu\"];\n", i, i);
+      if (i > 0) std::fprintf(file, "  node%zu -> node%zu;\n", i - 1, i);
+    }
+    std::fprintf(file, "}\n");
+    return std::fclose(file) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
   });
 }
