@@ -1171,5 +1171,115 @@ TEST_F(HostileDriver, direct_copies_between_backends_are_vetted) {
   expect_session_goes_on(c);
 }
 
+// IPC: another session's memory, opened, is this session's device memory until closed, and only
+// then; a session closes only what it opened; a handle cut short ends only its session. Memory
+// not the session's has no handle.
+TEST_F(HostileDriver, ipc_memory_is_the_opening_sessions_until_it_closes_it) {
+  const auto exporter_owned = client();
+  const auto opener_owned = client();
+  Client& exporter = *exporter_owned;
+  Client& opener = *opener_owned;
+  CUdeviceptr exported = 0;
+  Reply r = call(exporter, cu::Fn::cuMemAlloc_v2, [&](WireWriter& w) {
+    mr::put_output(w, &exported);
+    mr::put_value(w, size_t{4096});
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&exported, r.rest.data() + 1, sizeof exported);
+  CUipcMemHandle handle{};
+  const auto get_handle = [&](CUdeviceptr address) {
+    return call(exporter, cu::Fn::cuIpcGetMemHandle, [&](WireWriter& w) {
+      mr::put_output(w, &handle);
+      mr::put_value(w, address);
+    });
+  };
+  EXPECT_EQ(get_handle(exported + (uint64_t{1} << 40)).status, CUDA_ERROR_INVALID_VALUE);
+  r = get_handle(exported);
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  ASSERT_EQ(r.rest.size(), 1 + sizeof handle);
+  std::memcpy(&handle, r.rest.data() + 1, sizeof handle);
+  const auto memset_of = [&](CUdeviceptr address) {
+    return call(opener, cu::Fn::cuMemsetD8_v2, [&](WireWriter& w) {
+      mr::put_value(w, address);
+      mr::put_value(w, static_cast<unsigned char>(7));
+      mr::put_value(w, size_t{4096});
+    });
+  };
+  const auto close_of = [&](CUdeviceptr address) {
+    return call(opener, cu::Fn::cuIpcCloseMemHandle,
+                [&](WireWriter& w) { w.put<uint64_t>(address); });
+  };
+  r = call(opener, cu::Fn::cuIpcOpenMemHandle_v2, [&](WireWriter& w) {
+    w.put_raw(&handle, sizeof handle);
+    w.put<uint32_t>(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  ASSERT_EQ(r.rest.size(), 2 * sizeof(uint64_t));
+  uint64_t opened = 0, bytes = 0;
+  std::memcpy(&opened, r.rest.data(), sizeof opened);
+  std::memcpy(&bytes, r.rest.data() + sizeof opened, sizeof bytes);
+  EXPECT_NE(opened, 0u);
+  EXPECT_GE(bytes, 4096u) << "its whole size comes back";
+  EXPECT_EQ(memset_of(opened).status, CUDA_SUCCESS) << "the opener's device memory now";
+  EXPECT_EQ(close_of(opened + 16).status, CUDA_ERROR_INVALID_VALUE) << "not what it opened";
+  EXPECT_EQ(close_of(exported).status, CUDA_ERROR_INVALID_VALUE) << "the exporter's, not opened";
+  EXPECT_EQ(close_of(opened).status, CUDA_SUCCESS);
+  EXPECT_EQ(memset_of(opened).status, CUDA_ERROR_INVALID_VALUE) << "closed: no longer its";
+  EXPECT_EQ(close_of(opened).status, CUDA_ERROR_INVALID_VALUE) << "closed once";
+  expect_session_goes_on(opener);
+  expect_session_goes_on(exporter);
+  r = call(opener, cu::Fn::cuIpcOpenMemHandle_v2, [&](WireWriter& w) {
+    w.put_raw(&handle, 10);  // a handle cut short
+  });
+  EXPECT_NE(r.error, ErrorKind{0});
+  expect_session_ended_alone(opener);
+  expect_session_goes_on(exporter);
+}
+
+// Instantiation with parameters vets the graph and the upload stream inside the parameters; a
+// graph's DOT description is the session's graphs' only.
+TEST_F(HostileDriver, graph_parameters_and_descriptions_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUgraph graph = nullptr;
+  Reply r = call(c, cu::Fn::cuGraphCreate, [&](WireWriter& w) {
+    mr::put_output(w, &graph);
+    mr::put_value(w, 0u);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&graph, r.rest.data() + 1, sizeof graph);
+  const auto instantiate = [&](CUgraph g, CUstream upload) {
+    return call(c, cu::Fn::cuGraphInstantiateWithParams, [&](WireWriter& w) {
+      mr::put_value(w, g);
+      w.put<uint64_t>(CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+      mr::put_value(w, upload);
+    });
+  };
+  const auto foreign = reinterpret_cast<CUgraph>(uintptr_t{0x5000});
+  EXPECT_EQ(instantiate(foreign, nullptr).status, CUDA_ERROR_INVALID_HANDLE);
+  r = instantiate(graph, reinterpret_cast<CUstream>(uintptr_t{0x5000}));
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(r.rest.size(), 2 * sizeof(uint64_t) + sizeof(int32_t));
+  int32_t instantiated = -1;
+  std::memcpy(&instantiated, r.rest.data() + sizeof(uint64_t), sizeof instantiated);
+  EXPECT_EQ(instantiated, CUDA_GRAPH_INSTANTIATE_ERROR);
+  EXPECT_EQ(instantiate(graph, nullptr).status, CUDA_SUCCESS);
+  const auto describe = [&](CUgraph g) {
+    return call(c, cu::Fn::cuGraphDebugDotPrint, [&](WireWriter& w) {
+      mr::put_value(w, g);
+      w.put<uint32_t>(0);
+    });
+  };
+  r = describe(foreign);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(r.rest.size(), sizeof(uint64_t)) << "an empty description";
+  r = describe(graph);
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  const std::string text(reinterpret_cast<const char*>(r.rest.data()) + sizeof(uint64_t),
+                         r.rest.size() - sizeof(uint64_t));
+  EXPECT_EQ(text.rfind("digraph", 0), 0u) << text;
+  expect_session_goes_on(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

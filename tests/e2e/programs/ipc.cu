@@ -9,6 +9,13 @@
 
 #include "check.h"
 
+// Outside the anonymous namespace: its name is then the same wherever the file is compiled (the
+// simulated device's record names it: tests/driver/data/simulated_launches.txt).
+__global__ void rewrite(int* values, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) values[i] = values[i] * 5 + 1;
+}
+
 namespace {
 
 constexpr int kCount = 4096;
@@ -31,11 +38,6 @@ bool unhex(const char* text, void* data, size_t bytes) {
     static_cast<unsigned char*>(data)[i] = static_cast<unsigned char>(value);
   }
   return true;
-}
-
-__global__ void rewrite(int* values, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) values[i] = values[i] * 5 + 1;
 }
 
 int second_application(const char* memory_text, const char* event_text) {

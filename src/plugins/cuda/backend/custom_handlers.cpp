@@ -24,6 +24,7 @@
 #include "plugins/cuda/backend/copies_2d.h"
 #include "plugins/cuda/backend/graph_calls.h"
 #include "plugins/cuda/backend/graph_queries.h"
+#include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/backend/links.h"
 #include "plugins/cuda/backend/memory_pools.h"
@@ -423,7 +424,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_shared_host(fn, in, out, result) || run_stream_attribute(fn, in, out, result) ||
              run_array_copy(fn, in, out, result) || run_array_box(fn, in, out, result) ||
              run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result) ||
-             run_graph_call(fn, in, out, result);
+             run_graph_call(fn, in, out, result) || run_ipc(fn, in, out, result);
   }
 }
 

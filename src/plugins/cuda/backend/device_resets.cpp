@@ -11,6 +11,7 @@
 #include "cuda_calls.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/textures.h"
 
 namespace gvirtus::cuda {
@@ -42,6 +43,7 @@ int context_device() {
 void forget_device(int device) {
   services::session_services().handles.forget_owned(device, kContextBound);
   forget_textures(device);
+  forget_ipc();
   services::drop_ahead_failure();
 }
 

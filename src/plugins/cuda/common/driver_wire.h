@@ -85,6 +85,10 @@
 //   cuGraphDebugDotPrint  u64 graph, u32 flags. Reply: i32 result, then a blob: the DOT text the
 //                         backend's driver wrote (at most kMaxDotBytes; empty after a failure),
 //                         which the stub writes at the caller's path.
+//   cuIpcOpenMemHandle_v2 the handle's bytes (CUipcMemHandle), u32 flags. Reply: i32 result, u64
+//                         device pointer, u64 bytes of the opened allocation (both 0 after a
+//                         failure; bytes 0 when the driver cannot say).
+//   cuIpcCloseMemHandle   u64 device pointer (one this session opened). Reply: i32 result.
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once

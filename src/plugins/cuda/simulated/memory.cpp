@@ -143,8 +143,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   return sim::guarded([&](sim::State& s) {
     if (dptr == 0) return CUDA_SUCCESS;
     const auto it = s.allocation_bytes.find(dptr);
-    if (it == s.allocation_bytes.end() || s.module_memory.count(dptr) != 0) {
-      return CUDA_ERROR_INVALID_VALUE;  // not an allocation (a module's variable is none)
+    if (it == s.allocation_bytes.end() || s.module_memory.count(dptr) != 0 ||
+        s.ipc_opened.count(dptr) != 0) {
+      return CUDA_ERROR_INVALID_VALUE;  // not an allocation (a module's variable is none, nor is
+                                        // another process's memory opened by IPC)
     }
     s.allocated -= it->second;
     s.allocation_bytes.erase(it);

@@ -148,6 +148,7 @@ struct State {
   std::map<uintptr_t, uint64_t> allocation_bytes;
   uint64_t allocated = 0;             // what cuMemAlloc* took (modules' variables not)
   std::set<uintptr_t> module_memory;  // allocations that are modules' variables
+  std::set<uintptr_t> ipc_opened;     // allocations standing for other processes' (ipc.cpp)
   std::map<CUmodule, std::unique_ptr<Module>> modules;
   std::map<CUfunction, std::unique_ptr<Function>> functions;
   // The same functions by kernel layout and by kernel handle (Function::kernel_tag): a library
