@@ -330,6 +330,57 @@ int main(int argc, char** argv) {
               volume_back.NumChannels);
   SHOW(cuArrayDestroy(cube));
   SHOW(cuArrayDestroy(cube));
+  // A box of 16 x 8 x 4 floats at a position of a wider host buffer (40 x 10 x 6 floats) into a
+  // 3D array and back into another such buffer: every float of the box, nothing outside it.
+  CUDA_ARRAY3D_DESCRIPTOR floats{};
+  floats.Width = 16;
+  floats.Height = 8;
+  floats.Depth = 4;
+  floats.Format = CU_AD_FORMAT_FLOAT;
+  floats.NumChannels = 1;
+  CUarray float_volume = nullptr;
+  SHOW(cuArray3DCreate(&float_volume, &floats));
+  std::vector<float> box_in(40 * 10 * 6), box_out(40 * 10 * 6, -1.0f);
+  for (size_t i = 0; i < box_in.size(); ++i) box_in[i] = 0.25f * static_cast<float>(i);
+  CUDA_MEMCPY3D into{};
+  into.srcMemoryType = CU_MEMORYTYPE_HOST;
+  into.srcHost = box_in.data();
+  into.srcXInBytes = 3 * sizeof(float);
+  into.srcY = 1;
+  into.srcZ = 2;
+  into.srcPitch = 40 * sizeof(float);
+  into.srcHeight = 10;
+  into.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  into.dstArray = float_volume;
+  into.WidthInBytes = 16 * sizeof(float);
+  into.Height = 8;
+  into.Depth = 4;
+  SHOW(cuMemcpy3D(&into));
+  CUDA_MEMCPY3D out_of{};
+  out_of.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  out_of.srcArray = float_volume;
+  out_of.dstMemoryType = CU_MEMORYTYPE_HOST;
+  out_of.dstHost = box_out.data();
+  out_of.dstXInBytes = into.srcXInBytes;
+  out_of.dstY = 1;
+  out_of.dstZ = 2;
+  out_of.dstPitch = into.srcPitch;
+  out_of.dstHeight = 10;
+  out_of.WidthInBytes = into.WidthInBytes;
+  out_of.Height = 8;
+  out_of.Depth = 4;
+  SHOW(cuMemcpy3D(&out_of));
+  size_t box_wrong = 0, outside_touched = 0;
+  for (size_t z = 0; z < 6; ++z)
+    for (size_t y = 0; y < 10; ++y)
+      for (size_t x = 0; x < 40; ++x) {
+        const size_t i = (z * 10 + y) * 40 + x;
+        const bool inside = z >= 2 && z < 6 && y >= 1 && y < 9 && x >= 3 && x < 19;
+        if (inside && box_out[i] != box_in[i]) ++box_wrong;
+        if (!inside && box_out[i] != -1.0f) ++outside_touched;
+      }
+  std::printf("3d array box: %zu wrong inside, %zu touched outside\n", box_wrong, outside_touched);
+  SHOW(cuArrayDestroy(float_volume));
   // Stream attributes: a priority and a synchronisation policy set, read back and copied to
   // another stream; an attribute for launches only is refused.
   CUstream first = nullptr, second = nullptr;

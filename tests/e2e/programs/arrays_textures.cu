@@ -257,7 +257,9 @@ int main() {
   if (OK(cudaMalloc3DArray(&volume3, &desc, make_cudaExtent(vw, vh, vd)))) {
     cudaMemcpy3DParms in{};
     in.srcPtr = make_cudaPitchedPtr(box.data(), host_row, 40, 10);
-    in.srcPos = make_cudaPos(3 * sizeof(float), 1, 2);
+    // With an array taking part, x is in the array's elements on the other side too (the
+    // runtime passes the driver 3 x 4 bytes).
+    in.srcPos = make_cudaPos(3, 1, 2);
     in.dstArray = volume3;
     in.extent = make_cudaExtent(vw, vh, vd);
     in.kind = cudaMemcpyHostToDevice;

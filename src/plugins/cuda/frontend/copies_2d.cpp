@@ -11,12 +11,15 @@
 #include <cstring>
 #include <vector>
 
+#include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "frontend/route_scope.h"
 #include "plugins/cuda/common/copy_boxes.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/array_boxes.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
 namespace gvirtus::cuda {
@@ -256,8 +259,59 @@ CUresult copy_3d(const CUDA_MEMCPY3D* copy, CUstream stream, bool with_stream) {
   return CUDA_SUCCESS;
 }
 
+// cuMemcpy3DPeer(Async): cuMemcpy3D(Async) with each side's context named. The backend's driver
+// tells each side's device by its unified address, so the copy goes as cuMemcpy3D once the
+// contexts are taken off. In a pool, sides whose contexts are two backends' are not copied: a 3D
+// copy between backends is not done (CUDA_ERROR_NOT_SUPPORTED, said in the log).
+CUresult copy_3d_peer(const CUDA_MEMCPY3D_PEER* peer, CUstream stream, bool with_stream) {
+  if (peer == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const auto src_backend = pool_backend_of_handle("context", peer->srcContext);
+  const auto dst_backend = pool_backend_of_handle("context", peer->dstContext);
+  if (src_backend && dst_backend && *src_backend != *dst_backend) {
+    GVIRTUS_LOG(kWarning) << "cuMemcpy3DPeer between pool backends " << *src_backend << " and "
+                          << *dst_backend << " is not supported";
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUDA_MEMCPY3D copy{};
+  copy.srcXInBytes = peer->srcXInBytes;
+  copy.srcY = peer->srcY;
+  copy.srcZ = peer->srcZ;
+  copy.srcLOD = peer->srcLOD;
+  copy.srcMemoryType = peer->srcMemoryType;
+  copy.srcHost = peer->srcHost;
+  copy.srcDevice = peer->srcDevice;
+  copy.srcArray = peer->srcArray;
+  copy.srcPitch = peer->srcPitch;
+  copy.srcHeight = peer->srcHeight;
+  copy.dstXInBytes = peer->dstXInBytes;
+  copy.dstY = peer->dstY;
+  copy.dstZ = peer->dstZ;
+  copy.dstLOD = peer->dstLOD;
+  copy.dstMemoryType = peer->dstMemoryType;
+  copy.dstHost = peer->dstHost;
+  copy.dstDevice = peer->dstDevice;
+  copy.dstArray = peer->dstArray;
+  copy.dstPitch = peer->dstPitch;
+  copy.dstHeight = peer->dstHeight;
+  copy.WidthInBytes = peer->WidthInBytes;
+  copy.Height = peer->Height;
+  copy.Depth = peer->Depth;
+  const stub::RouteScope route(dst_backend ? dst_backend : src_backend);
+  return copy_3d(&copy, stream, with_stream);
+}
+
 }  // namespace
 }  // namespace gvirtus::cuda
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy3DPeer(
+    const CUDA_MEMCPY3D_PEER* pCopy) {
+  return cr::copy_3d_peer(pCopy, nullptr, false);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy3DPeerAsync(
+    const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream) {
+  return cr::copy_3d_peer(pCopy, hStream, true);
+}
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy3D_v2(
     const CUDA_MEMCPY3D* pCopy) {
