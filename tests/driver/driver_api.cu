@@ -380,6 +380,56 @@ int main(int argc, char** argv) {
         if (!inside && box_out[i] != -1.0f) ++outside_touched;
       }
   std::printf("3d array box: %zu wrong inside, %zu touched outside\n", box_wrong, outside_touched);
+  // A batch of 3D copies (cuMemcpy3DBatchAsync): the same box from the host buffer into the
+  // array, then the array's whole volume into packed device memory, read back; CUDA 12.8's form
+  // says which operation it refused (a row length shorter than the extent).
+  CUstream batch3d_stream = nullptr;
+  SHOW(cuStreamCreate(&batch3d_stream, CU_STREAM_NON_BLOCKING));
+  CUdeviceptr packed_volume = 0;
+  SHOW(cuMemAlloc(&packed_volume, 16 * 8 * 4 * sizeof(float)));
+  CUDA_MEMCPY3D_BATCH_OP ops[2] = {};
+  ops[0].src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  ops[0].src.op.ptr.ptr = reinterpret_cast<CUdeviceptr>(box_in.data() + (2 * 10 + 1) * 40 + 3);
+  ops[0].src.op.ptr.rowLength = 40;  // elements: floats, the array's
+  ops[0].src.op.ptr.layerHeight = 10;
+  ops[0].dst.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  ops[0].dst.op.array.array = float_volume;
+  ops[0].extent = {16, 8, 4};
+  ops[0].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+  ops[1].src.type = CU_MEMCPY_OPERAND_TYPE_ARRAY;
+  ops[1].src.op.array.array = float_volume;
+  ops[1].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+  ops[1].dst.op.ptr.ptr = packed_volume;
+  ops[1].extent = {16, 8, 4};
+  ops[1].srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+  SHOW(cuMemcpy3DBatchAsync(1, &ops[0], 0, batch3d_stream));
+  SHOW(cuMemcpy3DBatchAsync(1, &ops[1], 0, batch3d_stream));
+  SHOW(cuStreamSynchronize(batch3d_stream));
+  std::vector<float> batch_back(16 * 8 * 4, -1.0f);
+  SHOW(cuMemcpyDtoH(batch_back.data(), packed_volume, batch_back.size() * sizeof(float)));
+  size_t volume_wrong = 0;
+  for (size_t z = 0; z < 4; ++z)
+    for (size_t y = 0; y < 8; ++y)
+      for (size_t x = 0; x < 16; ++x) {
+        if (batch_back[(z * 8 + y) * 16 + x] != box_in[((z + 2) * 10 + y + 1) * 40 + x + 3]) {
+          ++volume_wrong;
+        }
+      }
+  std::printf("3d batch: %zu wrong\n", volume_wrong);
+  using Batch3d12080 = CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long,
+                                    CUstream);
+  void* legacy_3d = nullptr;
+  SHOW(cuGetProcAddress("cuMemcpy3DBatchAsync", &legacy_3d, 12080, CU_GET_PROC_ADDRESS_DEFAULT,
+                        &found));
+  if (legacy_3d != nullptr) {
+    ops[1].dst.op.ptr.rowLength = 8;  // shorter than the extent's 16
+    size_t refused_at = 7;
+    SHOW(reinterpret_cast<Batch3d12080>(legacy_3d)(2, ops, &refused_at, 0, batch3d_stream));
+    std::printf("3d batch refused at operation %zu\n", refused_at);
+  }
+  SHOW(cuMemcpy3DBatchAsync(2, ops, 1, batch3d_stream));
+  SHOW(cuMemFree(packed_volume));
+  SHOW(cuStreamDestroy(batch3d_stream));
   SHOW(cuArrayDestroy(float_volume));
   // Stream attributes: a priority and a synchronisation policy set, read back and copied to
   // another stream; an attribute for launches only is refused.

@@ -241,7 +241,9 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
 }
 
 // A 3D copy goes up and back down as its slices' 2D copies, rows intact, and a box at a position
-// of a wider host buffer into a 3D array and back lands where it came from; CUDA arrays take and
+// of a wider host buffer into a 3D array and back lands where it came from, as it does through a
+// batch of 3D copies (whose malformed operations are refused, CUDA 12.8's form saying which);
+// CUDA arrays take and
 // give bytes by offset (to and from host and device memory and each other); stream writes reach
 // device memory; pool attributes of either width round-trip. A context of one's own
 // is pushed on the thread's stack when created and popped when destroyed;
@@ -274,6 +276,12 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
         "cuMemcpyHtoA(one, 200, texels, sizeof texels) -> 1",
         "3d array described: depth 8, channels 4",
         "3d array box: 0 wrong inside, 0 touched outside",
+        "cuMemcpy3DBatchAsync(1, &ops[0], 0, batch3d_stream) -> 0",
+        "cuMemcpy3DBatchAsync(1, &ops[1], 0, batch3d_stream) -> 0",
+        "3d batch: 0 wrong",
+        "(2, ops, &refused_at, 0, batch3d_stream) -> 1",
+        "3d batch refused at operation 1",
+        "cuMemcpy3DBatchAsync(2, ops, 1, batch3d_stream) -> 1",
         "cuArrayDestroy(cube) -> 400",
         "cuStreamSetAttribute(first, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT, &value) -> 1",
         "cuMemPoolDestroy(own_pool) -> 0",

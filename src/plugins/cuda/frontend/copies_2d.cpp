@@ -18,6 +18,7 @@
 #include "plugins/cuda/common/copy_boxes.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/array_boxes.h"
+#include "plugins/cuda/frontend/copies_3d.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 #include "plugins/cuda/frontend/stream_capture.h"
@@ -222,7 +223,6 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2DAsync_v2(
 }
 
 namespace gvirtus::cuda {
-namespace {
 
 // A 3D copy as the 2D copies of its slices, or, with an array on either side (whose slices have
 // no pitch to name), as a box (array_boxes.h). Slice z of a side starts (offset z + z) x pitch x
@@ -258,6 +258,8 @@ CUresult copy_3d(const CUDA_MEMCPY3D* copy, CUstream stream, bool with_stream) {
   }
   return CUDA_SUCCESS;
 }
+
+namespace {
 
 // cuMemcpy3DPeer(Async): cuMemcpy3D(Async) with each side's context named. The backend's driver
 // tells each side's device by its unified address, so the copy goes as cuMemcpy3D once the
