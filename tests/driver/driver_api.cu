@@ -271,6 +271,26 @@ int main(int argc, char** argv) {
   unsigned long long written = 0;
   SHOW(cuMemcpyDtoH(&written, word, sizeof written));
   std::printf("written: %llx\n", written);
+  // The same as one batch (cuStreamBatchMemOp): two writes, a wait on the first, a barrier; an
+  // operation nobody defined is refused before anything is sent.
+  CUstreamBatchMemOpParams memops[4] = {};
+  memops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  memops[0].writeValue.address = word;
+  memops[0].writeValue.value = 11;
+  memops[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+  memops[1].waitValue.address = word;
+  memops[1].waitValue.value = 11;
+  memops[1].waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+  memops[2].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+  memops[2].writeValue.address = word;
+  memops[2].writeValue.value64 = 0x300000004ull;
+  memops[3].memoryBarrier.operation = CU_STREAM_MEM_OP_BARRIER;
+  memops[3].memoryBarrier.flags = CU_STREAM_MEMORY_BARRIER_TYPE_SYS;
+  SHOW(cuStreamBatchMemOp(nullptr, 4, memops, 0));
+  SHOW(cuMemcpyDtoH(&written, word, sizeof written));
+  std::printf("batch written: %llx\n", written);
+  memops[3].operation = static_cast<CUstreamBatchMemOpType>(42);
+  SHOW(cuStreamBatchMemOp(nullptr, 4, memops, 0));
   SHOW(cuMemFree(word));
   CUmemoryPool pool;
   SHOW(cuDeviceGetDefaultMemPool(&pool, device));

@@ -1281,5 +1281,46 @@ TEST_F(HostileDriver, graph_parameters_and_descriptions_are_vetted) {
   expect_session_goes_on(c);
 }
 
+// A batch of stream memory operations: each wait's and write's word must be the session's device
+// memory (all of it); an operation the driver does not define, or a batch over the limit, ends
+// only its session.
+TEST_F(HostileDriver, batches_of_stream_memory_operations_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUdeviceptr word = 0;
+  Reply r = call(c, cu::Fn::cuMemAlloc_v2, [&](WireWriter& w) {
+    mr::put_output(w, &word);
+    mr::put_value(w, size_t{8});
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&word, r.rest.data() + 1, sizeof word);
+  const auto batch = [&](Client& client, std::vector<cu::MemOpRecord> ops, uint32_t count) {
+    return call(client, cu::Fn::cuStreamBatchMemOp_v2, [&](WireWriter& w) {
+      mr::put_value(w, CUstream{nullptr});
+      w.put<uint32_t>(0);
+      w.put<uint32_t>(count);
+      for (const auto& op : ops) put_record(w, op);
+    });
+  };
+  using Op = cu::MemOpRecord;
+  EXPECT_EQ(batch(c, {Op{CU_STREAM_MEM_OP_WRITE_VALUE_64, word, 5, 0}}, 1).status, CUDA_SUCCESS);
+  EXPECT_EQ(batch(c, {Op{CU_STREAM_MEM_OP_WRITE_VALUE_64, word + 4, 5, 0}}, 1).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "a word reaching past the allocation";
+  EXPECT_EQ(batch(c,
+                  {Op{CU_STREAM_MEM_OP_WRITE_VALUE_32, word, 5, 0},
+                   Op{CU_STREAM_MEM_OP_WAIT_VALUE_32, word + (uint64_t{1} << 40), 5, 0}},
+                  2)
+                .status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "one foreign word refuses the whole batch";
+  expect_session_goes_on(c);
+  EXPECT_NE(batch(c, {Op{42, word, 5, 0}}, 1).error, ErrorKind{0});
+  expect_session_ended_alone(c);
+  const auto other = client();
+  EXPECT_NE(batch(*other, {}, cu::kMaxBatchMemOps + 1).error, ErrorKind{0});
+  expect_session_ended_alone(*other);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -34,6 +34,7 @@
 #include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/backend/shared_host.h"
 #include "plugins/cuda/backend/stream_attributes.h"
+#include "plugins/cuda/backend/stream_memory_ops.h"
 #include "plugins/cuda/backend/textures.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -424,7 +425,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_shared_host(fn, in, out, result) || run_stream_attribute(fn, in, out, result) ||
              run_array_copy(fn, in, out, result) || run_array_box(fn, in, out, result) ||
              run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result) ||
-             run_graph_call(fn, in, out, result) || run_ipc(fn, in, out, result);
+             run_graph_call(fn, in, out, result) || run_ipc(fn, in, out, result) ||
+             run_stream_memory_ops(fn, in, out, result);
   }
 }
 

@@ -89,6 +89,8 @@
 //                         device pointer, u64 bytes of the opened allocation (both 0 after a
 //                         failure; bytes 0 when the driver cannot say).
 //   cuIpcCloseMemHandle   u64 device pointer (one this session opened). Reply: i32 result.
+//   cuStreamBatchMemOp_v2 u64 stream, u32 flags, u32 count (at most kMaxBatchMemOps), then count
+//                         MemOpRecords. Reply: i32 result (sent ahead: reported later).
 // The synchronous copies carry a null stream; a stream on them is malformed. Copies larger than
 // kCopyChunkBytes travel as several calls, so no frame approaches the frame limit.
 #pragma once
@@ -147,6 +149,20 @@ struct LaunchRequest {
 // travel, the copy has any size within the block, and the driver's copy engine reads or writes
 // those very pages, asynchronously when the copy is.
 inline constexpr uint64_t kInlineHost = ~uint64_t{0};
+
+// One operation of a cuStreamBatchMemOp batch: its CUstreamBatchMemOpType, the device word of a
+// wait or write (0 for the others), the value (a 32-bit one in the low half) and the operation's
+// flags.
+struct MemOpRecord {
+  uint32_t operation;
+  CUdeviceptr address;
+  uint64_t value;
+  uint32_t flags;
+  static constexpr auto kFields = std::tuple{&MemOpRecord::operation, &MemOpRecord::address,
+                                             &MemOpRecord::value, &MemOpRecord::flags};
+};
+// The most operations one batch carries (the driver's own limit is lower: it refuses the rest).
+inline constexpr uint32_t kMaxBatchMemOps = 4096;
 
 struct CopyRequest {
   CUdeviceptr device;

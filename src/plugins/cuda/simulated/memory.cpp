@@ -453,6 +453,45 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdevi
   return wait_value<uint64_t>(stream, addr, value, flags);
 }
 
+// A batch of stream memory operations: its waits and writes in order, as the single calls make
+// them; a flush of remote writes and a memory barrier order nothing more on a device whose work
+// is done when it is asked for.
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count,
+                                                        CUstreamBatchMemOpParams* paramArray,
+                                                        unsigned int flags) {
+  if (flags != 0 || (count > 0 && paramArray == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < count; ++i) {
+    const CUstreamBatchMemOpParams& p = paramArray[i];
+    CUresult r = CUDA_SUCCESS;
+    switch (p.operation) {
+      case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+        r = wait_value<uint32_t>(stream, p.waitValue.address, p.waitValue.value, p.waitValue.flags);
+        break;
+      case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+        r = wait_value<uint64_t>(stream, p.waitValue.address, p.waitValue.value64,
+                                 p.waitValue.flags);
+        break;
+      case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+        r = write_value<uint32_t>(stream, p.writeValue.address, p.writeValue.value,
+                                  p.writeValue.flags);
+        break;
+      case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+        r = write_value<uint64_t>(stream, p.writeValue.address, p.writeValue.value64,
+                                  p.writeValue.flags);
+        break;
+      case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+        r = p.flushRemoteWrites.flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        break;
+      case CU_STREAM_MEM_OP_BARRIER:
+        break;
+      default:
+        r = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
 // The device pool's attributes: the reuse flags and the release threshold as set; the memory
 // figures from the device's allocations (freed memory goes back at once: reserved is used).
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr,

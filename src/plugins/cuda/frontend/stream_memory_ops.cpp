@@ -1,0 +1,91 @@
+// cuStreamBatchMemOp of the client libcuda.so.1 (wire: common/driver_wire.h's MemOpRecord): the
+// batch is checked as the driver checks its shape (known operations, an array for a non-empty
+// batch, no more than kMaxBatchMemOps) and sent ahead whole, as the single waits and writes are;
+// the backend vets each word and runs the batch as one. CUDA 13's form is _v2; the first one
+// (CUDA 11.7's ABI, the same arguments) lacks the memory barrier.
+#include <cuda.h>
+
+#include "common/wire_record.h"
+#include "cuda_remote_calls.h"
+#include "frontend/route_scope.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/pool_routes.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+// The record of one operation, or false for one the driver does not define (or, in the first
+// ABI, the barrier it lacks).
+bool record_of(const CUstreamBatchMemOpParams& p, bool barrier_allowed, MemOpRecord& r) {
+  r = MemOpRecord{static_cast<uint32_t>(p.operation), 0, 0, 0};
+  switch (p.operation) {
+    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+      r.address = p.waitValue.address, r.value = p.waitValue.value, r.flags = p.waitValue.flags;
+      return true;
+    case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+      r.address = p.waitValue.address, r.value = p.waitValue.value64, r.flags = p.waitValue.flags;
+      return true;
+    case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+      r.address = p.writeValue.address, r.value = p.writeValue.value, r.flags = p.writeValue.flags;
+      return true;
+    case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+      r.address = p.writeValue.address, r.value = p.writeValue.value64;
+      r.flags = p.writeValue.flags;
+      return true;
+    case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+      r.flags = p.flushRemoteWrites.flags;
+      return true;
+    case CU_STREAM_MEM_OP_BARRIER:
+      r.flags = p.memoryBarrier.flags;
+      return barrier_allowed;
+    default:
+      return false;
+  }
+}
+
+CUresult batch_mem_ops(CUstream stream, unsigned int count, const CUstreamBatchMemOpParams* params,
+                       unsigned int flags, bool barrier_allowed) {
+  if (count > kMaxBatchMemOps || (count > 0 && params == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::vector<MemOpRecord> records(count);
+  for (unsigned i = 0; i < count; ++i) {
+    if (!record_of(params[i], barrier_allowed, records[i])) return CUDA_ERROR_INVALID_VALUE;
+  }
+  const stub::RouteScope route(pool_backend_of_handle("stream", stream));
+  return remote_async(Fn::cuStreamBatchMemOp_v2, [&](WireWriter& w) {
+    marshal::put_value(w, stream);
+    w.put<uint32_t>(flags);
+    w.put<uint32_t>(count);
+    for (const MemOpRecord& r : records) put_record(w, r);
+  });
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+namespace cr = gvirtus::cuda;
+
+#undef cuStreamBatchMemOp
+extern "C" {
+CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count,
+                            CUstreamBatchMemOpParams* paramArray, unsigned int flags);
+CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int count,
+                                 CUstreamBatchMemOpParams* paramArray, unsigned int flags);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuStreamBatchMemOp_v2(
+    CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  return cr::batch_mem_ops(stream, count, paramArray, flags, true);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuStreamBatchMemOp(
+    CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  return cr::batch_mem_ops(stream, count, paramArray, flags, false);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuStreamBatchMemOp_ptsz(
+    CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
+  return cr::batch_mem_ops(stream == nullptr ? CU_STREAM_PER_THREAD : stream, count, paramArray,
+                           flags, false);
+}
