@@ -17,7 +17,8 @@
 //   "keep"           the range is backed by host memory (reserved without commitment, so only
 //                    what is written costs memory): copies to the device store the bytes, copies
 //                    from it return them, so a test can check every byte of a round trip.
-// Host-to-host copies are always done for real.
+// Host-to-host copies are always done for real. 3D copies between pitched pointers are copies of
+// their rows.
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
@@ -135,6 +136,33 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, 
 }
 
 // Page-locked memory (the shm arena's blocks): the device reads and writes it where it is.
+// 3D copies between pitched pointers (no array is this device's): row by row, each a copy of
+// the copy's kind; the extent's width is in bytes without arrays.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
+  if (p == nullptr || p->srcArray != nullptr || p->dstArray != nullptr) {
+    return cudaErrorInvalidValue;
+  }
+  const cudaPitchedPtr& from = p->srcPtr;
+  const cudaPitchedPtr& to = p->dstPtr;
+  for (size_t z = 0; z < p->extent.depth; ++z) {
+    for (size_t y = 0; y < p->extent.height; ++y) {
+      const auto* src = static_cast<const char*>(from.ptr) +
+                        (p->srcPos.z + z) * from.pitch * from.ysize +
+                        (p->srcPos.y + y) * from.pitch + p->srcPos.x;
+      auto* dst = static_cast<char*>(to.ptr) + (p->dstPos.z + z) * to.pitch * to.ysize +
+                  (p->dstPos.y + y) * to.pitch + p->dstPos.x;
+      if (const cudaError_t rc = copy(dst, src, p->extent.width, p->kind); rc != cudaSuccess) {
+        return rc;
+      }
+    }
+  }
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t) {
+  return cudaMemcpy3D(p);
+}
+
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostRegister(void*, size_t, unsigned int) {
   return cudaSuccess;
 }

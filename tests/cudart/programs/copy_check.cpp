@@ -12,7 +12,9 @@
 //     the source by then, as CUDA promises);
 //   - cudaMemcpyBatchAsync: host to device under two attributes (stream order, and "during the
 //     call", whose sources are overwritten as soon as it returns), then device to device and device
-//     to host in a second batch; a batch whose attributes do not start at copy 0 is refused.
+//     to host in a second batch; a batch whose attributes do not start at copy 0 is refused;
+//   - cudaMemcpy3DBatchAsync: a box out of a wider host buffer to device memory and back into
+//     another layout, the padding untouched; six malformed batches refused.
 // Prints "ok: N round trips checked" and exits 0, or names the first failure and exits 1.
 // --max-bytes N leaves out the larger sizes.
 #include <cuda_runtime_api.h>
@@ -224,6 +226,89 @@ void batch_round_trip(unsigned char* device, size_t max_bytes, uint32_t seed) {
   }
 }
 
+// A batch of 3D copies (cudaMemcpy3DBatchAsync) between pointers: a box of 100 x 7 x 3 bytes
+// out of a wider host buffer (rows of 128, layers of 9) into packed device memory, and back into
+// a host buffer of another layout (rows of 112, layers of 8); every byte of the box comes back
+// where it belongs and the padding around it is never written. Malformed batches are refused.
+void batch_3d_round_trip(unsigned char* device, uint32_t seed) {
+  const Case c{100 * 7 * 3, 0, 0, false, true};
+  constexpr size_t kW = 100, kH = 7, kD = 3;
+  std::vector<unsigned char> from(128 * 9 * kD), back(112 * 8 * kD, 0xee);
+  fill(from.data(), from.size(), seed);
+  cudaMemcpy3DBatchOp ops[2] = {};
+  ops[0].src.type = cudaMemcpyOperandTypePointer;
+  ops[0].src.op.ptr.ptr = from.data();
+  ops[0].src.op.ptr.rowLength = 128;
+  ops[0].src.op.ptr.layerHeight = 9;
+  ops[0].dst.type = cudaMemcpyOperandTypePointer;
+  ops[0].dst.op.ptr.ptr = device;
+  ops[0].extent = {kW, kH, kD};
+  ops[0].srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+  ops[1] = ops[0];
+  ops[1].src.op.ptr = {device, 0, 0, {}};
+  ops[1].dst.op.ptr = {back.data(), 112, 8, {}};
+  const struct {
+    const char* what;
+    cudaMemcpy3DBatchOp op;
+    unsigned long long flags;
+    cudaStream_t stream;
+  } refused[] = {
+      {"no extent",
+       [&] {
+         auto o = ops[0];
+         o.extent.depth = 0;
+         return o;
+       }(),
+       0, cudaStreamPerThread},
+      {"rows shorter than the extent",
+       [&] {
+         auto o = ops[0];
+         o.src.op.ptr.rowLength = 99;
+         return o;
+       }(),
+       0, cudaStreamPerThread},
+      {"an unknown operand",
+       [&] {
+         auto o = ops[0];
+         o.dst.type = cudaMemcpy3DOperandType(7);
+         return o;
+       }(),
+       0, cudaStreamPerThread},
+      {"an unknown source order",
+       [&] {
+         auto o = ops[0];
+         o.srcAccessOrder = cudaMemcpySrcAccessOrder(9);
+         return o;
+       }(),
+       0, cudaStreamPerThread},
+      {"batch flags", ops[0], 1, cudaStreamPerThread},
+      {"the legacy stream", ops[0], 0, cudaStreamLegacy},
+  };
+  for (const auto& r : refused) {
+    cudaMemcpy3DBatchOp op = r.op;
+    if (cudaMemcpy3DBatchAsync(1, &op, r.flags, r.stream) != cudaErrorInvalidValue) {
+      return fail(c, r.what);
+    }
+  }
+  if (cudaMemcpy3DBatchAsync(1, &ops[0], 0, cudaStreamPerThread) != cudaSuccess ||
+      cudaMemcpy3DBatchAsync(1, &ops[1], 0, cudaStreamPerThread) != cudaSuccess ||
+      cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess) {
+    return fail(c, "3D batch: the copies failed");
+  }
+  for (size_t z = 0; z < kD; ++z) {
+    for (size_t y = 0; y < 8; ++y) {
+      for (size_t x = 0; x < 112; ++x) {
+        const unsigned char got = back[(z * 8 + y) * 112 + x];
+        if (y < kH && x < kW) {
+          if (got != from[(z * 9 + y) * 128 + x]) return fail(c, "3D batch: wrong byte", x);
+        } else if (got != 0xee) {
+          return fail(c, "3D batch: padding written", x);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -269,7 +354,8 @@ int main(int argc, char** argv) {
     }
   }
   batch_round_trip(static_cast<unsigned char*>(device), max_bytes, seed);
-  ++trips;
+  batch_3d_round_trip(static_cast<unsigned char*>(device), seed + 7);
+  trips += 2;
   cudaFree(device);
   if (failures != 0) {
     std::printf("%d of %d round trips failed\n", failures, trips);

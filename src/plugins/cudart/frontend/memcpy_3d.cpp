@@ -4,7 +4,8 @@
 // Each side is an array or a pitched pointer. A host side's rows travel packed: the stub gathers
 // them from (or scatters them into) the application's pitched memory at its position. Their
 // length is the extent's width in bytes, or in elements of the array on the other side (asked
-// of the backend once per copy: array_info.h). Copies with more than kMemcpyChunkBytes on a host
+// of the backend once per copy: array_info.h), which also counts the position's x on the host
+// side, as the runtime counts it. Copies with more than kMemcpyChunkBytes on a host
 // side travel as several calls of whole slices, or of whole rows of one slice, one after the
 // other. Host-to-host copies without an array are done here, as the runtime does them.
 #include <algorithm>
@@ -170,7 +171,7 @@ cudaError_t copy(Copy3D c) {
   }
   const bool no_array = c.src.array == nullptr && c.dst.array == nullptr;
   if (c.kind == cudaMemcpyHostToHost && no_array) return copy_on_host(c);
-  const Side* host = nullptr;
+  Side* host = nullptr;
   const Side* other = nullptr;
   if (c.kind == cudaMemcpyHostToDevice && c.src.array == nullptr) {
     host = &c.src;
@@ -192,6 +193,9 @@ cudaError_t copy(Copy3D c) {
     }
     // A format without whole-byte elements (block-compressed): its host rows cannot be counted.
     if (element == 0) return record_local_error(cudaErrorNotSupported);
+    // With an array taking part, the pointer side's position x counts the array's elements too:
+    // the runtime hands the driver x times the element's bytes.
+    host->pos.x *= element;
   }
   c.host_row = c.extent.width * element;
   if (c.host_row > host->ptr.pitch && (c.extent.height > 1 || c.extent.depth > 1)) {
