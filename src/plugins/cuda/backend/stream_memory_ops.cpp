@@ -32,27 +32,26 @@ std::optional<uint64_t> word_bytes(uint32_t operation) {
   }
 }
 
+// A wait's or a write's part of the union (the two have one layout): its word, value and flags.
+template <typename Part>
+void set_word(Part& part, const MemOpRecord& r, bool wide) {
+  part.address = r.address;
+  part.value64 = r.value;
+  if (!wide) part.value = static_cast<cuuint32_t>(r.value);
+  part.flags = r.flags;
+}
+
 CUstreamBatchMemOpParams params_of(const MemOpRecord& r) {
   CUstreamBatchMemOpParams p{};
   p.operation = static_cast<CUstreamBatchMemOpType>(r.operation);
   switch (r.operation) {
     case CU_STREAM_MEM_OP_WAIT_VALUE_32:
     case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-      p.waitValue.address = r.address;
-      p.waitValue.value64 = r.value;
-      if (r.operation == CU_STREAM_MEM_OP_WAIT_VALUE_32) {
-        p.waitValue.value = static_cast<cuuint32_t>(r.value);
-      }
-      p.waitValue.flags = r.flags;
+      set_word(p.waitValue, r, r.operation == CU_STREAM_MEM_OP_WAIT_VALUE_64);
       break;
     case CU_STREAM_MEM_OP_WRITE_VALUE_32:
     case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-      p.writeValue.address = r.address;
-      p.writeValue.value64 = r.value;
-      if (r.operation == CU_STREAM_MEM_OP_WRITE_VALUE_32) {
-        p.writeValue.value = static_cast<cuuint32_t>(r.value);
-      }
-      p.writeValue.flags = r.flags;
+      set_word(p.writeValue, r, r.operation == CU_STREAM_MEM_OP_WRITE_VALUE_64);
       break;
     case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
       p.flushRemoteWrites.flags = r.flags;

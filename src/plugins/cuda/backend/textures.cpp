@@ -26,6 +26,7 @@
 #include "common/wire_record.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/common/array_formats.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
@@ -77,26 +78,7 @@ T get_plain(WireReader& in) {
 // The bytes a texel of `channels` elements of `format` takes, or 0 for a format beyond the
 // ones a pitched resource may have.
 uint64_t texel_bytes(int format, unsigned channels) {
-  uint64_t element = 0;
-  switch (format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-      element = 1;
-      break;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-      element = 2;
-      break;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-      element = 4;
-      break;
-    default:
-      return 0;
-  }
-  return channels >= 1 && channels <= 4 ? element * channels : 0;
+  return channels >= 1 && channels <= 4 ? channel_bytes(format) * channels : 0;
 }
 
 CUresult vet_resource(const CUDA_RESOURCE_DESC& d, bool surface) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "common/batch_copies.h"
+#include "plugins/cuda/common/array_formats.h"
 #include "plugins/cuda/frontend/copies_3d.h"
 
 namespace gvirtus::cuda {
@@ -32,25 +33,8 @@ constexpr size_t kFirstCopy = 0;
 CUresult element_bytes(CUarray array, size_t& bytes) {
   CUDA_ARRAY3D_DESCRIPTOR d{};
   if (const CUresult r = cuArray3DGetDescriptor_v2(&d, array); r != CUDA_SUCCESS) return r;
-  size_t channel = 0;
-  switch (d.Format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-      channel = 1;
-      break;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-      channel = 2;
-      break;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-      channel = 4;
-      break;
-    default:
-      return CUDA_ERROR_NOT_SUPPORTED;
-  }
+  const size_t channel = channel_bytes(d.Format);
+  if (channel == 0) return CUDA_ERROR_NOT_SUPPORTED;
   bytes = channel * d.NumChannels;
   return CUDA_SUCCESS;
 }

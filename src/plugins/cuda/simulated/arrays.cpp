@@ -7,33 +7,16 @@
 #include <bit>
 #include <cstring>
 
+#include "plugins/cuda/common/array_formats.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
 
 namespace {
 
-size_t element_bytes(CUarray_format format) {
-  switch (format) {
-    case CU_AD_FORMAT_UNSIGNED_INT8:
-    case CU_AD_FORMAT_SIGNED_INT8:
-      return 1;
-    case CU_AD_FORMAT_UNSIGNED_INT16:
-    case CU_AD_FORMAT_SIGNED_INT16:
-    case CU_AD_FORMAT_HALF:
-      return 2;
-    case CU_AD_FORMAT_UNSIGNED_INT32:
-    case CU_AD_FORMAT_SIGNED_INT32:
-    case CU_AD_FORMAT_FLOAT:
-      return 4;
-    default:
-      return 0;
-  }
-}
-
 CUresult create(sim::State& s, CUarray* handle, const CUDA_ARRAY3D_DESCRIPTOR& d,
                 CUmipmappedArray owner = nullptr) {
-  const size_t element = element_bytes(d.Format);
+  const size_t element = gvirtus::cuda::channel_bytes(d.Format);
   if (handle == nullptr || element == 0 || d.Width == 0 ||
       (d.NumChannels != 1 && d.NumChannels != 2 && d.NumChannels != 4) ||
       (d.Depth != 0 && d.Height == 0)) {
@@ -212,7 +195,7 @@ CUresult box_side(sim::State& s, CUmemorytype type, const void* host, CUdevicept
     const auto found = s.arrays.find(array);
     if (found == s.arrays.end()) return CUDA_ERROR_INVALID_HANDLE;
     const auto& d = found->second->descriptor;
-    const uint64_t row = d.Width * element_bytes(d.Format) * d.NumChannels;
+    const uint64_t row = d.Width * gvirtus::cuda::channel_bytes(d.Format) * d.NumChannels;
     const uint64_t array_rows = d.Height == 0 ? 1 : d.Height;
     const uint64_t array_slices = d.Depth == 0 ? 1 : d.Depth;
     if (x > row || width > row - x || y > array_rows || rows > array_rows - y || z > array_slices ||
@@ -371,7 +354,7 @@ CUresult sim::check_resource(State& s, const CUDA_RESOURCE_DESC& resource, bool 
                  : CUDA_ERROR_INVALID_VALUE;
     case CU_RESOURCE_TYPE_PITCH2D: {
       const auto& p = resource.res.pitch2D;
-      const uint64_t texel = element_bytes(p.format) * p.numChannels;
+      const uint64_t texel = gvirtus::cuda::channel_bytes(p.format) * p.numChannels;
       if (surface || texel == 0 || p.width == 0 || p.height == 0 ||
           p.pitchInBytes < p.width * texel) {
         return CUDA_ERROR_INVALID_VALUE;

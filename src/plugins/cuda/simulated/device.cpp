@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/log.h"
+#include "plugins/cuda/common/array_formats.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -492,25 +493,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* max
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    size_t element = 0;
-    switch (format) {
-      case CU_AD_FORMAT_UNSIGNED_INT8:
-      case CU_AD_FORMAT_SIGNED_INT8:
-        element = 1;
-        break;
-      case CU_AD_FORMAT_UNSIGNED_INT16:
-      case CU_AD_FORMAT_SIGNED_INT16:
-      case CU_AD_FORMAT_HALF:
-        element = 2;
-        break;
-      case CU_AD_FORMAT_UNSIGNED_INT32:
-      case CU_AD_FORMAT_SIGNED_INT32:
-      case CU_AD_FORMAT_FLOAT:
-        element = 4;
-        break;
-      default:
-        return CUDA_ERROR_INVALID_VALUE;
-    }
+    const size_t element = gvirtus::cuda::channel_bytes(format);
+    if (element == 0) return CUDA_ERROR_INVALID_VALUE;
     *maxWidthInElements = (size_t{1} << 28) / (element * numChannels);
     return CUDA_SUCCESS;
   });

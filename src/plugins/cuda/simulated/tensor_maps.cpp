@@ -46,6 +46,12 @@ CUresult check_tensor(sim::State& s, CUtensorMapDataType type, cuuint32_t rank, 
   return CUDA_SUCCESS;
 }
 
+// An im2col map's shape: channels, pixels and at least one spatial dimension between them.
+bool valid_im2col(cuuint32_t rank, cuuint32_t channels_per_pixel, cuuint32_t pixels_per_column) {
+  return rank >= 3 && channels_per_pixel != 0 && channels_per_pixel <= 256 &&
+         pixels_per_column != 0 && pixels_per_column <= 1024;
+}
+
 void write_map(CUtensorMap* map, Kind kind, CUtensorMapDataType type, cuuint32_t rank,
                void* address, const cuuint64_t* dims) {
   *map = CUtensorMap{};
@@ -88,13 +94,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuTensorMapEncodeIm2col(
     CUtensorMapFloatOOBfill oobFill) {
   return sim::guarded([&](sim::State& s) {
     (void)swizzle, (void)l2Promotion, (void)oobFill;
-    // Channels, pixels and at least one spatial dimension between them.
-    if (tensorMap == nullptr || tensorRank < 3 || pixelBoxLowerCorner == nullptr ||
-        pixelBoxUpperCorner == nullptr) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (channelsPerPixel == 0 || channelsPerPixel > 256 || pixelsPerColumn == 0 ||
-        pixelsPerColumn > 1024) {
+    if (tensorMap == nullptr || pixelBoxLowerCorner == nullptr || pixelBoxUpperCorner == nullptr ||
+        !valid_im2col(tensorRank, channelsPerPixel, pixelsPerColumn)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (const CUresult r = check_tensor(s, tensorDataType, tensorRank, globalAddress, globalDim,
@@ -117,8 +118,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuTensorMapEncodeIm2colWide(
   return sim::guarded([&](sim::State& s) {
     (void)pixelBoxLowerCornerWidth, (void)pixelBoxUpperCornerWidth;
     (void)swizzle, (void)l2Promotion, (void)oobFill;
-    if (tensorMap == nullptr || tensorRank < 3 || channelsPerPixel == 0 || channelsPerPixel > 256 ||
-        pixelsPerColumn == 0 || pixelsPerColumn > 1024) {
+    if (tensorMap == nullptr || !valid_im2col(tensorRank, channelsPerPixel, pixelsPerColumn)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (mode != CU_TENSOR_MAP_IM2COL_WIDE_MODE_W && mode != CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128) {
