@@ -17,6 +17,7 @@
 
 #include "common/batch_copies.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
+#include "plugins/cuda/frontend/per_thread.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -60,11 +61,6 @@ CUresult batch_copies(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_
     return result;
   }
   return wait ? cuStreamSynchronize(stream) : CUDA_SUCCESS;
-}
-
-// The per-thread default stream's forms: a null stream is the calling thread's own.
-CUstream per_thread(CUstream stream) {
-  return stream == nullptr ? CU_STREAM_PER_THREAD : stream;
 }
 
 }  // namespace

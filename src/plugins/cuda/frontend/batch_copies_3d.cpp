@@ -20,6 +20,7 @@
 #include "common/batch_copies.h"
 #include "plugins/cuda/common/array_formats.h"
 #include "plugins/cuda/frontend/copies_3d.h"
+#include "plugins/cuda/frontend/per_thread.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -120,10 +121,6 @@ CUresult batch_copies_3d(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail
     wait = wait || batch::read_during_call(ops[i]);
   }
   return wait ? cuStreamSynchronize(stream) : CUDA_SUCCESS;
-}
-
-CUstream per_thread(CUstream stream) {
-  return stream == nullptr ? CU_STREAM_PER_THREAD : stream;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "cuda_remote_calls.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/per_thread.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
@@ -86,6 +87,5 @@ extern "C" __attribute__((visibility("default"))) CUresult cuStreamBatchMemOp(
 
 extern "C" __attribute__((visibility("default"))) CUresult cuStreamBatchMemOp_ptsz(
     CUstream stream, unsigned int count, CUstreamBatchMemOpParams* paramArray, unsigned int flags) {
-  return cr::batch_mem_ops(stream == nullptr ? CU_STREAM_PER_THREAD : stream, count, paramArray,
-                           flags, false);
+  return cr::batch_mem_ops(cr::per_thread(stream), count, paramArray, flags, false);
 }
