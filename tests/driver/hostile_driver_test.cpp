@@ -1222,7 +1222,11 @@ TEST_F(HostileDriver, ipc_memory_is_the_opening_sessions_until_it_closes_it) {
   EXPECT_GE(bytes, 4096u) << "its whole size comes back";
   EXPECT_EQ(memset_of(opened).status, CUDA_SUCCESS) << "the opener's device memory now";
   EXPECT_EQ(close_of(opened + 16).status, CUDA_ERROR_INVALID_VALUE) << "not what it opened";
-  EXPECT_EQ(close_of(exported).status, CUDA_ERROR_INVALID_VALUE) << "the exporter's, not opened";
+  // (Each backend process places its simulated memory alike under ASan: the opened copy may lie
+  // at the exporter's address there.)
+  if (exported != opened) {
+    EXPECT_EQ(close_of(exported).status, CUDA_ERROR_INVALID_VALUE) << "the exporter's, not opened";
+  }
   EXPECT_EQ(close_of(opened).status, CUDA_SUCCESS);
   EXPECT_EQ(memset_of(opened).status, CUDA_ERROR_INVALID_VALUE) << "closed: no longer its";
   EXPECT_EQ(close_of(opened).status, CUDA_ERROR_INVALID_VALUE) << "closed once";

@@ -5,6 +5,9 @@
 // (CUDA 11.7's ABI, the same arguments) lacks the memory barrier.
 #include <cuda.h>
 
+#include <cstring>
+#include <vector>
+
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "frontend/route_scope.h"
@@ -18,8 +21,11 @@ namespace {
 // The record of one operation, or false for one the driver does not define (or, in the first
 // ABI, the barrier it lacks).
 bool record_of(const CUstreamBatchMemOpParams& p, bool barrier_allowed, MemOpRecord& r) {
-  r = MemOpRecord{static_cast<uint32_t>(p.operation), 0, 0, 0};
-  switch (p.operation) {
+  // The operation read as the integer it is: an application's value may be none of the enum's.
+  uint32_t operation = 0;
+  std::memcpy(&operation, &p, sizeof operation);
+  r = MemOpRecord{operation, 0, 0, 0};
+  switch (operation) {
     case CU_STREAM_MEM_OP_WAIT_VALUE_32:
       r.address = p.waitValue.address, r.value = p.waitValue.value, r.flags = p.waitValue.flags;
       return true;

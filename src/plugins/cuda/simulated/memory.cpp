@@ -462,8 +462,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigne
   if (flags != 0 || (count > 0 && paramArray == nullptr)) return CUDA_ERROR_INVALID_VALUE;
   for (unsigned i = 0; i < count; ++i) {
     const CUstreamBatchMemOpParams& p = paramArray[i];
+    uint32_t operation = 0;  // read as the integer it is: it may be none of the enum's values
+    std::memcpy(&operation, &p, sizeof operation);
     CUresult r = CUDA_SUCCESS;
-    switch (p.operation) {
+    switch (operation) {
       case CU_STREAM_MEM_OP_WAIT_VALUE_32:
         r = wait_value<uint32_t>(stream, p.waitValue.address, p.waitValue.value, p.waitValue.flags);
         break;
