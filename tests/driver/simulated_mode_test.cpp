@@ -513,6 +513,7 @@ struct Expected {
   std::set<std::string> unsupported;
   std::vector<std::pair<std::string, int>> library;  // a kernel name pattern, how many launches
   std::string stops_at;                              // the library call a known gap stops at
+  int checks_ok = -1, checks_failed = -1;            // the program's own checks; -1: none listed
 };
 
 Expected expected_for(const std::string& program) {
@@ -530,6 +531,8 @@ Expected expected_for(const std::string& program) {
       words >> count >> kernel >> grid >> block >> shared;
       for (int i = 0; i < count; ++i)
         e.launches.insert(kernel + " " + grid + " " + block + " " + shared);
+    } else if (what == "checks") {
+      words >> e.checks_ok >> e.checks_failed;
     } else if (what == "unsupported") {
       std::string function;
       words >> function;
@@ -567,6 +570,18 @@ std::vector<std::string> library_programs() {
 }
 
 // The driver functions the run's output says are not supported yet.
+// How many of the program's own checks (check.h's "check EXPRESSION ok|FAILED" lines, also those
+// a prefix names: "second: ", "slice 2: ") passed and failed.
+std::pair<int, int> checks_in(const std::string& output) {
+  const std::regex check(R"((^|\n)([^\n]*: )?check [^\n]*?(ok|FAILED)(?=\n|$))");
+  int ok = 0, failed = 0;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), check);
+       it != std::sregex_iterator(); ++it) {
+    ((*it)[3] == "ok" ? ok : failed) += 1;
+  }
+  return {ok, failed};
+}
+
 std::set<std::string> unsupported_in(const std::string& output) {
   const std::regex unsupported("warning: (\\w+) is not supported");
   std::set<std::string> found;
@@ -593,6 +608,14 @@ TEST_P(SimulatedProgram, reaches_its_launches_and_only_known_gaps) {
   EXPECT_EQ(reached, expected.launches) << result.output;
   EXPECT_EQ(unsupported_in(result.output), expected.unsupported)
       << "a driver function the program needs changed status";
+  // Checks of what kernels compute fail (the simulated device runs none); every other check - of
+  // copies, queries, handles - must pass. The counts say which is which, so a copy or a query
+  // that goes wrong fails here even though the program's own output is not GPU evidence.
+  if (expected.checks_ok >= 0) {
+    EXPECT_EQ(checks_in(result.output), std::make_pair(expected.checks_ok, expected.checks_failed))
+        << "the program's own checks (ok, FAILED) changed\n"
+        << result.output;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, SimulatedProgram, ::testing::ValuesIn(static_programs()),

@@ -440,8 +440,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetStreamPriorityRange(int* leastPriority,
                                                               int* greatestPriority) {
   return sim::guarded([&](sim::State&) {
-    if (leastPriority != nullptr) *leastPriority = 0;
-    if (greatestPriority != nullptr) *greatestPriority = -5;
+    if (leastPriority != nullptr) *leastPriority = sim::kLeastStreamPriority;
+    if (greatestPriority != nullptr) *greatestPriority = sim::kGreatestStreamPriority;
     return CUDA_SUCCESS;
   });
 }

@@ -156,6 +156,8 @@ struct State {
   std::map<const fatbin::KernelLayout*, CUfunction> function_by_layout;
   std::map<const void*, CUfunction> function_by_kernel;
   std::map<CUstream, uint32_t> streams;  // a stream's number, as launch records name it
+  // A stream's flags and priority as created (the priority clamped into the device's range).
+  std::map<CUstream, std::pair<unsigned, int>> stream_properties;
   // Attributes set on streams (CUstreamAttrID -> value), by stream.
   std::map<CUstream, std::map<int, CUstreamAttrValue>> stream_attributes;
   uint32_t next_stream = 1;
@@ -238,6 +240,10 @@ bool known_context(const State& s, CUcontext ctx);
 
 // The device of a known context, else -1.
 CUdevice context_device(const State& s, CUcontext ctx);
+
+// The stream priorities of every simulated device: cuCtxGetStreamPriorityRange's answer.
+inline constexpr int kLeastStreamPriority = 0;
+inline constexpr int kGreatestStreamPriority = -5;
 
 // The calling thread's current context (cuCtxSetCurrent; the stub keeps each client thread's stack
 // and the backend runs each client thread's calls on a thread of its own), null if none.

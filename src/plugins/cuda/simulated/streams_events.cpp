@@ -1,5 +1,6 @@
 // Streams and events of the simulated device: everything completes when it is issued, so every
 // stream is always idle and an event is complete once recorded.
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <utility>
@@ -11,7 +12,7 @@ namespace sim = gvirtus::simulated;
 
 namespace {
 
-CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags) {
+CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags, int priority = 0) {
   if (stream == nullptr || (flags & ~unsigned{CU_STREAM_NON_BLOCKING}) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -23,6 +24,9 @@ CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags) {
       uintptr_t{0x5100000000} + (uintptr_t{std::random_device{}() & 0xffff} << 24);
   const auto handle = reinterpret_cast<CUstream>(base + number * 16);
   s.streams.emplace(handle, number);
+  // A priority outside the range is clamped into it, as the driver clamps it.
+  s.stream_properties[handle] = {
+      flags, std::clamp(priority, sim::kGreatestStreamPriority, sim::kLeastStreamPriority)};
   sim::own(s, handle);
   *stream = handle;
   return CUDA_SUCCESS;
@@ -42,8 +46,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreate(CUstream* phStream, unsigned in
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags,
                                                              int priority) {
   return sim::guarded([&](sim::State& s) {
-    (void)priority;  // any priority is clamped by the driver; the simulated device has one queue
-    return create_stream(s, phStream, flags);
+    return create_stream(s, phStream, flags, priority);  // one queue: the priority is kept only
   });
 }
 
@@ -51,6 +54,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
     s.capturing.erase(hStream);  // a capture in progress ends with its stream
     s.stream_attributes.erase(hStream);
+    s.stream_properties.erase(hStream);
     sim::disown(s, hStream);
     return s.streams.erase(hStream) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
@@ -118,7 +122,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetPriority(CUstream hStream, int* pri
   return sim::guarded([&](sim::State& s) {
     if (priority == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *priority = 0;
+    const auto it = s.stream_properties.find(hStream);  // the predefined streams: 0 and no flags
+    *priority = it != s.stream_properties.end() ? it->second.second : 0;
     return CUDA_SUCCESS;
   });
 }
@@ -127,7 +132,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetFlags(CUstream hStream, unsigned in
   return sim::guarded([&](sim::State& s) {
     if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *flags = 0;
+    const auto it = s.stream_properties.find(hStream);
+    *flags = it != s.stream_properties.end() ? it->second.first : 0;
     return CUDA_SUCCESS;
   });
 }
