@@ -138,7 +138,7 @@ CUresult copy_array_box(const CUDA_MEMCPY3D& copy, CUstream stream, bool asynchr
   if ((height > 1 || depth > 1) && host.pitch < width) return CUDA_ERROR_INVALID_VALUE;
   if (depth > 1 && host.height < height) return CUDA_ERROR_INVALID_VALUE;
   // Waiting for a capturing stream would end its capture; the backend refuses the copy too.
-  if (asynchronous && capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (asynchronous && capturing(stream)) return refuse_in_capture(stream);
   std::vector<std::byte> packed;
   for (const Piece& at : pieces_of(width, height, depth)) {
     ArrayBoxRequest request{};

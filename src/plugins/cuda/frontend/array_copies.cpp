@@ -18,7 +18,7 @@ namespace {
 CUresult host_to_array(CUarray array, size_t offset, const void* src, size_t bytes, CUstream stream,
                        cr::Fn fn) {
   if (fn == cr::Fn::cuMemcpyHtoAAsync_v2 && cr::capturing(stream)) {
-    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cr::refuse_in_capture(stream);
   }
   if (bytes == 0) return CUDA_SUCCESS;
   if (src == nullptr || array == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -38,7 +38,7 @@ CUresult host_to_array(CUarray array, size_t offset, const void* src, size_t byt
 CUresult array_to_host(void* dst, CUarray array, size_t offset, size_t bytes, CUstream stream,
                        cr::Fn fn) {
   if (fn == cr::Fn::cuMemcpyAtoHAsync_v2 && cr::capturing(stream)) {
-    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cr::refuse_in_capture(stream);
   }
   if (bytes == 0) return CUDA_SUCCESS;
   if (dst == nullptr || array == nullptr) return CUDA_ERROR_INVALID_VALUE;

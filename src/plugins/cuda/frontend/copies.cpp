@@ -54,7 +54,7 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
     return shared_copy(fn, dst, *offset, bytes, stream, ahead);
   }
   // Captured, the copy would read the backend's transient copy of the bytes when the graph runs.
-  if (stream != nullptr && capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (stream != nullptr && capturing(stream)) return refuse_in_capture(stream);
   const auto* from = static_cast<const std::byte*>(src);
   return in_chunks(bytes, [&](size_t done, size_t chunk) {
     const CopyRequest request{dst + done, chunk, stream};
@@ -76,7 +76,7 @@ CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream strea
   // The bytes land in the client's memory when the copy is done: waited for, which a capture
   // cannot hold.
   if (fn == Fn::cuMemcpyDtoHAsync_v2 && capturing(stream)) {
-    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return refuse_in_capture(stream);
   }
   // Two chunks in flight: the next chunk's request leaves before the previous chunk's reply is
   // read, so the backend copies one while this side takes in the other. A failure stops the copy
@@ -279,7 +279,7 @@ CUresult copy_between_backends(CUdeviceptr dst, CUdeviceptr src, size_t bytes, S
                                CUstream stream) {
   if (bytes == 0) return CUDA_SUCCESS;
   if (stream != nullptr) {
-    if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (capturing(stream)) return refuse_in_capture(stream);
     if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
   }
   const auto start = Clock::now();
@@ -320,7 +320,7 @@ CUresult unified_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s
   if (bytes == 0) return CUDA_SUCCESS;
   if (host_dst == nullptr || host_src == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (with_stream) {
-    if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (capturing(stream)) return refuse_in_capture(stream);
     if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
   }
   std::memmove(host_dst, host_src, bytes);

@@ -64,7 +64,7 @@ size_t rows_per_request(size_t width) {
 
 CUresult host_to_device(Fn fn, const Side& dst, const Side& src, size_t width, size_t height,
                         CUstream stream, bool ahead) {
-  if (ahead && capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // see copies.cpp
+  if (ahead && capturing(stream)) return refuse_in_capture(stream);  // see copies.cpp
   if (width > kCopyChunkBytes) {  // rows wider than a chunk: each as a 1D copy
     for (size_t row = 0; row < height; ++row) {
       const CUresult r = ahead ? cuMemcpyHtoDAsync_v2(dst.device_address + row * dst.pitch,
@@ -105,7 +105,7 @@ CUresult host_to_device(Fn fn, const Side& dst, const Side& src, size_t width, s
 CUresult device_to_host(Fn fn, const Side& dst, const Side& src, size_t width, size_t height,
                         CUstream stream) {
   if (fn == Fn::cuMemcpy2DAsync_v2 && capturing(stream)) {
-    return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // waited for: see stream_capture.h
+    return refuse_in_capture(stream);  // waited for: see stream_capture.h
   }
   if (width > kCopyChunkBytes) {
     for (size_t row = 0; row < height; ++row) {
@@ -193,7 +193,7 @@ CUresult copy_2d(Fn fn, const CUDA_MEMCPY2D* copy, CUstream stream) {
   if (src.device) return device_to_host(fn, dst, src, width, height, stream);
   // Host to host: in the caller, after the stream's earlier work.
   if (ahead) {
-    if (capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (capturing(stream)) return refuse_in_capture(stream);
     if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
   }
   for (size_t row = 0; row < height; ++row) {

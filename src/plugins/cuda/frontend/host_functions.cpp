@@ -11,7 +11,7 @@
 namespace {
 
 CUresult run_in_stream_order(CUstream stream, void (*run)(void*), void* data) {
-  if (gvirtus::cuda::capturing(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (gvirtus::cuda::capturing(stream)) return gvirtus::cuda::refuse_in_capture(stream);
   const CUresult status = cuStreamSynchronize(stream);
   if (status != CUDA_SUCCESS) return status;
   run(data);
@@ -30,7 +30,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLaunchHostFunc(CUst
 extern "C" __attribute__((visibility("default"))) CUresult cuStreamAddCallback(
     CUstream hStream, CUstreamCallback callback, void* userData, unsigned int flags) {
   if (callback == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  if (gvirtus::cuda::capturing(hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  if (gvirtus::cuda::capturing(hStream)) return gvirtus::cuda::refuse_in_capture(hStream);
   // The callback learns the stream's status: the result of waiting for its work.
   const CUresult status = cuStreamSynchronize(hStream);
   callback(hStream, status, userData);

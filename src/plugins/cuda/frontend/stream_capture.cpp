@@ -3,7 +3,9 @@
 // which streams it began capturing, because some of its own work cannot happen during a capture:
 // waiting for a stream (host functions run on the client after it; device-to-host copies land in
 // the client's memory) would end the capture on the backend. Those are refused with
-// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the driver's error for operations a capture cannot hold.
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the driver's error for operations a capture cannot hold,
+// and the backend's capture is invalidated, as the refusal invalidates it natively
+// (refuse_in_capture).
 //
 // cuStreamGetCaptureInfo asks the backend's driver whether the stream is capturing (which also
 // vets the stream). The capture's graph and its dependency nodes live in the backend's process:
@@ -15,6 +17,7 @@
 #include <set>
 
 #include "cuda_remote_calls.h"
+#include "plugins/cuda/frontend/per_thread.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
 namespace gvirtus::cuda {
@@ -51,16 +54,16 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t
   return CUDA_SUCCESS;
 }
 
-// The per-thread default stream variants: their null stream is the thread's own.
-CUstream per_thread(CUstream stream) {
-  return stream != nullptr ? stream : CU_STREAM_PER_THREAD;
-}
-
 }  // namespace
 
 bool capturing(CUstream stream) {
   std::lock_guard lock(capturing_mutex);
   return capturing_streams.count(stream) != 0;
+}
+
+CUresult refuse_in_capture(CUstream stream) {
+  (void)cuStreamQuery(stream);  // refused by the backend's driver, which invalidates the capture
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
 }  // namespace gvirtus::cuda

@@ -9,4 +9,11 @@ namespace gvirtus::cuda {
 // Whether `stream` is between a successful cuStreamBeginCapture and its cuStreamEndCapture.
 bool capturing(CUstream stream);
 
+// The stub's refusal of its own work on a capturing stream, as the driver refuses what a capture
+// cannot hold: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, after the backend's driver is made to
+// invalidate the capture as the refusal would natively (it is asked whether the stream is done,
+// which a capturing stream cannot answer), so that cuStreamEndCapture gives no graph there either
+// (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).
+CUresult refuse_in_capture(CUstream stream);
+
 }  // namespace gvirtus::cuda

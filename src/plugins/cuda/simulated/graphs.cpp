@@ -32,6 +32,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream,
     if (!capturable(s, hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (s.capturing.count(hStream) != 0) return CUDA_ERROR_ILLEGAL_STATE;
     s.capturing[hStream];
+    s.invalidated_captures.erase(hStream);
     return CUDA_SUCCESS;
   });
 }
@@ -42,6 +43,11 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* 
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     const auto capture = s.capturing.find(hStream);
     if (capture == s.capturing.end()) return CUDA_ERROR_ILLEGAL_STATE;
+    if (s.invalidated_captures.erase(hStream) != 0) {
+      s.capturing.erase(capture);
+      *phGraph = nullptr;
+      return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    }
     auto graph = std::make_unique<std::vector<sim::CapturedLaunch>>(std::move(capture->second));
     s.capturing.erase(capture);
     *phGraph = reinterpret_cast<CUgraph>(graph.get());

@@ -90,6 +90,12 @@ CUresult not_captured(const State& s, CUstream stream) {
   return s.capturing.count(stream) != 0 ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
 }
 
+CUresult waited_for(State& s, CUstream stream) {
+  if (s.capturing.count(stream) == 0) return CUDA_SUCCESS;
+  s.invalidated_captures.insert(stream);
+  return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+
 }  // namespace gvirtus::simulated
 
 namespace {

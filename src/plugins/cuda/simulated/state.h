@@ -170,6 +170,9 @@ struct State {
   // Stream capture (graphs.cpp): the launches each capturing stream has taken so far, and every
   // graph and executable graph with the launches it holds.
   std::map<CUstream, std::vector<CapturedLaunch>> capturing;
+  // Captures an operation they cannot hold invalidated, as the driver invalidates them: their
+  // cuStreamEndCapture gives no graph (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).
+  std::set<CUstream> invalidated_captures;
   std::map<CUgraph, std::unique_ptr<std::vector<CapturedLaunch>>> graphs;
   std::map<CUgraphExec, std::unique_ptr<std::vector<CapturedLaunch>>> executables;
   std::map<CUgraphExec, unsigned long long> executable_flags;  // as instantiated
@@ -207,8 +210,14 @@ struct State {
 CUresult record_launch(State& s, CUstream stream, const CapturedLaunch& launch);
 
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for work the simulated device cannot capture (it
-// captures kernel launches only) on a capturing stream, else CUDA_SUCCESS.
+// captures kernel launches only) on a capturing stream, else CUDA_SUCCESS. A GPU's driver would
+// capture that work, so the capture goes on.
 CUresult not_captured(const State& s, CUstream stream);
+
+// A stream waited for or asked whether it is done (cuStreamSynchronize, cuStreamQuery): on a
+// capturing stream CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated, as the
+// driver invalidates it; else CUDA_SUCCESS.
+CUresult waited_for(State& s, CUstream stream);
 
 // A device's own memory pool, by ordinal: a fixed address of ours.
 CUmemoryPool device_pool(CUdevice dev);

@@ -53,6 +53,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream,
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
     s.capturing.erase(hStream);  // a capture in progress ends with its stream
+    s.invalidated_captures.erase(hStream);
     s.stream_attributes.erase(hStream);
     s.stream_properties.erase(hStream);
     sim::disown(s, hStream);
@@ -98,13 +99,14 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCopyAttributes(CUstream dst, CUstream 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    return sim::not_captured(s, hStream);
+    return sim::waited_for(s, hStream);
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamQuery(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
-    return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    return sim::waited_for(s, hStream);  // a capturing stream cannot be asked
   });
 }
 
@@ -231,14 +233,17 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetId(CUstream hStream, unsigned long 
   });
 }
 
-// Capturing from cuStreamBeginCapture to cuStreamEndCapture (graphs.cpp).
+// Capturing from cuStreamBeginCapture to cuStreamEndCapture (graphs.cpp), invalidated once the
+// stream was waited for (waited_for).
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamIsCapturing(CUstream hStream,
                                                       CUstreamCaptureStatus* captureStatus) {
   return sim::guarded([&](sim::State& s) {
     if (captureStatus == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *captureStatus = s.capturing.count(hStream) != 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                                                     : CU_STREAM_CAPTURE_STATUS_NONE;
+    *captureStatus = s.capturing.count(hStream) == 0 ? CU_STREAM_CAPTURE_STATUS_NONE
+                     : s.invalidated_captures.count(hStream) != 0
+                         ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                         : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     return CUDA_SUCCESS;
   });
 }
