@@ -3,8 +3,11 @@
 // everything: a gvirtus::Error becomes its kind and the thread's message, anything else kFailed.
 #include "frontend/frontend_abi.h"
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
 
 #include "common/error.h"
 #include "frontend/call_stats.h"
@@ -14,10 +17,20 @@
 namespace gvirtus {
 namespace {
 
-thread_local std::string t_message;
+// The thread's last message, in a buffer with no destructor: NVIDIA's runtimes call the driver
+// from their exit handlers, after the thread's C++ objects were destroyed, and a call that fails
+// then still records its message (a std::string here was written after its destruction).
+constexpr size_t kMessageBytes = 1024;
+thread_local char t_message[kMessageBytes];
 
-int fail(ErrorKind kind, const std::string& message) {
-  t_message = message;
+void set_message(std::string_view message) {
+  const size_t n = std::min(message.size(), kMessageBytes - 1);  // longer ones are cut
+  std::memcpy(t_message, message.data(), n);
+  t_message[n] = '\0';
+}
+
+int fail(ErrorKind kind, std::string_view message) {
+  set_message(message);
   return static_cast<int>(kind);
 }
 
@@ -52,13 +65,13 @@ struct CDecoder {
   void operator()(WireReader& in) const {
     if (decode == nullptr) return;
     const std::span<const std::byte> payload = in.get_raw(in.remaining());
-    t_message.clear();
+    t_message[0] = '\0';
     const int status = decode(context, payload.data(), payload.size());
     if (status == GVIRTUS_OK) return;
     const ErrorKind kind = is_valid_error_kind(static_cast<uint32_t>(status))
                                ? static_cast<ErrorKind>(status)
                                : ErrorKind::kFailed;
-    raise(kind, t_message.empty() ? "the reply could not be decoded" : t_message);
+    raise(kind, t_message[0] == '\0' ? "the reply could not be decoded" : t_message);
   }
 };
 
@@ -76,15 +89,11 @@ uint32_t gvirtus_frontend_abi_version(void) {
 }
 
 const char* gvirtus_error_message(void) {
-  return gvirtus::t_message.c_str();
+  return gvirtus::t_message;
 }
 
 void gvirtus_error_message_set(const char* message) {
-  try {
-    gvirtus::t_message = message != nullptr ? message : "";
-  } catch (...) {
-    // Out of memory: the status alone must do.
-  }
+  gvirtus::set_message(message != nullptr ? message : "");
 }
 
 int gvirtus_open_plugin(const gvirtus_plugin* plugin) {
@@ -189,7 +198,7 @@ const void* gvirtus_session_token(void) {
   try {
     return &Pool::instance().routed();
   } catch (...) {
-    return &gvirtus::t_message;  // never null; instance() does not throw in practice
+    return gvirtus::t_message;  // never null; instance() does not throw in practice
   }
 }
 
