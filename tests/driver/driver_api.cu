@@ -5,10 +5,10 @@
 // of the caller's (run in this process). argv[1]: a fatbinary with saxpy.
 #include <cuda.h>
 
+#include <unistd.h>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <vector>
 
 #include "show_calls.h"
@@ -74,11 +74,13 @@ int main(int argc, char** argv) {
   std::printf("graph: %zu root, %zu written, second slot %s; clone of %zu nodes\n", roots,
               root_capacity, root[1] == nullptr ? "null" : "set", cloned_nodes);
   CUgraphExec executable = nullptr;
-  SHOW(cuGraphInstantiateWithFlags(&executable, cloned, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
+  SHOW(cuGraphInstantiateWithFlags(&executable, cloned,
+                                   CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH));
   cuuint64_t instantiated_with = 0;
   SHOW(cuGraphExecGetFlags(executable, &instantiated_with));
   std::printf("instantiated with flags %llu\n", static_cast<unsigned long long>(instantiated_with));
-  SHOW(cuGraphExecGetFlags(reinterpret_cast<CUgraphExec>(uintptr_t{0x7e7e7e00}), &instantiated_with));
+  SHOW(cuGraphExecGetFlags(reinterpret_cast<CUgraphExec>(uintptr_t{0x7e7e7e00}),
+                           &instantiated_with));
   SHOW(cuGraphClone(&cloned, reinterpret_cast<CUgraph>(uintptr_t{0x7e7e7e00})));
   // Instantiated with parameters (an upload stream the session holds, then one it does not),
   // updated from its clone, and described in DOT at a path of this machine.
@@ -88,7 +90,8 @@ int main(int argc, char** argv) {
   with_params.result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
   CUgraphExec from_params = nullptr;
   SHOW(cuGraphInstantiateWithParams(&from_params, captured, &with_params));
-  std::printf("instantiated with parameters: result %d\n", static_cast<int>(with_params.result_out));
+  std::printf("instantiated with parameters: result %d\n",
+              static_cast<int>(with_params.result_out));
   with_params.hUploadStream = reinterpret_cast<CUstream>(uintptr_t{0x7e7e7e00});
   CUgraphExec refused = nullptr;
   SHOW(cuGraphInstantiateWithParams(&refused, captured, &with_params));
@@ -98,7 +101,8 @@ int main(int argc, char** argv) {
   SHOW(cuGraphExecUpdate(from_params, cloned, &update));
   std::printf("update result %d\n", static_cast<int>(update.result));
   char dot_path[64];
-  std::snprintf(dot_path, sizeof dot_path, "/tmp/gvirtus-driver-api-%d.dot", static_cast<int>(getpid()));
+  std::snprintf(dot_path, sizeof dot_path, "/tmp/gvirtus-driver-api-%d.dot",
+                static_cast<int>(getpid()));
   SHOW(cuGraphDebugDotPrint(captured, dot_path, CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE));
   char dot_head[8] = {};
   if (std::FILE* dot = std::fopen(dot_path, "rb")) {
@@ -120,24 +124,43 @@ int main(int argc, char** argv) {
   const cuuint64_t row_stride[1] = {16 * sizeof(float)};
   const cuuint32_t tile_box[2] = {8, 8};
   const cuuint32_t unit[2] = {1, 1};
-  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                              reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                              CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   const CUtensorMap encoded = tile;
   SHOW(cuTensorMapReplaceAddress(&tile, reinterpret_cast<void*>(ys)));
   std::printf("tensor map: encoded %s, replaced address %s\n",
               encoded.opaque[0] != 0 || encoded.opaque[1] != 0 ? "yes" : "no",
               std::memcmp(&encoded, &tile, sizeof tile) != 0 ? "changed it" : "changed nothing");
   alignas(16) static float host_tile[256];
-  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, host_tile, dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 0, reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  SHOW(cuTensorMapEncodeTiled(&tile, static_cast<CUtensorMapDataType>(99), 2, reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, host_tile, dims,
+                              row_stride, tile_box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeTiled(&tile, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 0,
+                              reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                              CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeTiled(&tile, static_cast<CUtensorMapDataType>(99), 2,
+                              reinterpret_cast<void*>(xs), dims, row_stride, tile_box, unit,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                              CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   // An im2col map of an NHWC tensor (8 channels, 8 x 8 pixels, 2 images) of halves.
   CUtensorMap im2col{};
   const cuuint64_t nhwc[4] = {8, 8, 8, 2};
   const cuuint64_t nhwc_strides[3] = {8 * 2, 8 * 8 * 2, 8 * 8 * 8 * 2};
   const int lower[2] = {0, 0}, upper[2] = {0, 0};
   const cuuint32_t ones[4] = {1, 1, 1, 1};
-  SHOW(cuTensorMapEncodeIm2col(&im2col, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, reinterpret_cast<void*>(xs), nhwc, nhwc_strides, lower, upper, 8, 64, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-  SHOW(cuTensorMapEncodeIm2colWide(&im2col, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, reinterpret_cast<void*>(xs), nhwc, nhwc_strides, 0, 0, 8, 64, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeIm2col(&im2col, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4,
+                               reinterpret_cast<void*>(xs), nhwc, nhwc_strides, lower, upper, 8, 64,
+                               ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                               CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  SHOW(cuTensorMapEncodeIm2colWide(
+      &im2col, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4, reinterpret_cast<void*>(xs), nhwc, nhwc_strides,
+      0, 0, 8, 64, ones, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_IM2COL_WIDE_MODE_W,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   SHOW(cuMemFree(xs));
   SHOW(cuMemFree(ys));
   // Device queries: the widest 1D texture over linear memory, atomics with the host, graph memory.
@@ -228,8 +251,8 @@ int main(int argc, char** argv) {
               from_b == first_up && from_c == second_up ? "ok" : "FAILED");
   // CUDA 12.8's form, as a runtime built for it asks for it: its second copy's source is an
   // address nobody mapped, so it fails and says so.
-  using Batch12080 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t,
-                                  CUmemcpyAttributes*, size_t*, size_t, size_t*, CUstream);
+  using Batch12080 = CUresult (*)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*,
+                                  size_t*, size_t, size_t*, CUstream);
   void* legacy_entry = nullptr;
   CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   SHOW(cuGetProcAddress("cuMemcpyBatchAsync", &legacy_entry, 12080, CU_GET_PROC_ADDRESS_DEFAULT,
@@ -436,8 +459,8 @@ int main(int argc, char** argv) {
         }
       }
   std::printf("3d batch: %zu wrong\n", volume_wrong);
-  using Batch3d12080 = CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long,
-                                    CUstream);
+  using Batch3d12080 =
+      CUresult (*)(size_t, CUDA_MEMCPY3D_BATCH_OP*, size_t*, unsigned long long, CUstream);
   void* legacy_3d = nullptr;
   SHOW(cuGetProcAddress("cuMemcpy3DBatchAsync", &legacy_3d, 12080, CU_GET_PROC_ADDRESS_DEFAULT,
                         &found));
