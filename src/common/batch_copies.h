@@ -7,6 +7,10 @@
 // each attribute applies to: the first starts at copy 0, each starts after the one before, and
 // none past the last copy. An attribute names a source access order CUDA knows (stream, during
 // the call, any: 1, 2, 3 in both APIs) and no flag beyond `known_flags`.
+//
+// A batch of 3D copies (cuMemcpy3DBatchAsync, cudaMemcpy3DBatchAsync) carries its attributes in
+// each operation, whose operands are pointers or arrays (1 and 2 in both APIs) named alike in
+// CUDA_MEMCPY3D_BATCH_OP and cudaMemcpy3DBatchOp: valid_3d_operation vets one.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +21,10 @@ namespace gvirtus::batch {
 inline constexpr int kOrderStream = 1;
 inline constexpr int kOrderDuringApiCall = 2;
 inline constexpr int kOrderAny = 3;
+
+// The operand types both APIs define (CUmemcpy3DOperandType, cudaMemcpy3DOperandType).
+inline constexpr int kOperandPointer = 1;
+inline constexpr int kOperandArray = 2;
 
 template <typename Attributes>
 bool valid_attributes(size_t count, const Attributes* attrs, const size_t* attrs_idxs,
@@ -52,6 +60,24 @@ size_t for_each_copy(size_t count, const Attributes* attrs, const size_t* attrs_
 template <typename Attributes>
 bool read_during_call(const Attributes& attributes) {
   return static_cast<int>(attributes.srcAccessOrder) == kOrderDuringApiCall;
+}
+
+// Whether a 3D batch's operation is one CUDA takes: a non-zero extent; each operand an array, or
+// a pointer whose row length and layer height are 0 (packed) or at least the extent's; a source
+// access order CUDA knows and no flag beyond `known_flags`.
+template <typename Operation>
+bool valid_3d_operation(const Operation& op, unsigned known_flags) {
+  const auto valid_operand = [&](const auto& o) {
+    const int type = static_cast<int>(o.type);
+    if (type == kOperandArray) return o.op.array.array != nullptr;
+    if (type != kOperandPointer || !o.op.ptr.ptr) return false;
+    return (o.op.ptr.rowLength == 0 || o.op.ptr.rowLength >= op.extent.width) &&
+           (o.op.ptr.layerHeight == 0 || o.op.ptr.layerHeight >= op.extent.height);
+  };
+  constexpr size_t kItself = 0;  // the operation's attributes start at it: a batch of one
+  return op.extent.width != 0 && op.extent.height != 0 && op.extent.depth != 0 &&
+         valid_operand(op.src) && valid_operand(op.dst) &&
+         valid_attributes(1, &op, &kItself, 1, known_flags);
 }
 
 }  // namespace gvirtus::batch

@@ -26,9 +26,8 @@ namespace gvirtus::cuda {
 namespace {
 
 constexpr size_t kNoCopy = SIZE_MAX;  // failIdx when the failure is not one copy's
-// An operation carries its own attributes: vetted as a batch of one copy whose attributes start
-// at it.
-constexpr size_t kFirstCopy = 0;
+static_assert(CU_MEMCPY_OPERAND_TYPE_POINTER == batch::kOperandPointer &&
+              CU_MEMCPY_OPERAND_TYPE_ARRAY == batch::kOperandArray);
 
 // The bytes of one element of `array`, 0 for a format without whole-byte elements.
 CUresult element_bytes(CUarray array, size_t& bytes) {
@@ -38,20 +37,6 @@ CUresult element_bytes(CUarray array, size_t& bytes) {
   if (channel == 0) return CUDA_ERROR_NOT_SUPPORTED;
   bytes = channel * d.NumChannels;
   return CUDA_SUCCESS;
-}
-
-bool valid_operand(const CUmemcpy3DOperand& o, const CUextent3D& extent) {
-  if (o.type == CU_MEMCPY_OPERAND_TYPE_ARRAY) return o.op.array.array != nullptr;
-  if (o.type != CU_MEMCPY_OPERAND_TYPE_POINTER || o.op.ptr.ptr == 0) return false;
-  return (o.op.ptr.rowLength == 0 || o.op.ptr.rowLength >= extent.width) &&
-         (o.op.ptr.layerHeight == 0 || o.op.ptr.layerHeight >= extent.height);
-}
-
-bool valid_op(const CUDA_MEMCPY3D_BATCH_OP& op) {
-  return op.extent.width != 0 && op.extent.height != 0 && op.extent.depth != 0 &&
-         valid_operand(op.src, op.extent) && valid_operand(op.dst, op.extent) &&
-         batch::valid_attributes(1, &op, &kFirstCopy, 1,
-                                 CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE);
 }
 
 // One side of the CUDA_MEMCPY3D an operation describes.
@@ -107,7 +92,7 @@ CUresult batch_copies_3d(size_t count, CUDA_MEMCPY3D_BATCH_OP* ops, size_t* fail
     return CUDA_ERROR_INVALID_VALUE;
   }
   for (size_t i = 0; i < count; ++i) {
-    if (!valid_op(ops[i])) {
+    if (!batch::valid_3d_operation(ops[i], CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE)) {
       if (fail_idx != nullptr) *fail_idx = i;
       return CUDA_ERROR_INVALID_VALUE;
     }

@@ -18,22 +18,8 @@
 namespace gvirtus::cudart {
 namespace {
 
-// An operation carries its own attributes: vetted as a batch of one copy whose attributes start
-// at it.
-constexpr size_t kFirstCopy = 0;
-
-bool valid_operand(const cudaMemcpy3DOperand& o, const cudaExtent& extent) {
-  if (o.type == cudaMemcpyOperandTypeArray) return o.op.array.array != nullptr;
-  if (o.type != cudaMemcpyOperandTypePointer || o.op.ptr.ptr == nullptr) return false;
-  return (o.op.ptr.rowLength == 0 || o.op.ptr.rowLength >= extent.width) &&
-         (o.op.ptr.layerHeight == 0 || o.op.ptr.layerHeight >= extent.height);
-}
-
-bool valid_op(const cudaMemcpy3DBatchOp& op) {
-  return op.extent.width != 0 && op.extent.height != 0 && op.extent.depth != 0 &&
-         valid_operand(op.src, op.extent) && valid_operand(op.dst, op.extent) &&
-         batch::valid_attributes(1, &op, &kFirstCopy, 1, cudaMemcpyFlagPreferOverlapWithCompute);
-}
+static_assert(cudaMemcpyOperandTypePointer == batch::kOperandPointer &&
+              cudaMemcpyOperandTypeArray == batch::kOperandArray);
 
 // One side of the cudaMemcpy3DParms an operation describes: an array at its offset, or a pitched
 // pointer whose copy starts at its first byte.
@@ -83,7 +69,9 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, cudaMemc
     return cr::record_local_error(cudaErrorInvalidValue);
   }
   for (size_t i = 0; i < numOps; ++i) {
-    if (!cr::valid_op(opList[i])) return cr::record_local_error(cudaErrorInvalidValue);
+    if (!gvirtus::batch::valid_3d_operation(opList[i], cudaMemcpyFlagPreferOverlapWithCompute)) {
+      return cr::record_local_error(cudaErrorInvalidValue);
+    }
   }
   bool wait = false;
   for (size_t i = 0; i < numOps; ++i) {
