@@ -116,6 +116,27 @@ CUresult run(const CUDA_MEMCPY3D& copy, CUstream stream, bool with_stream, bool 
 
 }  // namespace
 
+CUresult node_box(const ArrayBoxRequest& request, CUDA_MEMCPY3D& copy) {
+  const Side src = source(request), dst = destination(request);
+  for (const Side* side : {&src, &dst}) {
+    if (side->kind != BoxSide::kDevice && side->kind != BoxSide::kArray) {
+      raise(ErrorKind::kInvalidInput,
+            "a copy node's side of kind " + std::to_string(static_cast<uint32_t>(side->kind)));
+    }
+  }
+  if (request.stream != nullptr) raise(ErrorKind::kInvalidInput, "a stream on a copy node");
+  if (request.width == 0 || request.height == 0 || request.depth == 0) {
+    return CUDA_ERROR_INVALID_VALUE;  // the driver's answer for an empty copy node
+  }
+  const CUresult result =
+      first_failure(CUDA_SUCCESS, vet_side(src, request), vet_side(dst, request));
+  copy = CUDA_MEMCPY3D{};
+  copy.WidthInBytes = request.width, copy.Height = request.height, copy.Depth = request.depth;
+  set_source(copy, src, nullptr);
+  set_destination(copy, dst, nullptr);
+  return result;
+}
+
 bool run_array_box(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   if (fn != Fn::cuMemcpy3D_v2 && fn != Fn::cuMemcpy3DAsync_v2) return false;
   const bool with_stream = fn == Fn::cuMemcpy3DAsync_v2;

@@ -23,6 +23,8 @@
 #include "plugins/cuda/backend/array_copies.h"
 #include "plugins/cuda/backend/copies_2d.h"
 #include "plugins/cuda/backend/graph_calls.h"
+#include "plugins/cuda/backend/graph_node_calls.h"
+#include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/backend/graph_queries.h"
 #include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/landing_reply.h"
@@ -30,6 +32,7 @@
 #include "plugins/cuda/backend/memory_pools.h"
 #include "plugins/cuda/backend/module_loads.h"
 #include "plugins/cuda/backend/module_queries.h"
+#include "plugins/cuda/backend/param_layouts.h"
 #include "plugins/cuda/backend/peer_copies.h"
 #include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/backend/shared_host.h"
@@ -45,10 +48,6 @@ namespace gvirtus::cuda {
 namespace {
 
 using services::first_failure;
-
-CUresult lacks(const void* function) {
-  return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
-}
 
 // cuModuleLoadDataEx and cuLibraryLoadData: an image, JIT options, (for a library) library options.
 // The backend's copy of the image is its own and freed after the call, so the driver is never
@@ -104,44 +103,6 @@ void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
     return r;
   });
   if (loaded) marshal::put_value(out, result == CUDA_SUCCESS ? module : nullptr);
-}
-
-struct ParamLayout {
-  std::vector<std::pair<size_t, size_t>> params;  // offset, size, by ordinal
-  size_t bytes = 0;                               // the buffer's size
-};
-
-// A function's parameter layout, from the driver (cuFuncGetParamInfo, or cuKernelGetParamInfo for
-// a library's kernel), kept per function for good (an unordered_map's elements never move), so a
-// launch reads it in place.
-CUresult param_layout(CUfunction function, bool kernel, const ParamLayout*& layout) {
-  static std::mutex mutex;
-  static std::unordered_map<CUfunction, ParamLayout> known;
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = known.find(function); it != known.end()) {
-      layout = &it->second;
-      return CUDA_SUCCESS;
-    }
-  }
-  if (real().cuFuncGetParamInfo == nullptr || real().cuKernelGetParamInfo == nullptr) {
-    return CUDA_ERROR_NOT_SUPPORTED;
-  }
-  ParamLayout found;
-  for (size_t index = 0;; ++index) {
-    size_t offset = 0, size = 0;
-    const CUresult r = kernel ? real().cuKernelGetParamInfo(reinterpret_cast<CUkernel>(function),
-                                                            index, &offset, &size)
-                              : real().cuFuncGetParamInfo(function, index, &offset, &size);
-    if (r == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter
-    if (r != CUDA_SUCCESS) return r;
-    if (offset + size > kMaxParamBytes) return CUDA_ERROR_INVALID_IMAGE;
-    found.params.emplace_back(offset, size);
-    found.bytes = std::max(found.bytes, offset + size);
-  }
-  std::lock_guard lock(mutex);
-  layout = &known.emplace(function, std::move(found)).first->second;
-  return CUDA_SUCCESS;
 }
 
 // A launch configuration's attributes from the wire, in aligned memory of ours. Each is a plain
@@ -365,6 +326,7 @@ void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with
 void session_opened(const SessionInfo& session) {
   open_shared_memory(session);
   open_module_cache(session);
+  forget_all_nodes();
 }
 
 bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
@@ -426,7 +388,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_array_copy(fn, in, out, result) || run_array_box(fn, in, out, result) ||
              run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result) ||
              run_graph_call(fn, in, out, result) || run_ipc(fn, in, out, result) ||
-             run_stream_memory_ops(fn, in, out, result);
+             run_stream_memory_ops(fn, in, out, result) ||
+             run_graph_node_call(fn, in, out, result) || run_graph_shape_call(fn, in, out, result);
   }
 }
 

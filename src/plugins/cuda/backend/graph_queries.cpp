@@ -6,6 +6,7 @@
 #include "common/call_marshal.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
@@ -31,6 +32,7 @@ void graph_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   out.put<uint64_t>(count);
   if (capacity == 0) return;  // the count alone
   count = std::min<size_t>(count, nodes.size());
+  adopt_nodes(nodes.data(), count, graph);  // nodes the session may name from now on
   out.put<uint32_t>(static_cast<uint32_t>(count));
   for (size_t i = 0; i < count; ++i) marshal::put_value(out, nodes[i]);
 }

@@ -1,6 +1,6 @@
 // What the cuda plugin checks before the driver sees a request (request_checks.cpp): a module image
 // from the wire, which the driver would trust (the module loaders' and the linker's check), and a
-// stream that takes a copy of the client's bytes (the host copies').
+// stream that takes a copy of the client's bytes (the host copies'), a function the driver has.
 #pragma once
 
 #include <cuda.h>
@@ -24,5 +24,11 @@ std::vector<uint64_t> aligned_copy(std::span<const std::byte> image);
 // copy from or to memory of ours, which the graph would read or write when it runs, long after
 // the reply has gone.
 CUresult not_capturing(CUstream stream);
+
+// CUDA_ERROR_NOT_SUPPORTED when the backend's driver lacks `function` (an older driver), as a
+// native program calling it there would be told.
+inline CUresult lacks(const void* function) {
+  return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+}
 
 }  // namespace gvirtus::cuda

@@ -23,6 +23,7 @@
 #include "common/wire_record.h"
 #include "cuda_calls.h"
 #include "cuda_real.h"
+#include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/virtual_ranges.h"
@@ -49,10 +50,6 @@ void publish_runs(Session& s, uint64_t reservation) {
   for (const auto& [start, bytes] : s.ranges.runs(reservation)) {
     ledger.owned(owner, reinterpret_cast<const void*>(static_cast<uintptr_t>(start)), bytes);
   }
-}
-
-CUresult lacks(const void* function) {
-  return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
 }
 
 // A CUmemAllocationProp from the wire, made safe for the driver: its Windows pointer cleared,

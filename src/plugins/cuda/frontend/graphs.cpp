@@ -115,3 +115,15 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGraphDebugDotPrint(
   const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
   return std::fclose(file) == 0 && written ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
 }
+
+// The per-thread default stream variant: a null upload stream is the thread's own.
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphInstantiateWithParams_ptsz(
+    CUgraphExec* phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS* instantiateParams) {
+  if (instantiateParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  CUDA_GRAPH_INSTANTIATE_PARAMS own = *instantiateParams;
+  if (own.hUploadStream == nullptr) own.hUploadStream = CU_STREAM_PER_THREAD;
+  const CUresult result = cuGraphInstantiateWithParams(phGraphExec, hGraph, &own);
+  instantiateParams->result_out = own.result_out;
+  instantiateParams->hErrNode_out = own.hErrNode_out;
+  return result;
+}

@@ -21,22 +21,13 @@
 #include "cuda_remote_calls.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/kernel_arguments.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
 #include "plugins/cuda/frontend/modules.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 namespace {
-
-struct Param {
-  size_t offset;
-  size_t size;
-};
-
-struct Layout {
-  std::vector<Param> params;
-  size_t bytes = 0;  // the buffer's size: the end of the last parameter
-};
 
 // Never destroyed (launches may come from exit handlers, after static objects are gone).
 std::mutex& mutex = *new std::mutex;
@@ -129,6 +120,30 @@ CUresult buffer_from_extra(void** extra, const void*& buffer, size_t& bytes) {
   if (buffer == nullptr || !sized || bytes > kMaxParamBytes) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
+
+}  // namespace
+
+CUresult kernel_layout(CUfunction code, const Layout*& layout) {
+  return layout_of(code, layout);
+}
+
+CUresult arguments_buffer(CUfunction code, void** params, void** extra,
+                          std::vector<std::byte>& packed, const void*& buffer, size_t& bytes) {
+  if (extra != nullptr) return buffer_from_extra(extra, buffer, bytes);
+  const Layout* layout = nullptr;
+  if (const CUresult r = layout_of(code, layout); r != CUDA_SUCCESS) return r;
+  if (!layout->params.empty() && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  packed.assign(layout->bytes, std::byte{0});
+  for (size_t i = 0; i < layout->params.size(); ++i) {
+    if (params[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(packed.data() + layout->params[i].offset, params[i], layout->params[i].size);
+  }
+  buffer = packed.data();
+  bytes = packed.size();
+  return CUDA_SUCCESS;
+}
+
+namespace {
 
 // A device's launch limits, from its attributes (asked once, cached by devices.cpp).
 struct Limits {
@@ -231,19 +246,9 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   thread_local std::vector<std::byte> packed;
   const void* buffer = nullptr;
   size_t bytes = 0;
-  if (extra != nullptr) {
-    if (const CUresult r = buffer_from_extra(extra, buffer, bytes); r != CUDA_SUCCESS) return r;
-  } else {
-    const Layout* layout = nullptr;
-    if (const CUresult r = layout_of(f, layout); r != CUDA_SUCCESS) return r;
-    if (!layout->params.empty() && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    packed.assign(layout->bytes, std::byte{0});
-    for (size_t i = 0; i < layout->params.size(); ++i) {
-      if (params[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
-      std::memcpy(packed.data() + layout->params[i].offset, params[i], layout->params[i].size);
-    }
-    buffer = packed.data();
-    bytes = packed.size();
+  if (const CUresult r = arguments_buffer(f, params, extra, packed, buffer, bytes);
+      r != CUDA_SUCCESS) {
+    return r;
   }
   const LaunchRequest request{f, gx, gy, gz, bx, by, bz, shared, stream};
   auto encode = [&](WireWriter& w) {

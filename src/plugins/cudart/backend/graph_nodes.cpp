@@ -1,58 +1,36 @@
-// The session's graph nodes and child graphs (graph_nodes.h).
+// The session's graph nodes and child graphs (graph_nodes.h), kept by the shared registry
+// (services/graph_node_registry.h).
 #include "plugins/cudart/backend/graph_nodes.h"
 
-#include <mutex>
-#include <unordered_map>
-
+#include "backend/services/graph_node_registry.h"
 #include "plugins/cudart/backend/vetting.h"
 
 namespace gvirtus::cudart {
 namespace {
 
-struct State {
-  std::mutex mutex;
-  std::unordered_map<cudaGraphNode_t, cudaGraph_t> nodes;  // node -> its graph
-  std::unordered_map<cudaGraph_t, cudaGraphNode_t> owned;  // child graph -> its node
-};
+using services::GraphNodeRegistry;
 
-State& state() {
-  static State& s = *new State;  // never destroyed: a worker's exit may still run calls
-  return s;
+cudaGraph_t as_graph(GraphNodeRegistry::Graph graph) {
+  return const_cast<cudaGraph_t>(static_cast<const CUgraph_st*>(graph));
 }
 
-void release_graph_handle(cudaGraph_t graph) {
-  services::session_services().handles.release(static_cast<uint16_t>(HandleKind::kGraph), graph);
-}
-
-// With the lock held: the nodes of `graph` and, recursively, of the graphs they owned. Each
-// child graph forgotten is released from the handle table too.
-void forget_graph_locked(State& s, cudaGraph_t graph) {
-  forget_graph_allocations(graph);
-  std::vector<cudaGraph_t> children;
-  for (auto it = s.nodes.begin(); it != s.nodes.end();) {
-    if (it->second != graph) {
-      ++it;
-      continue;
-    }
-    for (const auto& [child, owner] : s.owned) {
-      if (owner == it->first) children.push_back(child);
-    }
-    it = s.nodes.erase(it);
-  }
-  for (cudaGraph_t child : children) {
-    s.owned.erase(child);
-    release_graph_handle(child);
-    forget_graph_locked(s, child);
-  }
+GraphNodeRegistry& registry() {
+  // Never destroyed: a worker's exit may still run calls.
+  static GraphNodeRegistry& r =
+      *new GraphNodeRegistry([](auto graph, GraphNodeRegistry::Gone gone) {
+        if (gone == GraphNodeRegistry::Gone::kChildGraph) {
+          services::session_services().handles.release(static_cast<uint16_t>(HandleKind::kGraph),
+                                                       as_graph(graph));
+        }
+        forget_graph_allocations(as_graph(graph));
+      });
+  return r;
 }
 
 }  // namespace
 
 void adopt_node(cudaGraphNode_t node, cudaGraph_t graph) {
-  if (node == nullptr) return;
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  s.nodes[node] = graph;
+  registry().adopt(node, graph);
 }
 
 void adopt_nodes(const cudaGraphNode_t* nodes, size_t n, cudaGraph_t graph) {
@@ -60,10 +38,9 @@ void adopt_nodes(const cudaGraphNode_t* nodes, size_t n, cudaGraph_t graph) {
 }
 
 cudaError_t vet_node(cudaGraphNode_t node) {
-  if (node == nullptr) return cudaSuccess;
-  const cudaGraph_t graph = graph_of(node);
-  // A node whose graph another plugin of the session destroyed is refused with it.
-  if (graph != nullptr && vet(graph) == cudaSuccess) return cudaSuccess;
+  if (registry().may_name(node, [](auto graph) { return vet(as_graph(graph)) == cudaSuccess; })) {
+    return cudaSuccess;
+  }
   return static_cast<cudaError_t>(services::refuse(
       cudaErrorInvalidResourceHandle, "cudart", "graph node", node,
       "not a node of a graph this session holds (never listed, destroyed, or its graph was)"));
@@ -77,54 +54,29 @@ cudaError_t vet_nodes(const cudaGraphNode_t* nodes, size_t n) {
 }
 
 cudaGraph_t graph_of(cudaGraphNode_t node) {
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  const auto it = s.nodes.find(node);
-  return it != s.nodes.end() ? it->second : nullptr;
+  return as_graph(registry().graph_of(node));
 }
 
 void adopt_child_graph(cudaGraph_t child, cudaGraphNode_t owner) {
   if (child == nullptr) return;
-  {
-    State& s = state();
-    std::lock_guard lock(s.mutex);
-    s.owned[child] = owner;
-  }
+  registry().adopt_child(child, owner);
   adopt(child);
 }
 
 bool is_child_graph(cudaGraph_t graph) {
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  return s.owned.contains(graph);
+  return registry().is_child(graph);
 }
 
 void forget_node(cudaGraphNode_t node) {
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  s.nodes.erase(node);
-  for (auto it = s.owned.begin(); it != s.owned.end(); ++it) {
-    if (it->second != node) continue;
-    const cudaGraph_t child = it->first;
-    s.owned.erase(it);
-    release_graph_handle(child);
-    forget_graph_locked(s, child);
-    break;
-  }
+  registry().forget_node(node);
 }
 
 void forget_graph_nodes(cudaGraph_t graph) {
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  forget_graph_locked(s, graph);
+  registry().forget_graph(graph);
 }
 
 void forget_all_nodes() {
-  State& s = state();
-  std::lock_guard lock(s.mutex);
-  for (const auto& [node, graph] : s.nodes) forget_graph_allocations(graph);
-  s.nodes.clear();
-  s.owned.clear();
+  registry().clear();
 }
 
 }  // namespace gvirtus::cudart

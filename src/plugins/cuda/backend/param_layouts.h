@@ -1,0 +1,23 @@
+// Kernels' parameter layouts as the backend's driver gives them (param_layouts.cpp), for what
+// carries a kernel's arguments packed (a launch, a graph's kernel node): the buffer must be exactly
+// as large as the layout, and each argument lies at its offset.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace gvirtus::cuda {
+
+struct ParamLayout {
+  std::vector<std::pair<size_t, size_t>> params;  // offset, size, by ordinal
+  size_t bytes = 0;                               // the buffer's size
+};
+
+// `function`'s layout, from the driver (cuFuncGetParamInfo, or cuKernelGetParamInfo for a
+// library's kernel when `kernel`), asked once and kept for good, so `layout` stays valid.
+CUresult param_layout(CUfunction function, bool kernel, const ParamLayout*& layout);
+
+}  // namespace gvirtus::cuda
