@@ -85,7 +85,7 @@ void context_create(WireReader& in, WireWriter& out, CUresult& result) {
   const auto device = in.get<int32_t>();
   in.expect_end();
   CUcontext context = nullptr;
-  result = lacks(reinterpret_cast<const void*>(real().cuCtxCreate_v4));
+  result = lacks(real().cuCtxCreate_v4);
   if (result == CUDA_SUCCESS) result = real().cuCtxCreate_v4(&context, nullptr, flags, device);
   if (result == CUDA_SUCCESS) adopt(context);
   out.put<int32_t>(result);
@@ -96,7 +96,7 @@ void module_load_data(WireReader& in, WireWriter& out, CUresult& result) {
   const RequestedImage requested = read_requested_image(in);
   in.expect_end();
   CUmodule module = nullptr;
-  result = lacks(reinterpret_cast<const void*>(real().cuModuleLoadData));
+  result = lacks(real().cuModuleLoadData);
   const bool loaded = load_requested_image(requested, out, result, [&](const void* image) {
     const CUresult r = real().cuModuleLoadData(&module, image);
     if (r == CUDA_SUCCESS) adopt(module);
@@ -226,7 +226,7 @@ void max_active_clusters(WireReader& in, WireWriter& out, CUresult& result) {
   result = first_failure(CUDA_SUCCESS, vet(request.function),
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
                          vet(request.stream), attributes_vetted,
-                         lacks(reinterpret_cast<const void*>(real().cuOccupancyMaxActiveClusters)));
+                         lacks(real().cuOccupancyMaxActiveClusters));
   int clusters = 0;
   if (result == CUDA_SUCCESS) {
     const CUlaunchConfig config = launch_config(request, attributes);
@@ -312,7 +312,7 @@ void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with
     return;
   }
   if (result == CUDA_SUCCESS && with_stream) {
-    result = lacks(reinterpret_cast<const void*>(real().cuStreamSynchronize));
+    result = lacks(real().cuStreamSynchronize);
   }
   landing_reply(out, result, request.bytes, [&](std::byte* landing) {
     const CUresult r = real_to_host(landing, request, with_stream);

@@ -19,12 +19,6 @@ namespace {
 
 using services::first_failure;
 
-// A driver function as the address lacks() checks.
-template <typename F>
-const void* entry(F function) {
-  return reinterpret_cast<const void*>(function);
-}
-
 // The head of an "add" request: the graph and the dependencies, vetted.
 struct AddHead {
   CUgraph graph;
@@ -51,12 +45,12 @@ AddHead get_add_head(WireReader& in) {
 // An add: the head, then the kind's parameters, read and vetted by `read`; `add` calls the driver
 // with the head. Reply: the result, the node.
 template <typename Read, typename Add>
-void add_node(WireReader& in, WireWriter& out, CUresult& result, const void* function, Read read,
+void add_node(WireReader& in, WireWriter& out, CUresult& result, CUresult available, Read read,
               Add add) {
   const AddHead head = get_add_head(in);
   const CUresult params_vetted = read(in);
   in.expect_end();
-  result = first_failure(CUDA_SUCCESS, head.vetted, params_vetted, lacks(function));
+  result = first_failure(CUDA_SUCCESS, head.vetted, params_vetted, available);
   CUgraphNode node = nullptr;
   if (result == CUDA_SUCCESS) {
     result = add(&node, head.graph, head.dependencies.empty() ? nullptr : head.dependencies.data(),
@@ -71,25 +65,25 @@ void add_node(WireReader& in, WireWriter& out, CUresult& result, const void* fun
 // graph, u64 node), then the kind's parameters, read and vetted by `read`; `set` calls the
 // driver. Reply: the result.
 template <typename Read, typename Set>
-void set_node(WireReader& in, WireWriter& out, CUresult& result, bool exec_form,
-              const void* function, Read read, Set set) {
+void set_node(WireReader& in, WireWriter& out, CUresult& result, bool exec_form, CUresult available,
+              Read read, Set set) {
   const auto executable = exec_form ? marshal::get_value<CUgraphExec>(in) : nullptr;
   const auto node = marshal::get_value<CUgraphNode>(in);
   const CUresult params_vetted = read(in);
   in.expect_end();
   result = first_failure(CUDA_SUCCESS, exec_form ? vet(executable) : CUDA_SUCCESS, vet_node(node),
-                         params_vetted, lacks(function));
+                         params_vetted, available);
   if (result == CUDA_SUCCESS) result = set(executable, node);
   out.put<int32_t>(result);
 }
 
 // A get: u64 node; `get` calls the driver and, on success, writes what follows the result.
 template <typename Get>
-void get_node(WireReader& in, WireWriter& out, CUresult& result, const void* function, Get get) {
+void get_node(WireReader& in, WireWriter& out, CUresult& result, CUresult available, Get get) {
   const auto node = marshal::get_value<CUgraphNode>(in);
   in.expect_end();
   result = first_failure(CUDA_SUCCESS, node != nullptr ? vet_node(node) : CUDA_ERROR_INVALID_VALUE,
-                         lacks(function));
+                         available);
   const size_t at = out.size();
   out.put<int32_t>(result);
   if (result != CUDA_SUCCESS) return;
@@ -109,7 +103,7 @@ void kernel_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   };
   switch (fn) {
     case Fn::cuGraphAddKernelNode_v2:
-      return add_node(in, out, result, entry(d.cuGraphAddKernelNode_v2), read,
+      return add_node(in, out, result, lacks(d.cuGraphAddKernelNode_v2), read,
                       [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
                         return d.cuGraphAddKernelNode_v2(node, graph, deps, n, &arguments.params);
                       });
@@ -117,8 +111,8 @@ void kernel_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
     case Fn::cuGraphExecKernelNodeSetParams_v2: {
       const bool exec_form = fn == Fn::cuGraphExecKernelNodeSetParams_v2;
       return set_node(in, out, result, exec_form,
-                      exec_form ? entry(d.cuGraphExecKernelNodeSetParams_v2)
-                                : entry(d.cuGraphKernelNodeSetParams_v2),
+                      exec_form ? lacks(d.cuGraphExecKernelNodeSetParams_v2)
+                                : lacks(d.cuGraphKernelNodeSetParams_v2),
                       read, [&](CUgraphExec executable, CUgraphNode node) {
                         return exec_form ? d.cuGraphExecKernelNodeSetParams_v2(executable, node,
                                                                                &arguments.params)
@@ -126,7 +120,7 @@ void kernel_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
                       });
     }
     default:  // cuGraphKernelNodeGetParams_v2: the record, the arguments, the node's graph
-      return get_node(in, out, result, entry(d.cuGraphKernelNodeGetParams_v2),
+      return get_node(in, out, result, lacks(d.cuGraphKernelNodeGetParams_v2),
                       [&](CUgraphNode node, WireWriter& w) {
                         CUDA_KERNEL_NODE_PARAMS params{};
                         CUresult r = d.cuGraphKernelNodeGetParams_v2(node, &params);
@@ -151,22 +145,22 @@ void memset_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   };
   switch (fn) {
     case Fn::cuGraphAddMemsetNode:
-      return add_node(in, out, result, entry(d.cuGraphAddMemsetNode), read,
+      return add_node(in, out, result, lacks(d.cuGraphAddMemsetNode), read,
                       [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
                         return d.cuGraphAddMemsetNode(node, graph, deps, n, &params, context);
                       });
     case Fn::cuGraphMemsetNodeSetParams:
-      return set_node(in, out, result, false, entry(d.cuGraphMemsetNodeSetParams), read,
+      return set_node(in, out, result, false, lacks(d.cuGraphMemsetNodeSetParams), read,
                       [&](CUgraphExec, CUgraphNode node) {
                         return d.cuGraphMemsetNodeSetParams(node, &params);
                       });
     case Fn::cuGraphExecMemsetNodeSetParams:
-      return set_node(in, out, result, true, entry(d.cuGraphExecMemsetNodeSetParams), read,
+      return set_node(in, out, result, true, lacks(d.cuGraphExecMemsetNodeSetParams), read,
                       [&](CUgraphExec executable, CUgraphNode node) {
                         return d.cuGraphExecMemsetNodeSetParams(executable, node, &params, context);
                       });
     default:  // cuGraphMemsetNodeGetParams
-      return get_node(in, out, result, entry(d.cuGraphMemsetNodeGetParams),
+      return get_node(in, out, result, lacks(d.cuGraphMemsetNodeGetParams),
                       [&](CUgraphNode node, WireWriter& w) {
                         CUDA_MEMSET_NODE_PARAMS got{};
                         const CUresult r = d.cuGraphMemsetNodeGetParams(node, &got);
@@ -187,21 +181,21 @@ void memcpy_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   };
   switch (fn) {
     case Fn::cuGraphAddMemcpyNode:
-      return add_node(in, out, result, entry(d.cuGraphAddMemcpyNode), read,
+      return add_node(in, out, result, lacks(d.cuGraphAddMemcpyNode), read,
                       [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
                         return d.cuGraphAddMemcpyNode(node, graph, deps, n, &copy, context);
                       });
     case Fn::cuGraphMemcpyNodeSetParams:
       return set_node(
-          in, out, result, false, entry(d.cuGraphMemcpyNodeSetParams), read,
+          in, out, result, false, lacks(d.cuGraphMemcpyNodeSetParams), read,
           [&](CUgraphExec, CUgraphNode node) { return d.cuGraphMemcpyNodeSetParams(node, &copy); });
     case Fn::cuGraphExecMemcpyNodeSetParams:
-      return set_node(in, out, result, true, entry(d.cuGraphExecMemcpyNodeSetParams), read,
+      return set_node(in, out, result, true, lacks(d.cuGraphExecMemcpyNodeSetParams), read,
                       [&](CUgraphExec executable, CUgraphNode node) {
                         return d.cuGraphExecMemcpyNodeSetParams(executable, node, &copy, context);
                       });
     default:  // cuGraphMemcpyNodeGetParams
-      return get_node(in, out, result, entry(d.cuGraphMemcpyNodeGetParams),
+      return get_node(in, out, result, lacks(d.cuGraphMemcpyNodeGetParams),
                       [&](CUgraphNode node, WireWriter& w) {
                         CUDA_MEMCPY3D got{};
                         const CUresult r = d.cuGraphMemcpyNodeGetParams(node, &got);
@@ -224,23 +218,23 @@ void event_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   using ExecSet = CUresult (*)(CUgraphExec, CUgraphNode, CUevent);
   using Get = CUresult (*)(CUgraphNode, CUevent*);
   auto add = [&](Add function) {
-    add_node(in, out, result, entry(function), read,
+    add_node(in, out, result, lacks(function), read,
              [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
                return function(node, graph, deps, n, event);
              });
   };
   auto set = [&](Set function) {
-    set_node(in, out, result, false, entry(function), read,
+    set_node(in, out, result, false, lacks(function), read,
              [&](CUgraphExec, CUgraphNode node) { return function(node, event); });
   };
   auto exec_set = [&](ExecSet function) {
-    set_node(in, out, result, true, entry(function), read,
+    set_node(in, out, result, true, lacks(function), read,
              [&](CUgraphExec executable, CUgraphNode node) {
                return function(executable, node, event);
              });
   };
   auto get = [&](Get function) {
-    get_node(in, out, result, entry(function), [&](CUgraphNode node, WireWriter& w) {
+    get_node(in, out, result, lacks(function), [&](CUgraphNode node, WireWriter& w) {
       CUevent got = nullptr;
       const CUresult r = function(node, &got);
       if (r == CUDA_SUCCESS) marshal::put_value(w, got);
@@ -279,22 +273,22 @@ void structural_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) 
   switch (fn) {
     case Fn::cuGraphAddEmptyNode:
       return add_node(
-          in, out, result, entry(d.cuGraphAddEmptyNode), [](WireReader&) { return CUDA_SUCCESS; },
+          in, out, result, lacks(d.cuGraphAddEmptyNode), [](WireReader&) { return CUDA_SUCCESS; },
           [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
             return d.cuGraphAddEmptyNode(node, graph, deps, n);
           });
     case Fn::cuGraphAddChildGraphNode:
-      return add_node(in, out, result, entry(d.cuGraphAddChildGraphNode), read_child,
+      return add_node(in, out, result, lacks(d.cuGraphAddChildGraphNode), read_child,
                       [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
                         return d.cuGraphAddChildGraphNode(node, graph, deps, n, child);
                       });
     case Fn::cuGraphExecChildGraphNodeSetParams:
-      return set_node(in, out, result, true, entry(d.cuGraphExecChildGraphNodeSetParams),
+      return set_node(in, out, result, true, lacks(d.cuGraphExecChildGraphNodeSetParams),
                       read_child, [&](CUgraphExec executable, CUgraphNode node) {
                         return d.cuGraphExecChildGraphNodeSetParams(executable, node, child);
                       });
     default:  // cuGraphChildGraphNodeGetGraph
-      return get_node(in, out, result, entry(d.cuGraphChildGraphNodeGetGraph),
+      return get_node(in, out, result, lacks(d.cuGraphChildGraphNodeGetGraph),
                       [&](CUgraphNode node, WireWriter& w) {
                         CUgraph got = nullptr;
                         const CUresult r = d.cuGraphChildGraphNodeGetGraph(node, &got);
@@ -317,8 +311,7 @@ void memory_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       CUresult vetted = CUDA_SUCCESS;
       CUDA_MEM_ALLOC_NODE_PARAMS params = get_alloc_params(in, access, vetted);
       in.expect_end();
-      result =
-          first_failure(CUDA_SUCCESS, head.vetted, vetted, lacks(entry(d.cuGraphAddMemAllocNode)));
+      result = first_failure(CUDA_SUCCESS, head.vetted, vetted, lacks(d.cuGraphAddMemAllocNode));
       CUgraphNode node = nullptr;
       if (result == CUDA_SUCCESS) {
         result = d.cuGraphAddMemAllocNode(
@@ -335,7 +328,7 @@ void memory_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       return;
     }
     case Fn::cuGraphMemAllocNodeGetParams:
-      return get_node(in, out, result, entry(d.cuGraphMemAllocNodeGetParams),
+      return get_node(in, out, result, lacks(d.cuGraphMemAllocNodeGetParams),
                       [&](CUgraphNode node, WireWriter& w) {
                         CUDA_MEM_ALLOC_NODE_PARAMS got{};
                         const CUresult r = d.cuGraphMemAllocNodeGetParams(node, &got);
@@ -348,7 +341,7 @@ void memory_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
     case Fn::cuGraphAddMemFreeNode: {
       CUdeviceptr address = 0;
       return add_node(
-          in, out, result, entry(d.cuGraphAddMemFreeNode),
+          in, out, result, lacks(d.cuGraphAddMemFreeNode),
           [&](WireReader& r) {
             address = r.get<uint64_t>();
             return vet_device_pointer(address);
@@ -358,7 +351,7 @@ void memory_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
           });
     }
     default:  // cuGraphMemFreeNodeGetParams
-      return get_node(in, out, result, entry(d.cuGraphMemFreeNodeGetParams),
+      return get_node(in, out, result, lacks(d.cuGraphMemFreeNodeGetParams),
                       [&](CUgraphNode node, WireWriter& w) {
                         CUdeviceptr got = 0;
                         const CUresult r = d.cuGraphMemFreeNodeGetParams(node, &got);

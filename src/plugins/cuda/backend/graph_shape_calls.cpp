@@ -23,11 +23,6 @@ namespace {
 
 using services::first_failure;
 
-template <typename F>
-const void* entry(F function) {
-  return reinterpret_cast<const void*>(function);
-}
-
 CUresult vet_present_node(CUgraphNode node) {
   return node != nullptr ? vet_node(node) : CUDA_ERROR_INVALID_VALUE;
 }
@@ -68,7 +63,7 @@ void neighbours(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   const auto query = fn == Fn::cuGraphNodeGetDependencies_v2
                          ? real().cuGraphNodeGetDependencies_v2
                          : real().cuGraphNodeGetDependentNodes_v2;
-  result = first_failure(CUDA_SUCCESS, vet_present_node(node), lacks(entry(query)));
+  result = first_failure(CUDA_SUCCESS, vet_present_node(node), lacks(query));
   std::vector<CUgraphNode> nodes(q.nodes() ? q.room() : 0);
   std::vector<CUgraphEdgeData> edges(q.edges() ? std::max<size_t>(q.room(), 1) : 0);
   size_t count = q.nodes() ? nodes.size() : 0;
@@ -93,7 +88,7 @@ void edges_of(WireReader& in, WireWriter& out, CUresult& result) {
   in.expect_end();
   const auto query = real().cuGraphGetEdges_v2;
   result = first_failure(CUDA_SUCCESS, graph != nullptr ? vet(graph) : CUDA_ERROR_INVALID_VALUE,
-                         lacks(entry(query)));
+                         lacks(query));
   std::vector<CUgraphNode> from(q.nodes() ? q.room() : 0), to(from.size());
   std::vector<CUgraphEdgeData> edges(q.edges() ? std::max<size_t>(q.room(), 1) : 0);
   size_t count = from.size();
@@ -134,7 +129,7 @@ void dependencies(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   const auto change = fn == Fn::cuGraphAddDependencies_v2 ? real().cuGraphAddDependencies_v2
                                                           : real().cuGraphRemoveDependencies_v2;
   result = first_failure(CUDA_SUCCESS, graph != nullptr ? vet(graph) : CUDA_ERROR_INVALID_VALUE,
-                         vet_nodes(from.data(), n), vet_nodes(to.data(), n), lacks(entry(change)));
+                         vet_nodes(from.data(), n), vet_nodes(to.data(), n), lacks(change));
   if (result == CUDA_SUCCESS) {
     result = change(graph, n > 0 ? from.data() : nullptr, n > 0 ? to.data() : nullptr,
                     edges.empty() ? nullptr : edges.data(), n);
@@ -158,9 +153,9 @@ void kernel_attribute(Fn fn, WireReader& in, WireWriter& out, CUresult& result) 
   } else if (set && id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) {
     vetted = vet(value.launchCompletionEvent.event);
   }
-  const void* function = set ? entry(real().cuGraphKernelNodeSetAttribute)
-                             : entry(real().cuGraphKernelNodeGetAttribute);
-  result = first_failure(CUDA_SUCCESS, vet_present_node(node), vetted, lacks(function));
+  const CUresult available = set ? lacks(real().cuGraphKernelNodeSetAttribute)
+                                 : lacks(real().cuGraphKernelNodeGetAttribute);
+  result = first_failure(CUDA_SUCCESS, vet_present_node(node), vetted, available);
   if (result == CUDA_SUCCESS) {
     result = set ? real().cuGraphKernelNodeSetAttribute(node, attribute, &value)
                  : real().cuGraphKernelNodeGetAttribute(node, attribute, &value);
@@ -183,7 +178,7 @@ void destroy_graph(WireReader& in, WireWriter& out, CUresult& result) {
     return;
   }
   auto graph_release = release(graph);
-  result = first_failure(CUDA_SUCCESS, graph_release.vetted(), lacks(entry(real().cuGraphDestroy)));
+  result = first_failure(CUDA_SUCCESS, graph_release.vetted(), lacks(real().cuGraphDestroy));
   if (result == CUDA_SUCCESS) result = real().cuGraphDestroy(graph);
   out.put<int32_t>(result);
   if (result != CUDA_SUCCESS) return;
@@ -199,8 +194,7 @@ bool run_graph_shape_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resu
     case Fn::cuGraphNodeGetType: {
       const auto node = marshal::get_value<CUgraphNode>(in);
       in.expect_end();
-      result =
-          first_failure(CUDA_SUCCESS, vet_present_node(node), lacks(entry(d.cuGraphNodeGetType)));
+      result = first_failure(CUDA_SUCCESS, vet_present_node(node), lacks(d.cuGraphNodeGetType));
       CUgraphNodeType type{};
       if (result == CUDA_SUCCESS) result = d.cuGraphNodeGetType(node, &type);
       out.put<int32_t>(result);
@@ -210,8 +204,7 @@ bool run_graph_shape_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resu
     case Fn::cuGraphDestroyNode: {
       const auto node = marshal::get_value<CUgraphNode>(in);
       in.expect_end();
-      result =
-          first_failure(CUDA_SUCCESS, vet_present_node(node), lacks(entry(d.cuGraphDestroyNode)));
+      result = first_failure(CUDA_SUCCESS, vet_present_node(node), lacks(d.cuGraphDestroyNode));
       if (result == CUDA_SUCCESS) result = d.cuGraphDestroyNode(node);
       if (result == CUDA_SUCCESS) forget_node(node);
       out.put<int32_t>(result);
@@ -223,7 +216,7 @@ bool run_graph_shape_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resu
       in.expect_end();
       result = first_failure(CUDA_SUCCESS, vet_present_node(original),
                              clone != nullptr ? vet(clone) : CUDA_ERROR_INVALID_VALUE,
-                             lacks(entry(d.cuGraphNodeFindInClone)));
+                             lacks(d.cuGraphNodeFindInClone));
       CUgraphNode found = nullptr;
       if (result == CUDA_SUCCESS) result = d.cuGraphNodeFindInClone(&found, original, clone);
       if (result == CUDA_SUCCESS) adopt_node(found, clone);
@@ -238,10 +231,10 @@ bool run_graph_shape_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resu
       const bool set = fn == Fn::cuGraphNodeSetEnabled;
       unsigned enabled = set ? in.get<uint32_t>() : 0;
       in.expect_end();
-      result = first_failure(
-          CUDA_SUCCESS, executable != nullptr ? vet(executable) : CUDA_ERROR_INVALID_VALUE,
-          vet_present_node(node),
-          lacks(set ? entry(d.cuGraphNodeSetEnabled) : entry(d.cuGraphNodeGetEnabled)));
+      result = first_failure(CUDA_SUCCESS,
+                             executable != nullptr ? vet(executable) : CUDA_ERROR_INVALID_VALUE,
+                             vet_present_node(node),
+                             set ? lacks(d.cuGraphNodeSetEnabled) : lacks(d.cuGraphNodeGetEnabled));
       if (result == CUDA_SUCCESS) {
         result = set ? d.cuGraphNodeSetEnabled(executable, node, enabled)
                      : d.cuGraphNodeGetEnabled(executable, node, &enabled);
@@ -270,7 +263,7 @@ bool run_graph_shape_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resu
       const auto source = marshal::get_value<CUgraphNode>(in);
       in.expect_end();
       result = first_failure(CUDA_SUCCESS, vet_present_node(destination), vet_present_node(source),
-                             lacks(entry(d.cuGraphKernelNodeCopyAttributes)));
+                             lacks(d.cuGraphKernelNodeCopyAttributes));
       if (result == CUDA_SUCCESS) result = d.cuGraphKernelNodeCopyAttributes(destination, source);
       out.put<int32_t>(result);
       return true;

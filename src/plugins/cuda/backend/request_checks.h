@@ -30,5 +30,10 @@ CUresult not_capturing(CUstream stream);
 inline CUresult lacks(const void* function) {
   return function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
 }
+// The same for a function pointer as real() holds it.
+template <typename R, typename... Args>
+CUresult lacks(R (*function)(Args...)) {
+  return lacks(reinterpret_cast<const void*>(function));
+}
 
 }  // namespace gvirtus::cuda

@@ -89,7 +89,7 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
   switch (fn) {
     case Fn::cuMemAddressReserve: {
       in.expect_end();
-      result = lacks(reinterpret_cast<const void*>(real().cuMemAddressReserve));
+      result = lacks(real().cuMemAddressReserve);
       CUdeviceptr address = 0;
       if (result == CUDA_SUCCESS) {
         result = real().cuMemAddressReserve(&address, r.bytes, r.alignment, r.address, r.flags);
@@ -104,7 +104,7 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
     case Fn::cuMemAddressFree:
       in.expect_end();
       result = s.ranges.reservation_of(r.address, r.bytes) == r.address
-                   ? lacks(reinterpret_cast<const void*>(real().cuMemAddressFree))
+                   ? lacks(real().cuMemAddressFree)
                    : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) result = real().cuMemAddressFree(r.address, r.bytes);
       if (result == CUDA_SUCCESS && !s.ranges.release(r.address, r.bytes)) {
@@ -115,7 +115,7 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
       CUmemAllocationProp prop{};
       result = allocation_prop(in, prop);
       in.expect_end();
-      if (result == CUDA_SUCCESS) result = lacks(reinterpret_cast<const void*>(real().cuMemCreate));
+      if (result == CUDA_SUCCESS) result = lacks(real().cuMemCreate);
       CUmemGenericAllocationHandle handle = 0;
       if (result == CUDA_SUCCESS) result = real().cuMemCreate(&handle, r.bytes, &prop, r.flags);
       if (result == CUDA_SUCCESS) {
@@ -126,9 +126,8 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
     }
     case Fn::cuMemRelease:
       in.expect_end();
-      result = s.physical.count(r.handle) != 0
-                   ? lacks(reinterpret_cast<const void*>(real().cuMemRelease))
-                   : CUDA_ERROR_INVALID_VALUE;
+      result =
+          s.physical.count(r.handle) != 0 ? lacks(real().cuMemRelease) : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) result = real().cuMemRelease(r.handle);
       if (result == CUDA_SUCCESS) s.physical.erase(r.handle);
       break;
@@ -138,7 +137,7 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
       const auto physical = s.physical.find(r.handle);
       result = reservation && physical != s.physical.end() && r.alignment <= physical->second &&
                        r.bytes <= physical->second - r.alignment && !s.ranges.mapped(r.address, 1)
-                   ? lacks(reinterpret_cast<const void*>(real().cuMemMap))
+                   ? lacks(real().cuMemMap)
                    : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) {
         result = real().cuMemMap(r.address, r.bytes, r.alignment, r.handle, r.flags);
@@ -156,9 +155,8 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
     case Fn::cuMemUnmap: {
       in.expect_end();
       const auto reservation = s.ranges.reservation_of(r.address, r.bytes);
-      result = reservation && s.ranges.mapped(r.address, 1)
-                   ? lacks(reinterpret_cast<const void*>(real().cuMemUnmap))
-                   : CUDA_ERROR_INVALID_VALUE;
+      result = reservation && s.ranges.mapped(r.address, 1) ? lacks(real().cuMemUnmap)
+                                                            : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) result = real().cuMemUnmap(r.address, r.bytes);
       if (result == CUDA_SUCCESS) {
         s.ranges.unmap(r.address, r.bytes);
@@ -175,9 +173,8 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
       }
       std::vector<CUmemAccessDesc> descriptors(blob.size() / sizeof(CUmemAccessDesc));
       if (!blob.empty()) std::memcpy(descriptors.data(), blob.data(), blob.size());
-      result = s.ranges.mapped(r.address, r.bytes)
-                   ? lacks(reinterpret_cast<const void*>(real().cuMemSetAccess))
-                   : CUDA_ERROR_INVALID_VALUE;
+      result = s.ranges.mapped(r.address, r.bytes) ? lacks(real().cuMemSetAccess)
+                                                   : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) {
         result = real().cuMemSetAccess(r.address, r.bytes,
                                        descriptors.empty() ? nullptr : descriptors.data(),
@@ -189,7 +186,7 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
       CUmemAllocationProp prop{};
       allocation_prop(in, prop);  // a shareable handle type is a fair question here
       in.expect_end();
-      result = lacks(reinterpret_cast<const void*>(real().cuMemGetAllocationGranularity));
+      result = lacks(real().cuMemGetAllocationGranularity);
       size_t granularity = 0;
       if (result == CUDA_SUCCESS) {
         result = real().cuMemGetAllocationGranularity(
