@@ -1,0 +1,281 @@
+// The managed memory mirror (managed_memory.h).
+#include "frontend/managed_memory.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace gvirtus {
+namespace {
+
+thread_local bool moving_now = false;
+
+// Marks this thread as moving bytes for the mirror for the scope's length.
+struct Moving {
+  Moving() { moving_now = true; }
+  ~Moving() { moving_now = false; }
+  Moving(const Moving&) = delete;
+  Moving& operator=(const Moving&) = delete;
+};
+
+struct sigaction previous_action {};
+
+// A fault outside every region is someone else's: the handler that was there before, or the
+// default action (the access faults again, and the process dies of it as it would have).
+void chain(int signal, siginfo_t* info, void* context) {
+  if ((previous_action.sa_flags & SA_SIGINFO) != 0 && previous_action.sa_sigaction != nullptr) {
+    previous_action.sa_sigaction(signal, info, context);
+    return;
+  }
+  if (previous_action.sa_handler == SIG_IGN) return;
+  if (previous_action.sa_handler != SIG_DFL && previous_action.sa_handler != nullptr) {
+    previous_action.sa_handler(signal);
+    return;
+  }
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  ::sigaction(SIGSEGV, &fallback, nullptr);
+}
+
+void on_fault(int signal, siginfo_t* info, void* context) {
+  const int saved = errno;
+  const auto address = reinterpret_cast<uint64_t>(info->si_addr);
+  if (!ManagedMirror::instance().handle_fault(address)) chain(signal, info, context);
+  errno = saved;
+}
+
+size_t page_bytes() {
+  static const size_t bytes = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  return bytes;
+}
+
+}  // namespace
+
+ManagedMirror& ManagedMirror::instance() {
+  static ManagedMirror& mirror = *new ManagedMirror;
+  return mirror;
+}
+
+bool ManagedMirror::moving() {
+  return moving_now;
+}
+
+size_t ManagedMirror::chunk_bytes(const Region& r, size_t chunk) const {
+  return std::min(kChunkBytes, r.bytes - chunk * kChunkBytes);
+}
+
+ManagedMirror::Region* ManagedMirror::region_of(uint64_t address) {
+  auto it = regions_.upper_bound(address);
+  if (it == regions_.begin()) return nullptr;
+  --it;
+  Region* r = it->second.get();
+  return address - r->address < r->bytes ? r : nullptr;
+}
+
+const ManagedMirror::Region* ManagedMirror::region_of(uint64_t address) const {
+  return const_cast<ManagedMirror*>(this)->region_of(address);
+}
+
+bool ManagedMirror::map(uint64_t address, size_t bytes, ManagedTransfer transfer,
+                        std::string& why) {
+  if (bytes == 0 || address % page_bytes() != 0 || address + bytes < address) {
+    why = "a managed region must be a non-empty page-aligned range";
+    return false;
+  }
+  const size_t mapped = (bytes + page_bytes() - 1) / page_bytes() * page_bytes();
+  const int fd = ::memfd_create("gvirtus-managed", MFD_CLOEXEC);
+  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(mapped)) != 0) {
+    why = std::string("managed memory of this process: ") + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return false;
+  }
+  // The program's view first: the private one may go anywhere, the program's only there.
+  void* view = ::mmap(reinterpret_cast<void*>(address), mapped, PROT_NONE,
+                      MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+  void* own = view == reinterpret_cast<void*>(address)
+                  ? ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+  if (own == MAP_FAILED || view != reinterpret_cast<void*>(address)) {
+    why = "the backend's managed address " + std::to_string(address) +
+          " is taken in this process (or the memory cannot be mapped)";
+    if (own != MAP_FAILED) ::munmap(own, mapped);
+    // (A kernel without MAP_FIXED_NOREPLACE maps elsewhere rather than failing.)
+    if (view != MAP_FAILED) ::munmap(view, mapped);
+    ::close(fd);
+    return false;
+  }
+  auto region = std::make_unique<Region>(
+      Region{address, bytes, fd, static_cast<std::byte*>(own), std::move(transfer), {}});
+  region->chunks.assign((bytes + kChunkBytes - 1) / kChunkBytes, State::kInvalid);
+  std::lock_guard lock(mutex_);
+  if (!handler_installed_) {
+    struct sigaction action {};
+    action.sa_sigaction = on_fault;
+    // On the thread's own stack (a fetch is a remote call: deeper than an alternate stack), and
+    // with SIGSEGV blocked meanwhile: a fault inside the handler is a bug, which kills.
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGSEGV, &action, &previous_action);
+    handler_installed_ = true;
+  }
+  regions_.emplace(address, std::move(region));
+  return true;
+}
+
+bool ManagedMirror::unmap(uint64_t address) {
+  std::lock_guard lock(mutex_);
+  const auto it = regions_.find(address);
+  if (it == regions_.end()) return false;
+  Region& r = *it->second;
+  const size_t mapped = (r.bytes + page_bytes() - 1) / page_bytes() * page_bytes();
+  ::munmap(reinterpret_cast<void*>(r.address), mapped);
+  ::munmap(r.own, mapped);
+  ::close(r.fd);
+  regions_.erase(it);
+  return true;
+}
+
+bool ManagedMirror::find(uint64_t address, uint64_t& base, size_t& bytes) const {
+  std::lock_guard lock(mutex_);
+  const Region* r = region_of(address);
+  if (r == nullptr) return false;
+  base = r->address, bytes = r->bytes;
+  return true;
+}
+
+bool ManagedMirror::empty() const {
+  std::lock_guard lock(mutex_);
+  return regions_.empty();
+}
+
+void ManagedMirror::protect(Region& r, size_t chunk, State state) {
+  // The chunk's pages: its last one may be partly past the region's end (the mapping covers it).
+  const size_t first = chunk * kChunkBytes;
+  const size_t bytes =
+      std::min(kChunkBytes, (r.bytes + page_bytes() - 1) / page_bytes() * page_bytes() - first);
+  const int prot = state == State::kInvalid ? PROT_NONE
+                   : state == State::kClean ? PROT_READ
+                                            : PROT_READ | PROT_WRITE;
+  ::mprotect(reinterpret_cast<void*>(r.address + first), bytes, prot);
+  r.chunks[chunk] = state;
+}
+
+bool ManagedMirror::fetch(Region& r, size_t chunk) {
+  const size_t bytes = chunk_bytes(r, chunk);
+  const Moving moving;
+  if (!r.transfer.fetch(r.address + chunk * kChunkBytes, r.own + chunk * kChunkBytes, bytes)) {
+    return false;
+  }
+  stats_.fetched_bytes += bytes;
+  return true;
+}
+
+bool ManagedMirror::flush(Region& r, size_t chunk) {
+  // Read-only first: a write from now on faults and waits for this flush to end.
+  protect(r, chunk, State::kClean);
+  const size_t bytes = chunk_bytes(r, chunk);
+  const Moving moving;
+  if (!r.transfer.flush(r.address + chunk * kChunkBytes, r.own + chunk * kChunkBytes, bytes)) {
+    protect(r, chunk, State::kDirty);
+    return false;
+  }
+  stats_.flushed_bytes += bytes;
+  return true;
+}
+
+bool ManagedMirror::handle_fault(uint64_t address) {
+  std::lock_guard lock(mutex_);
+  Region* r = region_of(address);
+  if (r == nullptr) return false;
+  ++stats_.faults;
+  const size_t chunk = (address - r->address) / kChunkBytes;
+  switch (r->chunks[chunk]) {
+    case State::kInvalid:
+      // Readable first; a write faults again and makes the chunk dirty.
+      if (!fetch(*r, chunk)) {
+        std::fprintf(stderr,
+                     "gvirtus: managed memory at %#llx could not be fetched from the "
+                     "backend (the session is gone)\n",
+                     static_cast<unsigned long long>(address));
+        std::abort();
+      }
+      protect(*r, chunk, State::kClean);
+      return true;
+    case State::kClean:
+      protect(*r, chunk, State::kDirty);
+      return true;
+    case State::kDirty:
+      return false;  // a fault on a writable chunk is no access of ours to grant
+  }
+  return false;
+}
+
+bool ManagedMirror::flush() {
+  std::lock_guard lock(mutex_);
+  bool all = true;
+  for (auto& [address, region] : regions_) {
+    for (size_t chunk = 0; chunk < region->chunks.size(); ++chunk) {
+      if (region->chunks[chunk] == State::kDirty) all = flush(*region, chunk) && all;
+    }
+  }
+  return all;
+}
+
+void ManagedMirror::invalidate(uint64_t address, size_t bytes) {
+  std::lock_guard lock(mutex_);
+  for (auto& [start, region] : regions_) {
+    Region& r = *region;
+    size_t first = 0, last = r.chunks.size();
+    if (bytes != 0) {
+      if (address >= r.address + r.bytes || address + bytes <= r.address) continue;
+      first = (std::max(address, r.address) - r.address) / kChunkBytes;
+      last = (std::min(address + bytes, r.address + r.bytes) - r.address + kChunkBytes - 1) /
+             kChunkBytes;
+    }
+    for (size_t chunk = first; chunk < last; ++chunk) {
+      if (r.chunks[chunk] == State::kClean) protect(r, chunk, State::kInvalid);
+    }
+  }
+}
+
+bool ManagedMirror::make_resident(uint64_t address, size_t bytes, bool for_write) {
+  if (bytes == 0) return true;
+  std::lock_guard lock(mutex_);
+  const uint64_t end = address + bytes;
+  for (uint64_t at = address; at < end;) {
+    Region* r = region_of(at);
+    if (r == nullptr) {
+      // Not managed: on to the next region that starts inside the range, if any.
+      const auto next = regions_.upper_bound(at);
+      if (next == regions_.end() || next->first >= end) break;
+      at = next->first;
+      continue;
+    }
+    const size_t first = (at - r->address) / kChunkBytes;
+    const size_t last =
+        (std::min(end, r->address + r->bytes) - r->address + kChunkBytes - 1) / kChunkBytes;
+    for (size_t chunk = first; chunk < last; ++chunk) {
+      if (r->chunks[chunk] == State::kInvalid) {
+        if (!fetch(*r, chunk)) return false;
+        protect(*r, chunk, State::kClean);
+      }
+      if (for_write && r->chunks[chunk] == State::kClean) protect(*r, chunk, State::kDirty);
+    }
+    at = r->address + r->bytes;
+  }
+  return true;
+}
+
+ManagedStats ManagedMirror::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace gvirtus
