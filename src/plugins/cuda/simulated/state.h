@@ -282,6 +282,17 @@ CUresult guarded(Body&& body, bool needs_init = true) noexcept {
 // Whether [address, address + bytes) lies in one live allocation; where it starts, if so.
 std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes);
 
+// cuMemAlloc's and cuMemFree's work, under the caller's lock (graph allocation nodes do it too):
+// allocate_memory takes `bytes` of the device's (CUDA_ERROR_OUT_OF_MEMORY beyond what it has
+// left), free_memory gives an allocation back (CUDA_ERROR_INVALID_VALUE for what is none).
+CUresult allocate_memory(State& s, size_t bytes, CUdeviceptr* out);
+CUresult free_memory(State& s, CUdeviceptr address);
+
+// cuMemcpy3D's copy of a box (arrays.cpp), under the caller's lock, for graphs' memcpy nodes:
+// check_box checks both sides as the copy does, copy_box checks them and copies.
+CUresult check_box(State& s, const CUDA_MEMCPY3D& copy);
+CUresult copy_box(State& s, const CUDA_MEMCPY3D& copy);
+
 // The one function handle of a module's kernel, made the first time it is asked for.
 CUfunction function_handle(State& s, CUmodule module, const fatbin::KernelLayout& kernel);
 
