@@ -146,6 +146,8 @@ CUresult sim::free_memory(State& s, CUdeviceptr address) {
   s.allocated -= it->second;
   s.allocation_bytes.erase(it);
   s.allocations.erase(address);
+  // A graph's allocation freed here is no longer the graph's to free when it is destroyed.
+  s.graph_allocations.erase(address);
   sim::disown(s, sim::memory_key(address));
   return CUDA_SUCCESS;
 }
