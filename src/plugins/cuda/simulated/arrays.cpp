@@ -223,39 +223,53 @@ CUresult box_side(sim::State& s, CUmemorytype type, const void* host, CUdevicept
   return CUDA_SUCCESS;
 }
 
+bool empty_box(const CUDA_MEMCPY3D& c) {
+  return c.WidthInBytes == 0 || c.Height == 0 || c.Depth == 0;
+}
+
+// Both sides of a copy's box, checked (an empty box copies nothing: its sides are not looked at).
+CUresult box_sides(sim::State& s, const CUDA_MEMCPY3D& c, BoxSide& from, BoxSide& to) {
+  if (c.srcLOD != 0 || c.dstLOD != 0 || c.reserved0 != nullptr || c.reserved1 != nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (empty_box(c)) return CUDA_SUCCESS;
+  if (const CUresult r = box_side(s, c.srcMemoryType, c.srcHost, c.srcDevice, c.srcArray,
+                                  c.srcXInBytes, c.srcY, c.srcZ, c.srcPitch, c.srcHeight, c, from);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
+  return box_side(s, c.dstMemoryType, c.dstHost, c.dstDevice, c.dstArray, c.dstXInBytes, c.dstY,
+                  c.dstZ, c.dstPitch, c.dstHeight, c, to);
+}
+
 CUresult copy_3d(const CUDA_MEMCPY3D* c, CUstream stream) {
   if (c == nullptr) return CUDA_ERROR_INVALID_VALUE;
   return sim::guarded([&](sim::State& s) {
     if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
     if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;
-    if (c->srcLOD != 0 || c->dstLOD != 0 || c->reserved0 != nullptr || c->reserved1 != nullptr) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (c->WidthInBytes == 0 || c->Height == 0 || c->Depth == 0) return CUDA_SUCCESS;
-    BoxSide from{}, to{};
-    if (const CUresult r =
-            box_side(s, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, c->srcXInBytes,
-                     c->srcY, c->srcZ, c->srcPitch, c->srcHeight, *c, from);
-        r != CUDA_SUCCESS) {
-      return r;
-    }
-    if (const CUresult r =
-            box_side(s, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, c->dstXInBytes,
-                     c->dstY, c->dstZ, c->dstPitch, c->dstHeight, *c, to);
-        r != CUDA_SUCCESS) {
-      return r;
-    }
-    for (uint64_t z = 0; z < c->Depth; ++z) {
-      for (uint64_t y = 0; y < c->Height; ++y) {
-        std::memmove(to.base + z * to.slice + y * to.pitch,
-                     from.base + z * from.slice + y * from.pitch, c->WidthInBytes);
-      }
-    }
-    return CUDA_SUCCESS;
+    return sim::copy_box(s, *c);
   });
 }
 
 }  // namespace
+
+CUresult sim::check_box(State& s, const CUDA_MEMCPY3D& c) {
+  BoxSide from{}, to{};
+  return box_sides(s, c, from, to);
+}
+
+CUresult sim::copy_box(State& s, const CUDA_MEMCPY3D& c) {
+  BoxSide from{}, to{};
+  if (const CUresult r = box_sides(s, c, from, to); r != CUDA_SUCCESS) return r;
+  if (empty_box(c)) return CUDA_SUCCESS;
+  for (uint64_t z = 0; z < c.Depth; ++z) {
+    for (uint64_t y = 0; y < c.Height; ++y) {
+      std::memmove(to.base + z * to.slice + y * to.pitch,
+                   from.base + z * from.slice + y * from.pitch, c.WidthInBytes);
+    }
+  }
+  return CUDA_SUCCESS;
+}
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D* pCopy) {
   return copy_3d(pCopy, nullptr);

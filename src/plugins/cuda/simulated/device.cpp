@@ -297,6 +297,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
       }
       if (s.module_memory.erase(address) == 0) s.allocated -= s.allocation_bytes.at(address);
       s.allocation_bytes.erase(address);
+      s.graph_allocations.erase(address);  // gone: not the graph's to free any more
       sim::disown(s, sim::memory_key(address));
       it = s.allocations.erase(it);
     }

@@ -1,12 +1,17 @@
-// Stream capture and graphs on the simulated device: a capturing stream keeps the kernel launches
-// it takes (state.h's CapturedLaunch) instead of recording them; the capture becomes a graph, an
-// executable graph holds a copy, and each launch of it records its launches on the stream it is
-// launched on, marked "graph":true. Only kernel launches are captured: copies, memsets and waits
-// on a capturing stream are refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver
-// would have captured - the simulated device says so rather than running them at capture time.
+// Stream capture and graphs as wholes on the simulated device (graph_model.h is the model): a
+// capturing stream builds a graph of the kernel launches it takes, each a kernel node depending on
+// the one before; graphs are created, cloned, instantiated into executable graphs (their own
+// copies), queried, described in DOT and destroyed here. Only kernel launches are captured:
+// copies, memsets and waits on a capturing stream are refused
+// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver would have captured - the simulated
+// device says so rather than running them at capture time. Nodes are added one by one in
+// graph_nodes.cpp and graph_memory_nodes.cpp, shaped in graph_shape.cpp, updated in executables
+// in graph_exec_updates.cpp and launched in graph_launch.cpp.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "state.h"
@@ -20,6 +25,13 @@ bool capturable(const sim::State& s, CUstream stream) {
   return stream != nullptr && stream != CU_STREAM_LEGACY && sim::known_stream(s, stream);
 }
 
+// Keeps a graph made here (a capture, cuGraphCreate, a clone) and gives its handle.
+CUgraph keep(sim::State& s, std::unique_ptr<sim::Graph> graph) {
+  const CUgraph handle = sim::handle_of(*graph);
+  s.graphs.emplace(handle, std::move(graph));
+  return handle;
+}
+
 }  // namespace
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream,
@@ -31,7 +43,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream,
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     if (!capturable(s, hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (s.capturing.count(hStream) != 0) return CUDA_ERROR_ILLEGAL_STATE;
-    s.capturing[hStream];
+    s.capturing.emplace(hStream, std::make_unique<sim::Graph>());
     s.invalidated_captures.erase(hStream);
     return CUDA_SUCCESS;
   });
@@ -48,10 +60,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* 
       *phGraph = nullptr;
       return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     }
-    auto graph = std::make_unique<std::vector<sim::CapturedLaunch>>(std::move(capture->second));
+    std::unique_ptr<sim::Graph> graph = std::move(capture->second);
     s.capturing.erase(capture);
-    *phGraph = reinterpret_cast<CUgraph>(graph.get());
-    s.graphs.emplace(*phGraph, std::move(graph));
+    *phGraph = keep(s, std::move(graph));
     return CUDA_SUCCESS;
   });
 }
@@ -59,87 +70,83 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* 
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
   return sim::guarded([&](sim::State& s) {
     if (phGraph == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    auto graph = std::make_unique<std::vector<sim::CapturedLaunch>>();
-    *phGraph = reinterpret_cast<CUgraph>(graph.get());
-    s.graphs.emplace(*phGraph, std::move(graph));
+    *phGraph = keep(s, std::make_unique<sim::Graph>());
     return CUDA_SUCCESS;
   });
 }
 
+// An executable graph is a copy of the graph, its nodes mapped from the graph's. A graph with
+// memory nodes may have one executable at a time, as the driver allows.
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec* phGraphExec,
                                                               CUgraph hGraph,
                                                               unsigned long long flags) {
   return sim::guarded([&](sim::State& s) {
     if (phGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto graph = s.graphs.find(hGraph);
-    if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_HANDLE;
+    const sim::Graph* graph = sim::find_graph(s, hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (sim::has_memory_nodes(*graph) &&
+        std::any_of(s.executables.begin(), s.executables.end(),
+                    [&](const auto& e) { return e.second->source_id == graph->id; })) {
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (sim::topological_order(*graph).size() != graph->nodes.size()) {
+      return CUDA_ERROR_INVALID_VALUE;  // a cycle (never made: cuGraphAddDependencies refuses it)
+    }
     // Auto-free, upload, device launch, priority: nothing the record shows; kept to be asked.
-    auto executable = std::make_unique<std::vector<sim::CapturedLaunch>>(*graph->second);
+    auto executable = std::make_unique<sim::Executable>(
+        sim::Executable{sim::clone_graph(*graph), graph->id, flags});
     *phGraphExec = reinterpret_cast<CUgraphExec>(executable.get());
     s.executables.emplace(*phGraphExec, std::move(executable));
-    s.executable_flags[*phGraphExec] = flags;
-    return CUDA_SUCCESS;
-  });
-}
-
-GVIRTUS_SIMULATED_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
-  return sim::guarded([&](sim::State& s) {
-    const auto executable = s.executables.find(hGraphExec);
-    if (executable == s.executables.end()) return CUDA_ERROR_INVALID_HANDLE;
-    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    for (const sim::CapturedLaunch& launch : *executable->second) {
-      const CUresult r =
-          sim::record_launch(s, hStream, {launch.head, launch.tail + ",\"graph\":true"});
-      if (r != CUDA_SUCCESS) return r;
-    }
-    return CUDA_SUCCESS;
-  });
-}
-
-GVIRTUS_SIMULATED_EXPORT CUresult cuGraphUpload(CUgraphExec hGraphExec, CUstream hStream) {
-  return sim::guarded([&](sim::State& s) {
-    if (s.executables.count(hGraphExec) == 0 || !sim::known_stream(s, hStream)) {
-      return CUDA_ERROR_INVALID_HANDLE;
-    }
     return CUDA_SUCCESS;
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) {
   return sim::guarded([&](sim::State& s) {
-    s.executable_flags.erase(hGraphExec);
     return s.executables.erase(hGraphExec) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
 }
 
+// A graph made here; a child node's graph goes only with its node.
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
   return sim::guarded([&](sim::State& s) {
-    return s.graphs.erase(hGraph) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    const auto graph = s.graphs.find(hGraph);
+    if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_HANDLE;
+    sim::release_graph_memory(s, *graph->second);
+    s.graphs.erase(graph);
+    return CUDA_SUCCESS;
   });
 }
 
 namespace {
 
-// A graph's nodes: its captured launches, each one's address its node handle; as the driver,
-// without an array the count, with one up to *count nodes written, the rest of it nulled.
-CUresult write_nodes(sim::State& s, CUgraph graph, CUgraphNode* nodes, size_t* count,
-                     bool roots_only) {
-  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const auto found = s.graphs.find(graph);
-  if (found == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
-  auto& launches = *found->second;
-  // A capture on one stream is a chain: its first launch is the one node without dependencies.
-  const size_t total = roots_only ? std::min<size_t>(launches.size(), 1) : launches.size();
-  if (nodes == nullptr) {
-    *count = total;
+// Nodes as the driver writes them: without an array the count; with one up to *count nodes
+// written, the rest of it nulled, *count the nodes written.
+CUresult write_nodes(const std::vector<sim::Node*>& nodes, CUgraphNode* out, size_t* count) {
+  if (out == nullptr) {
+    *count = nodes.size();
     return CUDA_SUCCESS;
   }
-  const size_t written = std::min(*count, total);
+  const size_t written = std::min(*count, nodes.size());
   for (size_t i = 0; i < *count; ++i) {
-    nodes[i] = i < written ? reinterpret_cast<CUgraphNode>(&launches[i]) : nullptr;
+    out[i] = i < written ? sim::handle_of(*nodes[i]) : nullptr;
   }
   *count = written;
   return CUDA_SUCCESS;
+}
+
+CUresult graph_nodes(sim::State& s, CUgraph handle, CUgraphNode* out, size_t* count,
+                     bool roots_only) {
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const sim::Graph* graph = sim::find_graph(s, handle);
+  if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<sim::Node*> nodes;
+  for (const auto& node : graph->nodes) {
+    const bool root = std::none_of(graph->edges.begin(), graph->edges.end(),
+                                   [&](const sim::Edge& e) { return e.to == node.get(); });
+    if (root || !roots_only) nodes.push_back(node.get());
+  }
+  return write_nodes(nodes, out, count);
 }
 
 }  // namespace
@@ -147,23 +154,23 @@ CUresult write_nodes(sim::State& s, CUgraph graph, CUgraphNode* nodes, size_t* c
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes,
                                                   size_t* numNodes) {
   return sim::guarded(
-      [&](sim::State& s) { return write_nodes(s, hGraph, nodes, numNodes, false); });
+      [&](sim::State& s) { return graph_nodes(s, hGraph, nodes, numNodes, false); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphGetRootNodes(CUgraph hGraph, CUgraphNode* rootNodes,
                                                       size_t* numRootNodes) {
   return sim::guarded(
-      [&](sim::State& s) { return write_nodes(s, hGraph, rootNodes, numRootNodes, true); });
+      [&](sim::State& s) { return graph_nodes(s, hGraph, rootNodes, numRootNodes, true); });
 }
 
+// A graph with memory nodes cannot be cloned (the driver's rule: its allocations have one owner).
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) {
   return sim::guarded([&](sim::State& s) {
     if (phGraphClone == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto original = s.graphs.find(originalGraph);
-    if (original == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
-    auto clone = std::make_unique<std::vector<sim::CapturedLaunch>>(*original->second);
-    *phGraphClone = reinterpret_cast<CUgraph>(clone.get());
-    s.graphs.emplace(*phGraphClone, std::move(clone));
+    const sim::Graph* original = sim::find_graph(s, originalGraph);
+    if (original == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (sim::has_memory_nodes(*original)) return CUDA_ERROR_NOT_SUPPORTED;
+    *phGraphClone = keep(s, sim::clone_graph(*original));
     return CUDA_SUCCESS;
   });
 }
@@ -171,9 +178,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph or
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecGetFlags(CUgraphExec hGraphExec, cuuint64_t* flags) {
   return sim::guarded([&](sim::State& s) {
     if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto found = s.executable_flags.find(hGraphExec);
-    if (found == s.executable_flags.end()) return CUDA_ERROR_INVALID_VALUE;
-    *flags = found->second;
+    const auto found = s.executables.find(hGraphExec);
+    if (found == s.executables.end()) return CUDA_ERROR_INVALID_VALUE;
+    *flags = found->second->flags;
     return CUDA_SUCCESS;
   });
 }
@@ -194,43 +201,72 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphInstantiateWithParams(
   return result;
 }
 
-// An executable graph takes a graph's launches when it has as many: the same topology, as the
-// simulated device knows one (a chain of kernel launches); otherwise the update fails, saying so.
-GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
-                                                       CUgraphExecUpdateResultInfo* resultInfo) {
-  return sim::guarded([&](sim::State& s) {
-    if (resultInfo == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto executable = s.executables.find(hGraphExec);
-    const auto graph = s.graphs.find(hGraph);
-    if (executable == s.executables.end() || graph == s.graphs.end()) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    *resultInfo = CUgraphExecUpdateResultInfo{};
-    if (executable->second->size() != graph->second->size()) {
-      resultInfo->result = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
-      return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
-    }
-    *executable->second = *graph->second;
-    resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
-    return CUDA_SUCCESS;
-  });
+namespace {
+
+const char* type_name(CUgraphNodeType type) {
+  switch (type) {
+    case CU_GRAPH_NODE_TYPE_KERNEL:
+      return "kernel";
+    case CU_GRAPH_NODE_TYPE_MEMCPY:
+      return "memcpy";
+    case CU_GRAPH_NODE_TYPE_MEMSET:
+      return "memset";
+    case CU_GRAPH_NODE_TYPE_GRAPH:
+      return "child graph";
+    case CU_GRAPH_NODE_TYPE_EMPTY:
+      return "empty";
+    case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+      return "event wait";
+    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+      return "event record";
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+      return "mem alloc";
+    case CU_GRAPH_NODE_TYPE_MEM_FREE:
+      return "mem free";
+    default:
+      return "node";
+  }
 }
 
-// The DOT description of a graph: its launches as a chain of nodes, each labelled with its kernel.
+// A graph's nodes (labelled with their types, a kernel's name too) and its edges, a child
+// graph's inside a cluster of its own; `prefix` keeps the names of nested graphs apart.
+void describe(std::FILE* file, const sim::Graph& graph, const std::string& prefix) {
+  std::map<const sim::Node*, size_t> number;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const sim::Node& node = *graph.nodes[i];
+    number[&node] = i;
+    std::string label = type_name(node.type);
+    if (const auto* kernel = std::get_if<sim::KernelNode>(&node.params)) {
+      label += " " + kernel->launch.layout.name;
+    }
+    std::fprintf(file, "  %s%zu [label=\"%s\"];\n", prefix.c_str(), i, label.c_str());
+    if (const auto* child = std::get_if<sim::ChildNode>(&node.params)) {
+      const std::string inner = prefix + std::to_string(i) + "_";
+      std::fprintf(file, "  subgraph cluster_%s {\n", inner.c_str());
+      describe(file, *child->graph, inner);
+      std::fprintf(file, "  }\n");
+    }
+  }
+  for (const sim::Edge& e : graph.edges) {
+    std::fprintf(file, "  %s%zu -> %s%zu;\n", prefix.c_str(), number.at(e.from), prefix.c_str(),
+                 number.at(e.to));
+  }
+}
+
+}  // namespace
+
+// The DOT description of a graph: every node labelled with its type, and its edges.
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphDebugDotPrint(CUgraph hGraph, const char* path,
                                                        unsigned int flags) {
   return sim::guarded([&](sim::State& s) {
     (void)flags;  // verbosity: the simulated description is always the same
     if (path == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto graph = s.graphs.find(hGraph);
-    if (graph == s.graphs.end()) return CUDA_ERROR_INVALID_VALUE;
+    const sim::Graph* graph = sim::find_graph(s, hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::FILE* file = std::fopen(path, "w");
     if (file == nullptr) return CUDA_ERROR_OPERATING_SYSTEM;
     std::fprintf(file, "digraph dot {\n  label=\"simulated graph\";\n");
-    for (size_t i = 0; i < graph->second->size(); ++i) {
-      std::fprintf(file, "  node%zu [label=\"kernel launch %zu\"];\n", i, i);
-      if (i > 0) std::fprintf(file, "  node%zu -> node%zu;\n", i - 1, i);
-    }
+    describe(file, *graph, "node");
     std::fprintf(file, "}\n");
     return std::fclose(file) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
   });

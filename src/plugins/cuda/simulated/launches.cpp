@@ -5,8 +5,9 @@
 //    "stream":0,"params":"00040000..."}
 // where stream is 0 for the null (or a predefined) stream, else the stream's number in creation
 // order, and params is the parameter buffer in lowercase hex, laid out as the kernel's layout.
-// A launch on a capturing stream is kept by the capture instead, and recorded each time a graph
-// made of it is launched, on that launch's stream, marked "graph":true (graphs.cpp).
+// A launch on a capturing stream is kept by the capture instead, as a kernel node, and recorded
+// each time a graph made of it is launched, on that launch's stream, marked "graph":true
+// (graph_launch.cpp). kernel_launch.h says how a launch is kept.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "kernel_launch.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -76,14 +78,65 @@ CUresult refused(CUresult status, const char* why) {
 
 namespace gvirtus::simulated {
 
-CUresult record_launch(State& s, CUstream stream, const CapturedLaunch& launch) {
+CUresult record_launch(State& s, CUstream stream, const KernelLaunch& launch, bool from_graph) {
   if (const auto capture = s.capturing.find(stream); capture != s.capturing.end()) {
-    capture->second.push_back(launch);
-    return CUDA_SUCCESS;
+    return capture_launch(s, *capture->second, launch);
   }
   const auto number = s.streams.find(stream);
-  return append(launch.head + ",\"stream\":" +
-                std::to_string(number != s.streams.end() ? number->second : 0) + launch.tail + "}");
+  char dims[192];
+  std::snprintf(dims, sizeof dims,
+                "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared\":%u,\"stream\":%u",
+                launch.grid[0], launch.grid[1], launch.grid[2], launch.block[0], launch.block[1],
+                launch.block[2], launch.shared, number != s.streams.end() ? number->second : 0);
+  return append("{\"simulated\":true,\"kernel\":\"" + launch.layout.name + "\"," + dims +
+                ",\"params\":\"" + hex(launch.params) + "\"" + launch.fields +
+                (from_graph ? ",\"graph\":true}" : "}"));
+}
+
+CUresult pack_launch(const Function& function, const std::array<unsigned, 3>& grid,
+                     const std::array<unsigned, 3>& block, unsigned shared, void** kernelParams,
+                     void** extra, KernelLaunch& out) {
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] == 0 || block[i] == 0 || grid[i] > kMaxGrid[i] || block[i] > kMaxBlock[i]) {
+      return refused(CUDA_ERROR_INVALID_VALUE, "grid or block dimensions out of range");
+    }
+  }
+  if (uint64_t{block[0]} * block[1] * block[2] > kMaxThreadsPerBlock) {
+    return refused(CUDA_ERROR_INVALID_VALUE, "more threads than a block may have");
+  }
+  if (shared > kMaxSharedBytes) {
+    return refused(CUDA_ERROR_INVALID_VALUE, "more shared memory than a block may have");
+  }
+  const auto& layout = *function.layout;
+  std::vector<std::byte> params(layout.param_bytes);
+  if (kernelParams != nullptr && extra != nullptr) {
+    return refused(CUDA_ERROR_INVALID_VALUE, "both kernelParams and extra");
+  }
+  if (extra != nullptr) {
+    const std::byte* buffer = nullptr;
+    size_t bytes = 0;
+    if (extra_buffer(extra, buffer, bytes) != CUDA_SUCCESS) {
+      return refused(CUDA_ERROR_INVALID_VALUE, "a malformed extra array");
+    }
+    if (bytes < layout.param_bytes) {
+      return refused(CUDA_ERROR_INVALID_VALUE, "a parameter buffer shorter than the kernel's");
+    }
+    std::memcpy(params.data(), buffer, params.size());
+  } else if (!layout.params.empty()) {
+    if (kernelParams == nullptr) {
+      return refused(CUDA_ERROR_INVALID_VALUE, "no parameters for a kernel that takes some");
+    }
+    for (size_t i = 0; i < layout.params.size(); ++i) {
+      if (kernelParams[i] == nullptr) return refused(CUDA_ERROR_INVALID_VALUE, "a null parameter");
+      std::memcpy(params.data() + layout.params[i].offset, kernelParams[i], layout.params[i].size);
+    }
+  }
+  out.layout = layout;
+  out.grid = grid;
+  out.block = block;
+  out.shared = shared;
+  out.params = std::move(params);
+  return CUDA_SUCCESS;
 }
 
 CUresult not_captured(const State& s, CUstream stream) {
@@ -109,51 +162,16 @@ CUresult launch(const std::string& extra_fields, CUfunction f, unsigned int grid
     const sim::Function* function = sim::function_of(s, f);  // a function or a kernel
     if (function == nullptr) return refused(CUDA_ERROR_INVALID_HANDLE, "unknown function");
     if (!sim::known_stream(s, hStream)) return refused(CUDA_ERROR_INVALID_HANDLE, "unknown stream");
-    const unsigned grid[3] = {gridDimX, gridDimY, gridDimZ};
-    const unsigned block[3] = {blockDimX, blockDimY, blockDimZ};
-    for (int i = 0; i < 3; ++i) {
-      if (grid[i] == 0 || block[i] == 0 || grid[i] > kMaxGrid[i] || block[i] > kMaxBlock[i]) {
-        return refused(CUDA_ERROR_INVALID_VALUE, "grid or block dimensions out of range");
-      }
+    sim::KernelLaunch packed;
+    if (const CUresult r = sim::pack_launch(*function, {gridDimX, gridDimY, gridDimZ},
+                                            {blockDimX, blockDimY, blockDimZ}, sharedMemBytes,
+                                            kernelParams, extra, packed);
+        r != CUDA_SUCCESS) {
+      return r;
     }
-    if (uint64_t{blockDimX} * blockDimY * blockDimZ > kMaxThreadsPerBlock) {
-      return refused(CUDA_ERROR_INVALID_VALUE, "more threads than a block may have");
-    }
-    if (sharedMemBytes > kMaxSharedBytes) {
-      return refused(CUDA_ERROR_INVALID_VALUE, "more shared memory than a block may have");
-    }
-    const auto& layout = *function->layout;
-    std::vector<std::byte> params(layout.param_bytes);
-    if (kernelParams != nullptr && extra != nullptr) {
-      return refused(CUDA_ERROR_INVALID_VALUE, "both kernelParams and extra");
-    }
-    if (extra != nullptr) {
-      const std::byte* buffer = nullptr;
-      size_t bytes = 0;
-      if (extra_buffer(extra, buffer, bytes) != CUDA_SUCCESS) {
-        return refused(CUDA_ERROR_INVALID_VALUE, "a malformed extra array");
-      }
-      if (bytes < layout.param_bytes) {
-        return refused(CUDA_ERROR_INVALID_VALUE, "a parameter buffer shorter than the kernel's");
-      }
-      std::memcpy(params.data(), buffer, params.size());
-    } else if (!layout.params.empty()) {
-      if (kernelParams == nullptr) {
-        return refused(CUDA_ERROR_INVALID_VALUE, "no parameters for a kernel that takes some");
-      }
-      for (size_t i = 0; i < layout.params.size(); ++i) {
-        if (kernelParams[i] == nullptr)
-          return refused(CUDA_ERROR_INVALID_VALUE, "a null parameter");
-        std::memcpy(params.data() + layout.params[i].offset, kernelParams[i],
-                    layout.params[i].size);
-      }
-    }
-    char dims[160];
-    std::snprintf(dims, sizeof dims, "\"grid\":[%u,%u,%u],\"block\":[%u,%u,%u],\"shared\":%u",
-                  gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes);
-    return sim::record_launch(s, hStream,
-                              {"{\"simulated\":true,\"kernel\":\"" + layout.name + "\"," + dims,
-                               ",\"params\":\"" + hex(params) + "\"" + extra_fields});
+    packed.function = f;
+    packed.fields = extra_fields;
+    return sim::record_launch(s, hStream, packed);
   });
 }
 

@@ -122,37 +122,47 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size
       [&](sim::State& s) { return fill_2d(s, hStream, dstDevice, dstPitch, ui, Width, Height); });
 }
 
+CUresult sim::allocate_memory(State& s, size_t bytes, CUdeviceptr* out) {
+  if (bytes > sim::kDeviceBytes - s.allocated) return CUDA_ERROR_OUT_OF_MEMORY;
+  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  sim::HostBuffer memory(sim::allocate_device_memory(rounded, kAlignment));
+  if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+  const auto address = reinterpret_cast<uintptr_t>(memory.get());
+  s.allocations.emplace(address, std::move(memory));
+  s.allocation_bytes.emplace(address, bytes);
+  s.allocated += bytes;
+  sim::own(s, sim::memory_key(address));
+  *out = address;
+  return CUDA_SUCCESS;
+}
+
+CUresult sim::free_memory(State& s, CUdeviceptr address) {
+  const auto it = s.allocation_bytes.find(address);
+  if (it == s.allocation_bytes.end() || s.module_memory.count(address) != 0 ||
+      s.ipc_opened.count(address) != 0) {
+    return CUDA_ERROR_INVALID_VALUE;  // not an allocation (a module's variable is none, nor is
+                                      // another process's memory opened by IPC)
+  }
+  s.allocated -= it->second;
+  s.allocation_bytes.erase(it);
+  s.allocations.erase(address);
+  // A graph's allocation freed here is no longer the graph's to free when it is destroyed.
+  s.graph_allocations.erase(address);
+  sim::disown(s, sim::memory_key(address));
+  return CUDA_SUCCESS;
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   return sim::guarded([&](sim::State& s) {
     if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-    if (bytesize > sim::kDeviceBytes - s.allocated) return CUDA_ERROR_OUT_OF_MEMORY;
-    const size_t rounded = (bytesize + kAlignment - 1) / kAlignment * kAlignment;
-    sim::HostBuffer memory(sim::allocate_device_memory(rounded, kAlignment));
-    if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
-    const auto address = reinterpret_cast<uintptr_t>(memory.get());
-    s.allocations.emplace(address, std::move(memory));
-    s.allocation_bytes.emplace(address, bytesize);
-    s.allocated += bytesize;
-    sim::own(s, sim::memory_key(address));
-    *dptr = address;
-    return CUDA_SUCCESS;
+    return sim::allocate_memory(s, bytesize, dptr);
   });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   return sim::guarded([&](sim::State& s) {
     if (dptr == 0) return CUDA_SUCCESS;
-    const auto it = s.allocation_bytes.find(dptr);
-    if (it == s.allocation_bytes.end() || s.module_memory.count(dptr) != 0 ||
-        s.ipc_opened.count(dptr) != 0) {
-      return CUDA_ERROR_INVALID_VALUE;  // not an allocation (a module's variable is none, nor is
-                                        // another process's memory opened by IPC)
-    }
-    s.allocated -= it->second;
-    s.allocation_bytes.erase(it);
-    s.allocations.erase(dptr);
-    sim::disown(s, sim::memory_key(dptr));
-    return CUDA_SUCCESS;
+    return sim::free_memory(s, dptr);
   });
 }
 

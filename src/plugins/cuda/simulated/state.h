@@ -31,7 +31,9 @@
 #include "common/error.h"
 #include "device_memory.h"
 #include "fatbin.h"
+#include "graph_model.h"
 #include "identity.h"
+#include "kernel_launch.h"
 #include "visible_devices.h"
 
 namespace gvirtus::simulated {
@@ -74,13 +76,6 @@ struct Physical {
   Physical(const Physical&) = delete;
   Physical& operator=(const Physical&) = delete;
   ~Physical();
-};
-
-// A launch as the simulated device records it, but for its stream: what a capture keeps, and a
-// graph replays on the stream it is launched on.
-struct CapturedLaunch {
-  std::string head;  // {"simulated":true,"kernel":...,"shared":N
-  std::string tail;  // ,"params":"..."...}  (without the closing brace)
 };
 
 struct Mapping {
@@ -167,15 +162,26 @@ struct State {
   std::map<uintptr_t, Mapping> mappings;                   // start -> mapping
   std::map<uint64_t, std::unique_ptr<Physical>> physical;  // CUmemGenericAllocationHandle ->
   uint64_t next_physical = 1;
-  // Stream capture (graphs.cpp): the launches each capturing stream has taken so far, and every
-  // graph and executable graph with the launches it holds.
-  std::map<CUstream, std::vector<CapturedLaunch>> capturing;
+  // Stream capture (graphs.cpp): the graph each capturing stream builds so far.
+  std::map<CUstream, std::unique_ptr<Graph>> capturing;
   // Captures an operation they cannot hold invalidated, as the driver invalidates them: their
   // cuStreamEndCapture gives no graph (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).
   std::set<CUstream> invalidated_captures;
-  std::map<CUgraph, std::unique_ptr<std::vector<CapturedLaunch>>> graphs;
-  std::map<CUgraphExec, std::unique_ptr<std::vector<CapturedLaunch>>> executables;
-  std::map<CUgraphExec, unsigned long long> executable_flags;  // as instantiated
+  // Graphs made (cuGraphCreate, captures, clones) and executable graphs, by handle; every live
+  // graph and node, those child graph nodes embed and executables' copies too (graph_model.h).
+  std::map<CUgraph, std::unique_ptr<Graph>> graphs;
+  std::map<CUgraphExec, std::unique_ptr<Executable>> executables;
+  std::set<const Graph*> live_graphs;
+  std::set<const Node*> live_nodes;
+  uint64_t next_graph_object = 1;  // ids of graphs and nodes
+  // Memory of graph allocation nodes (graph_memory_nodes.cpp), by address: the graph whose node
+  // allocated it (its id), which frees it when destroyed unless cuMemFree did, and whether a free
+  // node (of any graph) frees it.
+  struct GraphAllocation {
+    uint64_t graph_id;
+    bool freed_by_node;
+  };
+  std::map<uintptr_t, GraphAllocation> graph_allocations;
   // The device pool's settable attributes (CUmemPool_attribute -> value).
   // Every pool's settable attributes (CUmemPool_attribute -> value), by pool.
   std::map<CUmemoryPool, std::map<int, uint64_t>> pool_attributes;
@@ -203,11 +209,6 @@ struct State {
   // same address (unified addressing).
   AddressRanges registered_host;
 };
-
-// Records one launch on `stream` (a capturing stream keeps it instead): appended, as one JSON
-// line, to GVIRTUS_SIMULATED_LAUNCHES when that names a file. A record that cannot be written
-// fails the launch (CUDA_ERROR_OPERATING_SYSTEM) rather than being lost.
-CUresult record_launch(State& s, CUstream stream, const CapturedLaunch& launch);
 
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for work the simulated device cannot capture (it
 // captures kernel launches only) on a capturing stream, else CUDA_SUCCESS. A GPU's driver would
@@ -281,6 +282,17 @@ CUresult guarded(Body&& body, bool needs_init = true) noexcept {
 
 // Whether [address, address + bytes) lies in one live allocation; where it starts, if so.
 std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes);
+
+// cuMemAlloc's and cuMemFree's work, under the caller's lock (graph allocation nodes do it too):
+// allocate_memory takes `bytes` of the device's (CUDA_ERROR_OUT_OF_MEMORY beyond what it has
+// left), free_memory gives an allocation back (CUDA_ERROR_INVALID_VALUE for what is none).
+CUresult allocate_memory(State& s, size_t bytes, CUdeviceptr* out);
+CUresult free_memory(State& s, CUdeviceptr address);
+
+// cuMemcpy3D's copy of a box (arrays.cpp), under the caller's lock, for graphs' memcpy nodes:
+// check_box checks both sides as the copy does, copy_box checks them and copies.
+CUresult check_box(State& s, const CUDA_MEMCPY3D& copy);
+CUresult copy_box(State& s, const CUDA_MEMCPY3D& copy);
 
 // The one function handle of a module's kernel, made the first time it is asked for.
 CUfunction function_handle(State& s, CUmodule module, const fatbin::KernelLayout& kernel);

@@ -1,0 +1,142 @@
+// Graph memory nodes on the simulated device: an allocation node allocates when it is added (the
+// driver fixes the address then too: "the allocation's address remains fixed across
+// instantiations and launches") from the device's memory, and writes its address into the
+// caller's parameters; a free node names an allocation a node made. Neither does anything at
+// launch: the memory is there from the allocation node's adding until cuMemFree frees it or the
+// graph whose node allocated it is destroyed (State::graph_allocations), whether or not a free
+// node names it - the simulated device keeps no per-launch lifetime.
+//
+// The driver's rules for graphs with memory nodes hold: their nodes and edges cannot be removed,
+// they cannot be cloned or embedded in a child node (graph_shape.cpp, graphs.cpp,
+// graph_nodes.cpp), an allocation is freed by one free node only, and memory nodes go only into
+// graphs of one's own (not a child node's).
+#include <utility>
+#include <vector>
+
+#include "graph_node_params.h"
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+// A graph made by cuGraphCreate, a capture or a clone: not one a child node embeds.
+sim::Graph* own_graph(sim::State& s, CUgraph handle) {
+  const auto found = s.graphs.find(handle);
+  return found != s.graphs.end() ? found->second.get() : nullptr;
+}
+
+CUresult check_allocation(const sim::State& s, const CUDA_MEM_ALLOC_NODE_PARAMS& p) {
+  const CUmemPoolProps& pool = p.poolProps;
+  if (pool.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+      pool.location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+      !sim::valid_device(s, pool.location.id) || pool.handleTypes != CU_MEM_HANDLE_TYPE_NONE ||
+      p.bytesize == 0 || (p.accessDescCount != 0 && p.accessDescs == nullptr) ||
+      p.accessDescCount > s.devices.size()) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                         const CUgraphNode* dependencies,
+                                                         size_t numDependencies,
+                                                         CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+  return sim::guarded([&](sim::State& s) {
+    if (nodeParams == nullptr || phGraphNode == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (sim::find_graph(s, hGraph) == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    sim::Graph* graph = own_graph(s, hGraph);
+    if (graph == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+    if (const CUresult r = check_allocation(s, *nodeParams); r != CUDA_SUCCESS) return r;
+    CUdeviceptr address = 0;
+    if (const CUresult r = sim::allocate_memory(s, nodeParams->bytesize, &address);
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+    sim::AllocNode node{*nodeParams, std::vector<CUmemAccessDesc>(
+                                         nodeParams->accessDescs,
+                                         nodeParams->accessDescs + nodeParams->accessDescCount)};
+    node.params.accessDescs = nullptr;  // the node's own copy is `access`
+    node.params.dptr = address;
+    if (const CUresult r =
+            sim::add_node(s, *graph, dependencies, numDependencies, CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+                          std::move(node), phGraphNode);
+        r != CUDA_SUCCESS) {
+      sim::free_memory(s, address);
+      return r;
+    }
+    s.graph_allocations[address] = {graph->id, false};
+    nodeParams->dptr = address;
+    return CUDA_SUCCESS;
+  });
+}
+
+// poolProps and accessDescs as given; accessDescs points at the node's own copy, valid while the
+// node lives.
+GVIRTUS_SIMULATED_EXPORT CUresult
+cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+  return sim::guarded([&](sim::State& s) {
+    sim::Node* node = sim::node_of_type(s, hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+    if (node == nullptr || params_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto& alloc = std::get<sim::AllocNode>(node->params);
+    *params_out = alloc.params;
+    params_out->accessDescs = alloc.access.empty() ? nullptr : alloc.access.data();
+    return CUDA_SUCCESS;
+  });
+}
+
+// Refused (CUDA_ERROR_INVALID_VALUE) for an address no allocation node returned, or one a free
+// node already frees, in this graph or another.
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                        const CUgraphNode* dependencies,
+                                                        size_t numDependencies, CUdeviceptr dptr) {
+  return sim::guarded([&](sim::State& s) {
+    if (phGraphNode == nullptr || sim::find_graph(s, hGraph) == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    sim::Graph* graph = own_graph(s, hGraph);
+    if (graph == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+    const auto allocation = s.graph_allocations.find(dptr);
+    if (allocation == s.graph_allocations.end() || allocation->second.freed_by_node) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (const CUresult r =
+            sim::add_node(s, *graph, dependencies, numDependencies, CU_GRAPH_NODE_TYPE_MEM_FREE,
+                          sim::FreeNode{dptr}, phGraphNode);
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+    allocation->second.freed_by_node = true;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode,
+                                                              CUdeviceptr* dptr_out) {
+  return sim::guarded([&](sim::State& s) {
+    sim::Node* node = sim::node_of_type(s, hNode, CU_GRAPH_NODE_TYPE_MEM_FREE);
+    if (node == nullptr || dptr_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *dptr_out = std::get<sim::FreeNode>(node->params).dptr;
+    return CUDA_SUCCESS;
+  });
+}
+
+namespace gvirtus::simulated {
+
+void release_graph_memory(State& s, const Graph& graph) {
+  for (const auto& node : graph.nodes) {
+    const auto* free_node = std::get_if<FreeNode>(&node->params);
+    if (free_node == nullptr) continue;
+    const auto allocation = s.graph_allocations.find(free_node->dptr);
+    if (allocation != s.graph_allocations.end()) allocation->second.freed_by_node = false;
+  }
+  std::vector<uintptr_t> owned;
+  for (const auto& [address, allocation] : s.graph_allocations) {
+    if (allocation.graph_id == graph.id) owned.push_back(address);
+  }
+  for (uintptr_t address : owned) free_memory(s, address);  // which forgets it as the graph's
+}
+
+}  // namespace gvirtus::simulated
