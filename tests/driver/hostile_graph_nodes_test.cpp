@@ -145,6 +145,7 @@ TEST_F(HostileGraphNodes, graphs_and_dependencies_the_session_never_got_are_refu
   r = call(c, cu::Fn::cuGraphAddChildGraphNode, [&](WireWriter& w) {
     head(w, g);
     mr::put_value(w, kForeignGraph);
+    w.put<uint32_t>(CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
   });
   EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
   expect_session_goes_on(c);

@@ -375,6 +375,43 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
   }
 }
 
+// Graphs built node by node through the driver's own forms (driver_graph_nodes.cu): the generic
+// add with edge data, the legacy forms found by version as a runtime finds them, a kernel node's
+// grid changed in the executable graph only (and brought back by an update from the graph), the
+// nodes gvirtus refuses (a copy from the program's pageable memory, a host node: both
+// CUDA_ERROR_NOT_SUPPORTED, no node made), a child node's graph that cannot be destroyed by
+// itself, and a destroyed graph's node refused. Each launch of the graph records its kernels.
+TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
+  const RunResult result =
+      run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_graph_nodes " + GVIRTUS_SAXPY_FATBIN);
+  for (const char* line :
+       {"cuGraphAddNode(&memset_node, graph, nullptr, nullptr, 0, &memset_params) -> 0",
+        "cuGraphAddNode(&kernel_node, graph, &memset_node, &edge, 1, &kernel_params) -> 0",
+        "edges after the generic adds: 1",
+        "add_kernel_v1(&second, graph, &kernel_node, 1, &v1) -> 0",
+        "legacy read back: grid 8, block 128, n 1024, a 0.5, same function yes",
+        "legacy edges: 2, 1 into the second kernel",
+        "cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &copy, nullptr) -> 801",
+        "cuGraphAddHostNode(&refused, graph, nullptr, 0, &host) -> 801", "refused node: none",
+        "instantiate_v1(&exec, graph, &error_node, log, sizeof log) -> 0",
+        "instantiated: error node none, log \"\"",
+        "cuGraphExecKernelNodeSetParams(exec, kernel_node, &wider) -> 0",
+        "update_v1(exec, graph, &update_error, &update_result) -> 0",
+        "updated: result 0, error node none",
+        "cuGraphChildGraphNodeGetGraph(child_node, &owned) -> 0", "cuGraphDestroy(owned) -> 1",
+        "cuGraphDestroy(child) -> 0", "cuGraphDestroy(graph) -> 0",
+        "cuGraphNodeGetType(kernel_node, &type) -> 1"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+  EXPECT_EQ(result.status, 0) << result.output;
+  // Two launches: the first kernel at its grid, then at the executable graph's wider one; the
+  // legacy kernel node in both.
+  std::vector<std::string> shapes;
+  for (const Launch& l : recorded(launches_)) shapes.push_back(l.grid + " " + l.block);
+  EXPECT_EQ(shapes, (std::vector<std::string>{"[4,1,1] [256,1,1]", "[8,1,1] [128,1,1]",
+                                              "[16,1,1] [64,1,1]", "[8,1,1] [128,1,1]"}));
+}
+
 // Mapped page-locked host memory: over shm the block lies in the memory the backend maps too, so
 // its device pointer reaches the very pages the program writes, both ways; over tcp there is none.
 TEST(SimulatedHostMemory, a_mapped_block_over_shm_is_the_same_pages_on_both_sides) {

@@ -266,9 +266,25 @@ void event_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
 void structural_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   const auto& d = real();
   CUgraph child = nullptr;
+  uint32_t ownership = CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE;
   auto read_child = [&](WireReader& r) {
     child = marshal::get_value<CUgraph>(r);
     return child != nullptr ? vet(child) : CUDA_ERROR_INVALID_VALUE;
+  };
+  // A graph moved into its node is the node's from then on: it must be one the session may
+  // destroy (not another node's), and it goes with its node.
+  auto read_owned_child = [&](WireReader& r) {
+    const CUresult vetted = read_child(r);
+    ownership = r.get<uint32_t>();
+    if (ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE &&
+        ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (vetted == CUDA_SUCCESS && ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE &&
+        is_child_graph(child)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    return vetted;
   };
   switch (fn) {
     case Fn::cuGraphAddEmptyNode:
@@ -278,9 +294,20 @@ void structural_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) 
             return d.cuGraphAddEmptyNode(node, graph, deps, n);
           });
     case Fn::cuGraphAddChildGraphNode:
-      return add_node(in, out, result, lacks(d.cuGraphAddChildGraphNode), read_child,
+      return add_node(in, out, result, lacks(d.cuGraphAddChildGraphNode), read_owned_child,
                       [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
-                        return d.cuGraphAddChildGraphNode(node, graph, deps, n, child);
+                        if (ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE) {
+                          return d.cuGraphAddChildGraphNode(node, graph, deps, n, child);
+                        }
+                        if (d.cuGraphAddNode_v2 == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+                        CUgraphNodeParams params{};
+                        params.type = CU_GRAPH_NODE_TYPE_GRAPH;
+                        params.graph.graph = child;
+                        params.graph.ownership = CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE;
+                        const CUresult r =
+                            d.cuGraphAddNode_v2(node, graph, deps, nullptr, n, &params);
+                        if (r == CUDA_SUCCESS) adopt_child_graph(child, *node);
+                        return r;
                       });
     case Fn::cuGraphExecChildGraphNodeSetParams:
       return set_node(in, out, result, true, lacks(d.cuGraphExecChildGraphNodeSetParams),

@@ -18,7 +18,9 @@
 //            or arrays (never the client's memory: a node runs each time its graph does), a null
 //            stream, then u64 the context.
 //   event    u64 event.
-//   child    u64 graph (add); the get reply: u64 the node's own graph.
+//   child    u64 graph, u32 ownership (a CUgraphChildGraphNodeOwnership: the graph cloned into
+//            the node, or moved into it, then the node's) (add); the get reply: u64 the node's own
+//            graph.
 //   mem alloc add: MemAllocNodeRecord, then u32 n and n CUmemAccessDesc (n at most
 //            kMaxAccessDescs); the reply adds u64 the allocation's address after the node. The
 //            get reply: the same record and descriptors, then u64 address, u64 the node's graph.

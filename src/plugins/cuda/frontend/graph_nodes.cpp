@@ -340,9 +340,11 @@ CUresult set_memcpy_node(CUgraphExec executable, CUgraphNode node, const CUDA_ME
 }
 
 CUresult add_child_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies, size_t n,
-                        CUgraph child) {
-  return add_node(Fn::cuGraphAddChildGraphNode, node, graph, dependencies, n,
-                  [&](WireWriter& w) { marshal::put_value(w, child); });
+                        CUgraph child, uint32_t ownership) {
+  return add_node(Fn::cuGraphAddChildGraphNode, node, graph, dependencies, n, [&](WireWriter& w) {
+    marshal::put_value(w, child);
+    w.put<uint32_t>(ownership);
+  });
 }
 
 CUresult add_empty_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
@@ -541,7 +543,8 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGraphAddEmptyNode(
 extern "C" __attribute__((visibility("default"))) CUresult cuGraphAddChildGraphNode(
     CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
     size_t numDependencies, CUgraph childGraph) {
-  return cr::add_child_node(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+  return cr::add_child_node(phGraphNode, hGraph, dependencies, numDependencies, childGraph,
+                            CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuGraphChildGraphNodeGetGraph(

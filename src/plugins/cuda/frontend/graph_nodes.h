@@ -7,6 +7,8 @@
 
 #include <cuda.h>
 
+#include <cstdint>
+
 #include "cuda_calls.h"
 
 namespace gvirtus::cuda {
@@ -29,8 +31,9 @@ CUresult set_memcpy_node(CUgraphExec executable, CUgraphNode node, const CUDA_ME
 
 CUresult add_empty_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
                         size_t n);
+// `ownership`: a CUgraphChildGraphNodeOwnership's bits (the graph cloned, or moved into the node).
 CUresult add_child_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies, size_t n,
-                        CUgraph child);
+                        CUgraph child, uint32_t ownership);
 CUresult set_child_node(CUgraphExec executable, CUgraphNode node, CUgraph child);
 
 // fn: cuGraphAddEventRecordNode or cuGraphAddEventWaitNode; for the set, one of the four

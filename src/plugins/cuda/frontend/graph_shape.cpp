@@ -8,9 +8,9 @@
 // form).
 //
 // The generic calls take the kinds gvirtus remotes: kernel, copy, memset, empty, child graph
-// (cloned: a child graph moved into its node would change owner on the backend, which the stub
-// cannot follow), event record and wait, memory allocation and free. Host, external semaphore,
-// batch memory operation and conditional nodes are not supported.
+// (cloned, or moved into its node: then the node's), event record and wait, memory allocation and
+// free. Host, external semaphore, batch memory operation and conditional nodes are not
+// supported.
 #include <cuda.h>
 
 #include <algorithm>
@@ -186,8 +186,8 @@ CUresult add_generic(CUgraphNode* node, CUgraph graph, const CUgraphNode* depend
       result = add_empty_node(node, graph, deps, count);
       break;
     case CU_GRAPH_NODE_TYPE_GRAPH:
-      if (marshal::enum_bits(p->graph.ownership) != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE) break;
-      result = add_child_node(node, graph, deps, count, p->graph.graph);
+      result = add_child_node(node, graph, deps, count, p->graph.graph,
+                              static_cast<uint32_t>(marshal::enum_bits(p->graph.ownership)));
       break;
     case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
       result = add_event_node(Fn::cuGraphAddEventRecordNode, node, graph, deps, count,

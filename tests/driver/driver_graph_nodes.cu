@@ -1,0 +1,175 @@
+// Graphs built node by node through the driver API, printed call by call: what NVIDIA's runtime
+// does not show (tests/e2e/programs/graph_nodes.cu drives the rest through it). The generic
+// cuGraphAddNode_v2 with edge data, the legacy forms older runtimes resolve (cuGraphAddKernelNode
+// with CUDA 10's parameters, cuGraphGetEdges without data, cuGraphInstantiate with its log,
+// cuGraphExecUpdate's first form), found as a runtime finds them (cuGetProcAddress by version),
+// a kernel node's grid changed in an executable graph, the nodes gvirtus refuses (a copy from
+// this process's own memory, a host node), a child graph that cannot be destroyed by itself, and
+// a node of a destroyed graph. argv[1]: a fatbinary with saxpy.
+#include <cuda.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "show_calls.h"
+
+// The legacy forms, as a runtime of CUDA 10 and 11 calls them.
+using AddKernelNodeV1 = CUresult (*)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                     const CUDA_KERNEL_NODE_PARAMS_v1*);
+using KernelNodeGetParamsV1 = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v1*);
+using GetEdgesV1 = CUresult (*)(CUgraph, CUgraphNode*, CUgraphNode*, size_t*);
+using InstantiateV1 = CUresult (*)(CUgraphExec*, CUgraph, CUgraphNode*, char*, size_t);
+using ExecUpdateV1 = CUresult (*)(CUgraphExec, CUgraph, CUgraphNode*, CUgraphExecUpdateResult*);
+
+template <typename T>
+T legacy(const char* name, int version) {
+  void* found = nullptr;
+  CUdriverProcAddressQueryResult status{};
+  SHOW(cuGetProcAddress(name, &found, version, CU_GET_PROC_ADDRESS_DEFAULT, &status));
+  return reinterpret_cast<T>(found);
+}
+
+void host_function(void*) {}
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  CUdevice device = 0;
+  show_primary_context(device);
+  CUmodule module = nullptr;
+  SHOW(cuModuleLoad(&module, argv[1]));
+  CUfunction saxpy = nullptr;
+  SHOW(cuModuleGetFunction(&saxpy, module, "_Z5saxpyifPKfPf"));
+  constexpr int kN = 1024;
+  CUdeviceptr xs = 0, ys = 0;
+  SHOW(cuMemAlloc(&xs, kN * sizeof(float)));
+  SHOW(cuMemAlloc(&ys, kN * sizeof(float)));
+  CUstream stream = nullptr;
+  SHOW(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  CUgraph graph = nullptr;
+  SHOW(cuGraphCreate(&graph, 0));
+
+  // The generic form: a memset, then a kernel after it with the edge's data given.
+  CUgraphNodeParams memset_params{};
+  memset_params.type = CU_GRAPH_NODE_TYPE_MEMSET;
+  memset_params.memset.dst = ys;
+  memset_params.memset.elementSize = 4;
+  memset_params.memset.width = kN;
+  memset_params.memset.height = 1;
+  memset_params.memset.value = 0x3f800000;  // 1.0f
+  CUgraphNode memset_node = nullptr;
+  SHOW(cuGraphAddNode(&memset_node, graph, nullptr, nullptr, 0, &memset_params));
+  int n = kN;
+  float a = 2.0f;
+  void* args[] = {&n, &a, &xs, &ys};
+  CUgraphNodeParams kernel_params{};
+  kernel_params.type = CU_GRAPH_NODE_TYPE_KERNEL;
+  kernel_params.kernel.func = saxpy;
+  kernel_params.kernel.gridDimX = 4, kernel_params.kernel.gridDimY = 1;
+  kernel_params.kernel.gridDimZ = 1;
+  kernel_params.kernel.blockDimX = 256, kernel_params.kernel.blockDimY = 1;
+  kernel_params.kernel.blockDimZ = 1;
+  kernel_params.kernel.kernelParams = args;
+  const CUgraphEdgeData edge{};
+  CUgraphNode kernel_node = nullptr;
+  SHOW(cuGraphAddNode(&kernel_node, graph, &memset_node, &edge, 1, &kernel_params));
+  size_t edges = 0;
+  SHOW(cuGraphGetEdges(graph, nullptr, nullptr, nullptr, &edges));
+  std::printf("edges after the generic adds: %zu\n", edges);
+
+  // CUDA 10's kernel node, after the kernel: found by version as a runtime finds it.
+  const auto add_kernel_v1 = legacy<AddKernelNodeV1>("cuGraphAddKernelNode", 10000);
+  const auto get_params_v1 = legacy<KernelNodeGetParamsV1>("cuGraphKernelNodeGetParams", 10000);
+  const auto get_edges_v1 = legacy<GetEdgesV1>("cuGraphGetEdges", 10000);
+  const auto instantiate_v1 = legacy<InstantiateV1>("cuGraphInstantiate", 10000);
+  const auto update_v1 = legacy<ExecUpdateV1>("cuGraphExecUpdate", 10020);
+  if (add_kernel_v1 == nullptr || get_params_v1 == nullptr || get_edges_v1 == nullptr ||
+      instantiate_v1 == nullptr || update_v1 == nullptr) {
+    std::printf("legacy forms: missing\n");
+    return 1;
+  }
+  float half = 0.5f;
+  void* second_args[] = {&n, &half, &ys, &xs};
+  CUDA_KERNEL_NODE_PARAMS_v1 v1{};
+  v1.func = saxpy;
+  v1.gridDimX = 8, v1.gridDimY = 1, v1.gridDimZ = 1;
+  v1.blockDimX = 128, v1.blockDimY = 1, v1.blockDimZ = 1;
+  v1.kernelParams = second_args;
+  CUgraphNode second = nullptr;
+  SHOW(add_kernel_v1(&second, graph, &kernel_node, 1, &v1));
+  CUDA_KERNEL_NODE_PARAMS_v1 read_back{};
+  SHOW(get_params_v1(second, &read_back));
+  std::printf(
+      "legacy read back: grid %u, block %u, n %d, a %g, same function %s\n", read_back.gridDimX,
+      read_back.blockDimX,
+      read_back.kernelParams != nullptr ? *static_cast<int*>(read_back.kernelParams[0]) : -1,
+      read_back.kernelParams != nullptr ? *static_cast<float*>(read_back.kernelParams[1]) : -1.0f,
+      read_back.func == saxpy ? "yes" : "no");
+  size_t legacy_edges = 0;
+  SHOW(get_edges_v1(graph, nullptr, nullptr, &legacy_edges));
+  std::vector<CUgraphNode> from(legacy_edges), to(legacy_edges);
+  SHOW(get_edges_v1(graph, from.data(), to.data(), &legacy_edges));
+  size_t into_second = 0;
+  for (size_t i = 0; i < legacy_edges; ++i) into_second += to[i] == second ? 1 : 0;
+  std::printf("legacy edges: %zu, %zu into the second kernel\n", legacy_edges, into_second);
+
+  // What gvirtus refuses: a copy from this process's own memory, a host node.
+  std::vector<float> pageable(kN, 1.0f);
+  CUDA_MEMCPY3D copy{};
+  copy.srcMemoryType = CU_MEMORYTYPE_HOST;
+  copy.srcHost = pageable.data();
+  copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  copy.dstDevice = xs;
+  copy.WidthInBytes = kN * sizeof(float);
+  copy.Height = 1;
+  copy.Depth = 1;
+  CUgraphNode refused = nullptr;
+  SHOW(cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &copy, nullptr));
+  CUDA_HOST_NODE_PARAMS host{};
+  host.fn = host_function;
+  SHOW(cuGraphAddHostNode(&refused, graph, nullptr, 0, &host));
+  std::printf("refused node: %s\n", refused == nullptr ? "none" : "set");
+
+  // Instantiated with the log, launched twice; the first kernel's grid changed in place.
+  CUgraphExec exec = nullptr;
+  CUgraphNode error_node = reinterpret_cast<CUgraphNode>(uintptr_t{1});
+  char log[64] = "untouched";
+  SHOW(instantiate_v1(&exec, graph, &error_node, log, sizeof log));
+  std::printf("instantiated: error node %s, log \"%s\"\n", error_node == nullptr ? "none" : "set",
+              log);
+  SHOW(cuGraphLaunch(exec, stream));
+  CUDA_KERNEL_NODE_PARAMS wider{};
+  SHOW(cuGraphKernelNodeGetParams(kernel_node, &wider));
+  wider.gridDimX = 16;
+  wider.blockDimX = 64;
+  SHOW(cuGraphExecKernelNodeSetParams(exec, kernel_node, &wider));
+  SHOW(cuGraphLaunch(exec, stream));
+  SHOW(cuStreamSynchronize(stream));
+  // The graph's own nodes are unchanged: an update from it brings the first grid back.
+  CUgraphNode update_error = reinterpret_cast<CUgraphNode>(uintptr_t{1});
+  CUgraphExecUpdateResult update_result = CU_GRAPH_EXEC_UPDATE_ERROR;
+  SHOW(update_v1(exec, graph, &update_error, &update_result));
+  std::printf("updated: result %d, error node %s\n", static_cast<int>(update_result),
+              update_error == nullptr ? "none" : "set");
+
+  // A child graph: its graph goes with its node, never by itself.
+  CUgraph child = nullptr;
+  SHOW(cuGraphCreate(&child, 0));
+  CUgraphNode child_empty = nullptr;
+  SHOW(cuGraphAddEmptyNode(&child_empty, child, nullptr, 0));
+  CUgraphNode child_node = nullptr;
+  SHOW(cuGraphAddChildGraphNode(&child_node, graph, &second, 1, child));
+  CUgraph owned = nullptr;
+  SHOW(cuGraphChildGraphNodeGetGraph(child_node, &owned));
+  SHOW(cuGraphDestroy(owned));
+  SHOW(cuGraphDestroy(child));
+
+  // A destroyed graph's nodes are nobody's.
+  SHOW(cuGraphExecDestroy(exec));
+  SHOW(cuGraphDestroy(graph));
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  SHOW(cuGraphNodeGetType(kernel_node, &type));
+  SHOW(cuStreamDestroy(stream));
+  return 0;
+}
