@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "frontend/call_stats.h"
 #include "frontend/client.h"
+#include "frontend/managed_memory.h"
 #include "frontend/pool.h"
 
 namespace gvirtus {
@@ -75,6 +76,25 @@ struct CDecoder {
   }
 };
 
+// Managed memory's coherence before a request goes out (managed_memory.h): the host's writes
+// reach the backend first, and what the request reads or its reply writes in managed memory is
+// made resident here, so that the transport never faults on it while it holds its locks. A
+// mirror's own transfer skips this (it is what this calls).
+void before_sending(const gvirtus_piece* pieces, size_t count, const gvirtus_landing* landing) {
+  ManagedMirror& mirror = ManagedMirror::instance();
+  if (!mirror.active() || ManagedMirror::moving()) return;
+  bool moved = mirror.flush();
+  for (size_t i = 0; i < count && moved; ++i) {
+    moved =
+        mirror.make_resident(reinterpret_cast<uintptr_t>(pieces[i].data), pieces[i].size, false);
+  }
+  if (moved && landing != nullptr && landing->into != nullptr) {
+    moved = mirror.make_resident(reinterpret_cast<uintptr_t>(landing->into), landing->bytes, true);
+  }
+  if (!moved)
+    raise(ErrorKind::kDisconnected, "managed memory could not be moved to or from the backend");
+}
+
 }  // namespace
 }  // namespace gvirtus
 
@@ -110,6 +130,7 @@ int gvirtus_open_plugin(const gvirtus_plugin* plugin) {
 int gvirtus_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
                  gvirtus_reply_decoder decode, void* context) {
   return gvirtus::guarded([&] {
+    gvirtus::before_sending(pieces, count, nullptr);
     ByteView storage[15];
     const gvirtus::CDecoder decoder{decode, context};
     Pool::instance().routed().call(call_id, gvirtus::as_payload(pieces, count, storage), decoder);
@@ -124,6 +145,7 @@ int gvirtus_begin_call(uint32_t call_id, const gvirtus_piece* pieces, size_t cou
 int gvirtus_begin_call_into(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
                             gvirtus_landing* landing, gvirtus_pending* pending) {
   return gvirtus::guarded([&] {
+    gvirtus::before_sending(pieces, count, landing);
     ByteView storage[15];
     const Client::PendingCall begun = Pool::instance().routed().begin_call(
         call_id, gvirtus::as_payload(pieces, count, storage), landing);
@@ -143,6 +165,7 @@ int gvirtus_finish_call(const gvirtus_pending* pending, gvirtus_reply_decoder de
 
 int gvirtus_send_async(uint32_t call_id, const gvirtus_piece* pieces, size_t count) {
   return gvirtus::guarded([&] {
+    gvirtus::before_sending(pieces, count, nullptr);
     ByteView storage[15];
     Pool::instance().routed().send_async(call_id, gvirtus::as_payload(pieces, count, storage));
   });
@@ -274,3 +297,57 @@ void gvirtus_register_call_names(uint16_t plugin, const char* plugin_name,
 }
 
 }  // extern "C"
+
+int gvirtus_managed_map(uint64_t address, uint64_t bytes, gvirtus_managed_move fetch,
+                        gvirtus_managed_move flush, void* context) {
+  return gvirtus::guarded([&] {
+    if (fetch == nullptr || flush == nullptr) {
+      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "gvirtus_managed_map: no transfers");
+    }
+    gvirtus::ManagedTransfer transfer{[=](uint64_t at, void* host, size_t n) {
+                                        return fetch(context, at, host, n) == GVIRTUS_OK;
+                                      },
+                                      [=](uint64_t at, const void* host, size_t n) {
+                                        return flush(context, at, const_cast<void*>(host), n) ==
+                                               GVIRTUS_OK;
+                                      }};
+    std::string why;
+    if (!gvirtus::ManagedMirror::instance().map(address, static_cast<size_t>(bytes),
+                                                std::move(transfer), why)) {
+      gvirtus::raise(gvirtus::ErrorKind::kFailed, why);
+    }
+  });
+}
+
+int gvirtus_managed_unmap(uint64_t address) {
+  return gvirtus::guarded([&] {
+    if (!gvirtus::ManagedMirror::instance().unmap(address)) {
+      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "no managed region starts there");
+    }
+  });
+}
+
+void gvirtus_managed_invalidate(uint64_t address, uint64_t bytes) {
+  gvirtus::ManagedMirror::instance().invalidate(address, static_cast<size_t>(bytes));
+}
+
+int gvirtus_managed_find(uint64_t address, uint64_t* base, uint64_t* bytes) {
+  uint64_t start = 0;
+  size_t size = 0;
+  if (!gvirtus::ManagedMirror::instance().find(address, start, size)) return 0;
+  if (base != nullptr) *base = start;
+  if (bytes != nullptr) *bytes = size;
+  return 1;
+}
+
+int gvirtus_managed_stats_get(gvirtus_managed_stats* stats) {
+  return gvirtus::guarded([&] {
+    if (stats == nullptr || stats->struct_size < sizeof(gvirtus_managed_stats)) {
+      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "gvirtus_managed_stats_get: bad struct");
+    }
+    const gvirtus::ManagedStats got = gvirtus::ManagedMirror::instance().stats();
+    stats->fetched_bytes = got.fetched_bytes;
+    stats->flushed_bytes = got.flushed_bytes;
+    stats->faults = got.faults;
+  });
+}

@@ -136,6 +136,33 @@ GVIRTUS_FRONTEND_API int gvirtus_shared_give_back(uint64_t offset);
 GVIRTUS_FRONTEND_API int gvirtus_host_memory_register(const void* addr, uint64_t bytes);
 GVIRTUS_FRONTEND_API int gvirtus_host_memory_unregister(const void* addr, uint64_t bytes);
 
+/* Managed memory mirrored in this process (frontend/managed_memory.h): a region of the backend's
+ * managed memory mapped at its own address here, kept coherent at the points CUDA names. Before
+ * any request goes out (but a mirror's transfer's own) the host's writes to managed memory reach
+ * the backend, and the request's payload and its reply's landing, where they lie in managed
+ * memory, are made resident. A stub calls gvirtus_managed_invalidate() after work that may change
+ * managed memory on the device, and at synchronisation points: the host's next access then
+ * fetches what the device wrote. `move` moves `bytes` between the backend's copy at `address` and
+ * `host` (fetch: into host; flush: out of it), returning GVIRTUS_OK or an error kind; it must not
+ * touch managed memory itself, and runs with this frontend's own requests allowed. */
+typedef int (*gvirtus_managed_move)(void* context, uint64_t address, void* host, uint64_t bytes);
+GVIRTUS_FRONTEND_API int gvirtus_managed_map(uint64_t address, uint64_t bytes,
+                                             gvirtus_managed_move fetch, gvirtus_managed_move flush,
+                                             void* context);
+GVIRTUS_FRONTEND_API int gvirtus_managed_unmap(uint64_t address);
+/* Drops the mirror's clean copies overlapping [address, address + bytes); bytes 0: all of them. */
+GVIRTUS_FRONTEND_API void gvirtus_managed_invalidate(uint64_t address, uint64_t bytes);
+/* Whether `address` lies in a mirrored region: 1 with its start and size, else 0. */
+GVIRTUS_FRONTEND_API int gvirtus_managed_find(uint64_t address, uint64_t* base, uint64_t* bytes);
+/* What the mirror moved: bytes fetched and flushed, and faults taken. */
+typedef struct gvirtus_managed_stats {
+  uint32_t struct_size; /* sizeof(gvirtus_managed_stats) */
+  uint64_t fetched_bytes;
+  uint64_t flushed_bytes;
+  uint64_t faults;
+} gvirtus_managed_stats;
+GVIRTUS_FRONTEND_API int gvirtus_managed_stats_get(gvirtus_managed_stats* stats);
+
 /* Identifies the session the calling thread's calls go to (its route's, below): it changes when a
  * forked child starts its own, and differs between the backends of a pool, so stubs key what they
  * learnt from a backend (loaded modules, device properties) by it. Never NULL. Does not connect. */

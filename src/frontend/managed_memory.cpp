@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include "frontend/call_stats.h"
 
 namespace gvirtus {
 namespace {
@@ -49,6 +52,13 @@ void on_fault(int signal, siginfo_t* info, void* context) {
   const auto address = reinterpret_cast<uint64_t>(info->si_addr);
   if (!ManagedMirror::instance().handle_fault(address)) chain(signal, info, context);
   errno = saved;
+}
+
+// The nanoseconds since `start`, for GVIRTUS_STATS's work table.
+uint64_t since(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
 }
 
 size_t page_bytes() {
@@ -126,6 +136,7 @@ bool ManagedMirror::map(uint64_t address, size_t bytes, ManagedTransfer transfer
     handler_installed_ = true;
   }
   regions_.emplace(address, std::move(region));
+  active_.store(true, std::memory_order_release);
   return true;
 }
 
@@ -139,6 +150,7 @@ bool ManagedMirror::unmap(uint64_t address) {
   ::munmap(r.own, mapped);
   ::close(r.fd);
   regions_.erase(it);
+  active_.store(!regions_.empty(), std::memory_order_release);
   return true;
 }
 
@@ -170,10 +182,12 @@ void ManagedMirror::protect(Region& r, size_t chunk, State state) {
 bool ManagedMirror::fetch(Region& r, size_t chunk) {
   const size_t bytes = chunk_bytes(r, chunk);
   const Moving moving;
+  const auto start = std::chrono::steady_clock::now();
   if (!r.transfer.fetch(r.address + chunk * kChunkBytes, r.own + chunk * kChunkBytes, bytes)) {
     return false;
   }
   stats_.fetched_bytes += bytes;
+  note_stats_work("managed memory fetched", bytes, since(start));
   return true;
 }
 
@@ -182,11 +196,13 @@ bool ManagedMirror::flush(Region& r, size_t chunk) {
   protect(r, chunk, State::kClean);
   const size_t bytes = chunk_bytes(r, chunk);
   const Moving moving;
+  const auto start = std::chrono::steady_clock::now();
   if (!r.transfer.flush(r.address + chunk * kChunkBytes, r.own + chunk * kChunkBytes, bytes)) {
     protect(r, chunk, State::kDirty);
     return false;
   }
   stats_.flushed_bytes += bytes;
+  note_stats_work("managed memory flushed", bytes, since(start));
   return true;
 }
 
@@ -229,6 +245,7 @@ bool ManagedMirror::flush() {
 }
 
 void ManagedMirror::invalidate(uint64_t address, size_t bytes) {
+  if (!active()) return;  // every synchronisation asks: most programs have no managed memory
   std::lock_guard lock(mutex_);
   for (auto& [start, region] : regions_) {
     Region& r = *region;

@@ -38,6 +38,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -79,6 +80,8 @@ class ManagedMirror {
   // The region holding `address`: its start and size; false when none does.
   bool find(uint64_t address, uint64_t& base, size_t& bytes) const;
   bool empty() const;
+  // Whether any region is mapped: read without the lock, on every request's way out.
+  bool active() const { return active_.load(std::memory_order_acquire); }
 
   // Writes every dirty chunk to the backend; false when a transfer failed (the chunks stay dirty).
   bool flush();
@@ -119,6 +122,7 @@ class ManagedMirror {
   std::map<uint64_t, std::unique_ptr<Region>> regions_;  // by address
   ManagedStats stats_;
   bool handler_installed_ = false;
+  std::atomic<bool> active_{false};
 };
 
 }  // namespace gvirtus

@@ -139,6 +139,23 @@ inline void unregister_host_memory(const void* addr, size_t bytes) {
   (void)gvirtus_host_memory_unregister(addr, bytes);
 }
 
+// Managed memory mirrored in this process (gvirtus_managed_map, frontend/managed_memory.h).
+// map throws Error with the reason when the region cannot be mirrored; invalidate and find never
+// fail.
+inline void managed_map(uint64_t address, uint64_t bytes, gvirtus_managed_move fetch,
+                        gvirtus_managed_move flush, void* context) {
+  detail::check(gvirtus_managed_map(address, bytes, fetch, flush, context));
+}
+inline void managed_unmap(uint64_t address) {
+  (void)gvirtus_managed_unmap(address);
+}
+inline void managed_invalidate(uint64_t address = 0, uint64_t bytes = 0) {
+  gvirtus_managed_invalidate(address, bytes);
+}
+inline bool managed_find(uint64_t address, uint64_t* base = nullptr, uint64_t* bytes = nullptr) {
+  return gvirtus_managed_find(address, base, bytes) != 0;
+}
+
 // The process's pool (gvirtus_pool_size): how many backends, which one the calling thread's calls
 // go to, and routing it to another (throws Error{kInvalidInput} for a backend the pool lacks).
 inline uint32_t pool_size() {

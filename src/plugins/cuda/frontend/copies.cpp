@@ -50,6 +50,12 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
   if (src == nullptr || dst == 0) return CUDA_ERROR_INVALID_VALUE;
   const stub::RouteScope route(pool_backend_of_address(dst));
   const Fn fn = ahead || stream != nullptr ? Fn::cuMemcpyHtoDAsync_v2 : Fn::cuMemcpyHtoD_v2;
+  // Managed memory there is the backend's new bytes once sent (the send flushed the host's).
+  struct Written {
+    CUdeviceptr dst;
+    size_t bytes;
+    ~Written() { device_may_have_written(dst, bytes); }
+  } const written{dst, bytes};
   if (const auto offset = shared_offset(src, bytes)) {
     return shared_copy(fn, dst, *offset, bytes, stream, ahead);
   }
@@ -353,7 +359,9 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoD_v2(CUdev
                                              cr::pool_backend_of_address(srcDevice))) {
     return cr::copy_between_backends(dstDevice, srcDevice, ByteCount, *sides, nullptr);
   }
-  return cr::remote::cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
+  const CUresult result = cr::remote::cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
+  cr::device_may_have_written(dstDevice, ByteCount);
+  return result;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoDAsync_v2(
@@ -362,7 +370,10 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoDAsync_v2(
                                              cr::pool_backend_of_address(srcDevice))) {
     return cr::copy_between_backends(dstDevice, srcDevice, ByteCount, *sides, hStream);
   }
-  return cr::remote::ahead::cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
+  const CUresult result =
+      cr::remote::ahead::cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
+  cr::device_may_have_written(dstDevice, ByteCount);
+  return result;
 }
 
 namespace gvirtus::cuda {

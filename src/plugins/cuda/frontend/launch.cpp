@@ -23,6 +23,7 @@
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/kernel_arguments.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
+#include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/modules.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
@@ -258,8 +259,12 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
   };
   // Attributes (a cluster shape, a priority, an id the driver does not know) bring the driver's
   // errors at once, which the stub cannot foresee: such a launch waits for its answer.
-  if (!attributes.empty()) return remote_sync(fn, encode, [](WireReader&) {});
-  return remote_async(fn, encode);
+  const CUresult result =
+      !attributes.empty() ? remote_sync(fn, encode, [](WireReader&) {}) : remote_async(fn, encode);
+  // The kernel may write managed memory: the host fetches it again from now on (after the send,
+  // which flushed the host's writes first).
+  device_may_have_written(0, 0);
+  return result;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 
+#include "frontend/process_session.h"
 #include "plugins/cuda/frontend/contexts.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 
@@ -73,8 +74,12 @@ CUresult attribute(const Known& k, CUdeviceptr ptr, CUpointer_attribute which, v
       return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_P2P_TOKENS:
       return CUDA_ERROR_NOT_SUPPORTED;  // tokens for a kernel driver on another machine
-    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+      // Managed memory is mirrored here (frontend/managed_memory.h); it is device memory too.
+      if (strict && !known) return CUDA_ERROR_INVALID_VALUE;
+      put(data, device && process_session::managed_find(ptr) ? 1u : 0u);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS:
     case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
     case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE:
     case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:

@@ -50,9 +50,20 @@ std::byte* registered_range(State& s, CUdeviceptr address, uint64_t bytes) {
   return reinterpret_cast<std::byte*>(address);
 }
 
-// A range outside the allocations: in mapped virtual memory or registered host memory.
+// [address, address + bytes) in one managed region (its device pointer is its address).
+std::byte* managed_range(State& s, CUdeviceptr address, uint64_t bytes) {
+  const auto range = s.managed.find(reinterpret_cast<const void*>(address));
+  if (!range) return nullptr;
+  const uint64_t offset = address - range->start;
+  if (offset >= range->bytes || range->bytes - offset < bytes) return nullptr;
+  return reinterpret_cast<std::byte*>(address);
+}
+
+// A range outside the allocations: in mapped virtual memory, registered host memory or managed
+// memory.
 std::byte* elsewhere(State& s, CUdeviceptr address, uint64_t bytes) {
   if (std::byte* mapped = mapped_range(s, address, bytes)) return mapped;
+  if (std::byte* managed = managed_range(s, address, bytes)) return managed;
   return registered_range(s, address, bytes);
 }
 

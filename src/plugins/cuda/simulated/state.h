@@ -208,6 +208,9 @@ struct State {
   // Host memory registered with cuMemHostRegister (start -> bytes): device memory too, at the
   // same address (unified addressing).
   AddressRanges registered_host;
+  // Managed memory (managed_memory.cpp, cuMemAllocManaged): page-aligned mappings of its own,
+  // device memory at their addresses, as registered host memory is.
+  AddressRanges managed;
 };
 
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for work the simulated device cannot capture (it
@@ -288,6 +291,8 @@ std::byte* device_range(State& s, CUdeviceptr address, uint64_t bytes);
 // left), free_memory gives an allocation back (CUDA_ERROR_INVALID_VALUE for what is none).
 CUresult allocate_memory(State& s, size_t bytes, CUdeviceptr* out);
 CUresult free_memory(State& s, CUdeviceptr address);
+// Gives back the managed region starting at `address` (managed_memory.cpp); false when none does.
+bool free_managed(State& s, CUdeviceptr address);
 
 // cuMemcpy3D's copy of a box (arrays.cpp), under the caller's lock, for graphs' memcpy nodes:
 // check_box checks both sides as the copy does, copy_box checks them and copies.

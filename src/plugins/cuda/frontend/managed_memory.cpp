@@ -1,0 +1,132 @@
+// Managed memory in the client libcuda.so.1. The backend's driver allocates it (cuMemAllocManaged);
+// the stub mirrors the region here, at the same address (frontend/managed_memory.h keeps the two
+// coherent), and records it as device memory too: copies and memsets naming it run on the
+// backend, on the backend's copy, after the host's writes have reached it (the frontend flushes
+// them before any request goes out).
+//
+// The coherence points of this stub: after work that may change managed memory on the device - a
+// kernel launch (launch.cpp), a graph launch, a copy into it (copies.cpp) - and at every
+// synchronisation (the context, a stream or an event waited for, or a stream or event found done),
+// the mirror's clean copies are dropped, so that the host's next access fetches what the device
+// wrote. The host's own writes are never dropped.
+//
+// The mirror's transfers are this stub's copies by device address (driver_wire.h's CopyRequest),
+// encoded in buffers of their own: a fault may come while the faulting thread is in the middle of
+// encoding a request of its own.
+#include <cuda.h>
+
+#include <cstring>
+#include <string>
+
+#include "common/log.h"
+#include "common/wire_record.h"
+#include "cuda_remote_calls.h"
+#include "frontend/process_session.h"
+#include "frontend/route_scope.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/pool_routes.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+// Moves one chunk (at most a mirror chunk, far below kCopyChunkBytes) between the backend's copy
+// at `address` and `host`: a synchronous copy on the legacy stream, which waits for the device
+// work before it, as a managed access after a synchronisation expects.
+int move(uint64_t address, void* host, uint64_t bytes, bool fetch) {
+  try {
+    const stub::RouteScope route(pool_backend_of_address(address));
+    WireWriter request;
+    put_record(request, CopyRequest{address, bytes, nullptr});
+    const ByteView pieces[2] = {
+        request.view(), fetch ? ByteView{} : ByteView(static_cast<std::byte*>(host), bytes)};
+    int32_t result = CUDA_ERROR_UNKNOWN;
+    process_session::call(call_id(fetch ? Fn::cuMemcpyDtoH_v2 : Fn::cuMemcpyHtoD_v2),
+                          process_session::request_pieces(pieces), [&](WireReader& r) {
+                            result = r.get<int32_t>();
+                            if (!fetch || r.remaining() == 0) return;
+                            const auto data = r.get_blob(bytes);
+                            if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "short");
+                            std::memcpy(host, data.data(), bytes);
+                          });
+    return result == CUDA_SUCCESS ? 0 : static_cast<int>(ErrorKind::kFailed);
+  } catch (const Error& e) {
+    return static_cast<int>(e.kind());
+  } catch (...) {
+    return static_cast<int>(ErrorKind::kFailed);
+  }
+}
+
+int fetch(void*, uint64_t address, void* host, uint64_t bytes) {
+  return move(address, host, bytes, true);
+}
+
+int flush(void*, uint64_t address, void* host, uint64_t bytes) {
+  return move(address, host, bytes, false);
+}
+
+// After a synchronisation: what the device wrote is fetched again when the host reads it.
+CUresult synchronised(CUresult result) {
+  if (result == CUDA_SUCCESS) process_session::managed_invalidate();
+  return result;
+}
+
+}  // namespace
+
+void device_may_have_written(CUdeviceptr address, size_t bytes) {
+  process_session::managed_invalidate(address, bytes);
+}
+
+}  // namespace gvirtus::cuda
+
+namespace cr = gvirtus::cuda;
+
+#define GVIRTUS_EXPORT extern "C" __attribute__((visibility("default")))
+
+GVIRTUS_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
+  const CUresult result = cr::remote::cuMemAllocManaged(dptr, bytesize, flags);
+  if (result != CUDA_SUCCESS || dptr == nullptr) return result;
+  try {
+    gvirtus::process_session::managed_map(*dptr, bytesize, cr::fetch, cr::flush, nullptr);
+  } catch (const gvirtus::Error& e) {
+    // The backend's address is taken here: the program cannot reach the memory at it.
+    GVIRTUS_LOG(kWarning) << "libcuda.so.1: managed memory of " << bytesize
+                          << " bytes cannot be mirrored in this process: " << e.what();
+    (void)cr::remote::cuMemFree_v2(*dptr);
+    *dptr = 0;
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  return result;
+}
+
+GVIRTUS_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  const CUresult result = cr::remote::cuMemFree_v2(dptr);
+  if (result == CUDA_SUCCESS) gvirtus::process_session::managed_unmap(dptr);
+  return result;
+}
+
+GVIRTUS_EXPORT CUresult cuCtxSynchronize() {
+  return cr::synchronised(cr::remote::cuCtxSynchronize());
+}
+
+GVIRTUS_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {
+  return cr::synchronised(cr::remote::cuStreamSynchronize(hStream));
+}
+
+GVIRTUS_EXPORT CUresult cuStreamQuery(CUstream hStream) {
+  return cr::synchronised(cr::remote::cuStreamQuery(hStream));
+}
+
+GVIRTUS_EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
+  return cr::synchronised(cr::remote::cuEventSynchronize(hEvent));
+}
+
+GVIRTUS_EXPORT CUresult cuEventQuery(CUevent hEvent) {
+  return cr::synchronised(cr::remote::cuEventQuery(hEvent));
+}
+
+// Sent ahead, as before; the graph's kernels may write managed memory.
+GVIRTUS_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
+  const CUresult result = cr::remote::ahead::cuGraphLaunch(hGraphExec, hStream);
+  cr::device_may_have_written(0, 0);
+  return result;
+}

@@ -1,0 +1,65 @@
+// Managed memory on the simulated device (cuMemAllocManaged): page-aligned memory mappings of
+// their own, placed from a high range of the address space that a client process does not use
+// (it mirrors each region at the same address: frontend/managed_memory.h), device memory at their
+// address as registered host memory is (state.h's managed). cuMemFree gives them back.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+// Where the next region goes: far from the heap and from the C library's mappings, in both this
+// process and a client's (a GPU driver places managed memory in a range of its own too).
+constexpr uintptr_t kManagedBase = uintptr_t{0x5e} << 40;
+uintptr_t next_managed = kManagedBase;
+
+size_t page_bytes() {
+  return static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize,
+                                                    unsigned int flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (bytesize > sim::kDeviceBytes - s.allocated) return CUDA_ERROR_OUT_OF_MEMORY;
+    const size_t mapped = (bytesize + page_bytes() - 1) / page_bytes() * page_bytes();
+    // A range taken already (by a region freed since, or by something else) is skipped.
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      void* at = ::mmap(reinterpret_cast<void*>(next_managed), mapped, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+      const uintptr_t tried = next_managed;
+      next_managed += mapped + (uintptr_t{2} << 20);  // a gap, as a driver leaves
+      if (at == MAP_FAILED) continue;
+      if (reinterpret_cast<uintptr_t>(at) != tried) {  // a kernel without MAP_FIXED_NOREPLACE
+        ::munmap(at, mapped);
+        continue;
+      }
+      s.managed.add(at, bytesize, flags);
+      s.allocated += bytesize;
+      *dptr = tried;
+      return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  });
+}
+
+namespace gvirtus::simulated {
+
+bool free_managed(State& s, CUdeviceptr address) {
+  const auto range = s.managed.take(reinterpret_cast<const void*>(address));
+  if (!range) return false;
+  ::munmap(reinterpret_cast<void*>(range->start),
+           (range->bytes + page_bytes() - 1) / page_bytes() * page_bytes());
+  s.allocated -= range->bytes;
+  return true;
+}
+
+}  // namespace gvirtus::simulated
