@@ -434,6 +434,18 @@ TEST(SimulatedHostMemory, a_mapped_block_over_shm_is_the_same_pages_on_both_side
   EXPECT_EQ(result.status, 0) << result.output;
 }
 
+// `program` (a program of static/ and its arguments) run through gvirtus's libcuda.so.1, with
+// GVIRTUS_STATS on, against a backend of its own on the simulated device over `transport`.
+RunResult run_with_stats(TestTransport transport, const std::string& program) {
+  BackendOptions options;
+  options.plugins = R"(["cuda-simulated"])";
+  options.transport = transport;
+  BackendProcess backend(options);
+  return run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 GVIRTUS_CONFIG=" +
+             backend.client_config_file() + " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " +
+             GVIRTUS_STATIC_DIR + "/" + program + " 2>&1");
+}
+
 // The bytes GVIRTUS_STATS's work table says were moved for `what` ("managed memory fetched");
 // -1 when the row is missing.
 long long work_bytes(const std::string& stats, const std::string& what) {
@@ -455,14 +467,7 @@ TEST(SimulatedManagedMemory,
      host_and_device_writes_reach_each_other_and_only_what_is_touched_moves) {
   constexpr long long kMiB = 1 << 20;
   for (const TestTransport transport : {TestTransport::tcp, TestTransport::shm}) {
-    BackendOptions options;
-    options.plugins = R"(["cuda-simulated"])";
-    options.transport = transport;
-    BackendProcess backend(options);
-    const RunResult result =
-        run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 GVIRTUS_CONFIG=" +
-            backend.client_config_file() + " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " +
-            GVIRTUS_STATIC_DIR + "/managed_memory 4 2>&1");
+    const RunResult result = run_with_stats(transport, "managed_memory 4");
     for (const char* line :
          {"cuMemAllocManaged(&managed, kBytes, CU_MEM_ATTACH_GLOBAL) -> 0", "managed: yes",
           "rounds: 4, host writes wrong on the device: 0, device writes wrong on the host: 0",
@@ -481,14 +486,7 @@ TEST(SimulatedManagedMemory,
 // payload). Over tcp the same copies carry their 8192 and 3000 bytes.
 TEST(SimulatedHostMemory, copies_of_page_locked_memory_over_shm_carry_no_bytes) {
   for (const TestTransport transport : {TestTransport::shm, TestTransport::tcp}) {
-    BackendOptions options;
-    options.plugins = R"(["cuda-simulated"])";
-    options.transport = transport;
-    BackendProcess backend(options);
-    const RunResult result =
-        run("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 GVIRTUS_CONFIG=" +
-            backend.client_config_file() + " LD_LIBRARY_PATH=" + GVIRTUS_DRIVER_STUB_DIR + " " +
-            GVIRTUS_STATIC_DIR + "/host_mapped 2>&1");
+    const RunResult result = run_with_stats(transport, "host_mapped");
     const bool shm = transport == TestTransport::shm;
     EXPECT_NE(result.output.find("a synchronous round trip through page-locked memory: intact"),
               std::string::npos)
