@@ -149,8 +149,12 @@ inline void managed_map(uint64_t address, uint64_t bytes, gvirtus_managed_move f
 inline void managed_unmap(uint64_t address) {
   (void)gvirtus_managed_unmap(address);
 }
-inline void managed_invalidate(uint64_t address = 0, uint64_t bytes = 0) {
-  gvirtus_managed_invalidate(address, bytes);
+inline void managed_invalidate() {
+  gvirtus_managed_invalidate(0, 0);
+}
+// Only [address, address + bytes): nothing for an empty range.
+inline void managed_invalidate_range(uint64_t address, uint64_t bytes) {
+  if (bytes != 0) gvirtus_managed_invalidate(address, bytes);
 }
 inline bool managed_find(uint64_t address, uint64_t* base = nullptr, uint64_t* bytes = nullptr) {
   return gvirtus_managed_find(address, base, bytes) != 0;

@@ -457,17 +457,17 @@ long long work_bytes(const std::string& stats, const std::string& what) {
   return bytes;
 }
 
-// Managed memory (managed_memory.cu), over tcp and shm: 64 MiB that the host writes whole and the
-// device (the backend's copies and memsets) reads and writes whole, four rounds, every word right
-// on either side; and exactly what was touched travels, in 64 KiB chunks: each round flushes the
-// 64 MiB the host wrote and fetches the 64 MiB it read back, the first round's writes fetch the
+// Managed memory (driver_managed_memory.cu), over tcp and shm: 64 MiB that the host writes whole
+// and the device (the backend's copies and memsets) reads and writes whole, four rounds, every word
+// right on either side; and exactly what was touched travels, in 64 KiB chunks: each round flushes
+// the 64 MiB the host wrote and fetches the 64 MiB it read back, the first round's writes fetch the
 // region once more (a write to a chunk never read fetches it first), and the partial read of 1 MiB
 // fetches 1 MiB.
 TEST(SimulatedManagedMemory,
      host_and_device_writes_reach_each_other_and_only_what_is_touched_moves) {
   constexpr long long kMiB = 1 << 20;
   for (const TestTransport transport : {TestTransport::tcp, TestTransport::shm}) {
-    const RunResult result = run_with_stats(transport, "managed_memory 4");
+    const RunResult result = run_with_stats(transport, "driver_managed_memory 4");
     for (const char* line :
          {"cuMemAllocManaged(&managed, kBytes, CU_MEM_ATTACH_GLOBAL) -> 0", "managed: yes",
           "rounds: 4, host writes wrong on the device: 0, device writes wrong on the host: 0",

@@ -73,7 +73,11 @@ CUresult synchronised(CUresult result) {
 }  // namespace
 
 void device_may_have_written(CUdeviceptr address, size_t bytes) {
-  process_session::managed_invalidate(address, bytes);
+  if (address == 0 && bytes == 0) {
+    process_session::managed_invalidate();
+  } else {
+    process_session::managed_invalidate_range(address, bytes);
+  }
 }
 
 }  // namespace gvirtus::cuda
@@ -106,6 +110,10 @@ GVIRTUS_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
 
 GVIRTUS_EXPORT CUresult cuCtxSynchronize() {
   return cr::synchronised(cr::remote::cuCtxSynchronize());
+}
+
+GVIRTUS_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+  return cr::synchronised(cr::remote::cuCtxSynchronize_v2(ctx));
 }
 
 GVIRTUS_EXPORT CUresult cuStreamSynchronize(CUstream hStream) {

@@ -52,12 +52,16 @@ cudaError_t launch(const void* function, dim3 grid, dim3 block, void** args, siz
     if (attribute_count > 0) put_launch_attributes(w, attributes, attribute_count);
     w.put_blob(image.data(), image.size());
   };
-  if (attribute_count > 0) return remote_sync(Fn::cudaLaunchEx, encode, [](WireReader&) {});
-  if (cooperative) return remote_sync(Fn::cudaLaunchCooperative, encode, [](WireReader&) {});
-  if (surely_valid(*kernel, grid, block, shared_bytes)) {
-    return remote_async(Fn::cudaLaunch, encode);
-  }
-  return remote_sync(Fn::cudaLaunch, encode, [](WireReader&) {});
+  const cudaError_t result =
+      attribute_count > 0 ? remote_sync(Fn::cudaLaunchEx, encode, [](WireReader&) {})
+      : cooperative       ? remote_sync(Fn::cudaLaunchCooperative, encode, [](WireReader&) {})
+      : surely_valid(*kernel, grid, block, shared_bytes)
+          ? remote_async(Fn::cudaLaunch, encode)
+          : remote_sync(Fn::cudaLaunch, encode, [](WireReader&) {});
+  // The kernel may write managed memory: the host fetches it again from now on (after the send,
+  // which flushed the host's writes first; docs/managed-memory.md).
+  process_session::managed_invalidate();
+  return result;
 }
 
 cudaError_t launch_ex(const cudaLaunchConfig_t* config, const void* function, void** args) {

@@ -172,12 +172,18 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
 }  // namespace
 }  // namespace gvirtus::cudart
 
+// Managed memory at the destination is the backend's new bytes once the copy is sent (the send
+// flushed the host's writes first): the mirror's clean copy of it goes (docs/managed-memory.md).
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy(void* dst, const void* src, size_t count,
                                              cudaMemcpyKind kind) {
-  return gvirtus::cudart::copy(dst, src, count, kind, nullptr);
+  const cudaError_t result = gvirtus::cudart::copy(dst, src, count, kind, nullptr);
+  gvirtus::process_session::managed_invalidate_range(reinterpret_cast<uintptr_t>(dst), count);
+  return result;
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count,
                                                   cudaMemcpyKind kind, cudaStream_t stream) {
-  return gvirtus::cudart::copy(dst, src, count, kind, &stream);
+  const cudaError_t result = gvirtus::cudart::copy(dst, src, count, kind, &stream);
+  gvirtus::process_session::managed_invalidate_range(reinterpret_cast<uintptr_t>(dst), count);
+  return result;
 }

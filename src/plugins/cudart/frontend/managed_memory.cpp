@@ -1,0 +1,125 @@
+// Managed memory in the runtime stub (docs/managed-memory.md). The backend's runtime allocates it
+// (cudaMallocManaged); the stub mirrors the region here, at the same address (the frontend's
+// frontend/managed_memory.h keeps the two coherent), and records it as a device allocation:
+// copies and memsets naming it run on the backend, on the backend's copy, after the host's writes
+// have reached it (the frontend flushes them before any request goes out).
+//
+// The coherence points of this stub: after work that may change managed memory on the device - a
+// kernel launch (launch.cpp), a graph launch, a copy into it (memcpy.cpp) - and at every
+// synchronisation (the device, a stream or an event waited for, or a stream or event found done),
+// the mirror's clean copies are dropped, so that the host's next access fetches what the device
+// wrote. The host's own writes are never dropped.
+//
+// The mirror's transfers are cudaMemcpy requests by device address (common/memcpy_wire.h),
+// encoded in buffers of their own: a fault may come while the faulting thread is in the middle of
+// encoding a request of its own.
+#include <cstring>
+
+#include "common/log.h"
+#include "common/wire_record.h"
+#include "plugins/cudart/common/memcpy_wire.h"
+#include "plugins/cudart/frontend/stub_call.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+// Moves one mirror chunk (far below kMemcpyChunkBytes) between the backend's copy at `address` and
+// `host`: a synchronous cudaMemcpy, which waits for the device work before it, as a managed access
+// after a synchronisation expects.
+int move(uint64_t address, void* host, uint64_t bytes, bool fetch) {
+  try {
+    auto* device = reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+    WireWriter request;
+    put_record(request,
+               MemcpyRequest{fetch ? host : device, fetch ? device : host, bytes,
+                             fetch ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, nullptr});
+    const ByteView pieces[2] = {
+        request.view(), fetch ? ByteView{} : ByteView(static_cast<std::byte*>(host), bytes)};
+    int32_t result = cudaErrorUnknown;
+    process_session::call(call_id(Fn::cudaMemcpy), process_session::request_pieces(pieces),
+                          [&](WireReader& r) {
+                            result = r.get<int32_t>();
+                            if (!fetch || r.remaining() == 0) return;
+                            const auto data = r.get_blob(bytes);
+                            if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "short");
+                            std::memcpy(host, data.data(), bytes);
+                          });
+    return result == cudaSuccess ? 0 : static_cast<int>(ErrorKind::kFailed);
+  } catch (const Error& e) {
+    return static_cast<int>(e.kind());
+  } catch (...) {
+    return static_cast<int>(ErrorKind::kFailed);
+  }
+}
+
+int fetch(void*, uint64_t address, void* host, uint64_t bytes) {
+  return move(address, host, bytes, true);
+}
+
+int flush(void*, uint64_t address, void* host, uint64_t bytes) {
+  return move(address, host, bytes, false);
+}
+
+// After a synchronisation: what the device wrote is fetched again when the host reads it.
+cudaError_t synchronised(cudaError_t result) {
+  if (result == cudaSuccess) process_session::managed_invalidate();
+  return result;
+}
+
+}  // namespace
+}  // namespace gvirtus::cudart
+
+namespace cr = gvirtus::cudart;
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMallocManaged(void** devPtr, size_t size,
+                                                    unsigned int flags) {
+  const cudaError_t result = cr::remote::cudaMallocManaged(devPtr, size, flags);
+  if (result != cudaSuccess || devPtr == nullptr) return result;
+  try {
+    gvirtus::process_session::managed_map(reinterpret_cast<uintptr_t>(*devPtr), size, cr::fetch,
+                                          cr::flush, nullptr);
+  } catch (const gvirtus::Error& e) {
+    // The backend's address is taken here: the program cannot reach the memory at it.
+    GVIRTUS_LOG(kWarning) << "libcudart.so.13: managed memory of " << size
+                          << " bytes cannot be mirrored in this process: " << e.what();
+    (void)cr::remote::cudaFree(*devPtr);
+    *devPtr = nullptr;
+    return cudaErrorMemoryAllocation;
+  }
+  return result;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFree(void* devPtr) {
+  const cudaError_t result = cr::remote::cudaFree(devPtr);
+  if (result == cudaSuccess && devPtr != nullptr) {
+    gvirtus::process_session::managed_unmap(reinterpret_cast<uintptr_t>(devPtr));
+  }
+  return result;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaDeviceSynchronize() {
+  return cr::synchronised(cr::remote::cudaDeviceSynchronize());
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+  return cr::synchronised(cr::remote::cudaStreamSynchronize(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamQuery(cudaStream_t stream) {
+  return cr::synchronised(cr::remote::cudaStreamQuery(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+  return cr::synchronised(cr::remote::cudaEventSynchronize(event));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event) {
+  return cr::synchronised(cr::remote::cudaEventQuery(event));
+}
+
+// Sent ahead, as before; the graph's kernels may write managed memory.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+  const cudaError_t result = cr::remote::ahead::cudaGraphLaunch(graphExec, stream);
+  gvirtus::process_session::managed_invalidate();
+  return result;
+}
