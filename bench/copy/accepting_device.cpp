@@ -18,7 +18,9 @@
 //                    what is written costs memory): copies to the device store the bytes, copies
 //                    from it return them, so a test can check every byte of a round trip.
 // Host-to-host copies are always done for real. 3D copies between pitched pointers are copies of
-// their rows.
+// their rows. In "keep" mode cudaMallocManaged places page-aligned memory of its own from
+// kManagedBase (a client mirrors it at the same address: docs/managed-memory.md); it is device
+// memory to copies, and managed to cudaPointerGetAttributes.
 #include <cuda_runtime_api.h>
 #include <sys/mman.h>
 
@@ -27,6 +29,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -57,11 +62,31 @@ const Device& device() {
   return d;
 }
 
+// Managed memory ("keep" mode): below the device's range, far from a client's own mappings.
+constexpr uintptr_t kManagedBase = uintptr_t{0x5d0000000000};
+std::mutex managed_mutex;
+std::vector<std::pair<uintptr_t, size_t>> managed_ranges;  // start, bytes
+uintptr_t next_managed = kManagedBase;
+
+bool in_managed(const void* ptr, size_t count = 1) {
+  const auto address = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard lock(managed_mutex);
+  for (const auto& [start, bytes] : managed_ranges) {
+    if (address >= start && address - start < bytes && count <= bytes - (address - start)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 bool in_device(const void* ptr, size_t count = 1) {
   const uintptr_t base = device().base;
   const auto address = reinterpret_cast<uintptr_t>(ptr);
-  return base != 0 && address >= base && address - base < kDeviceBytes &&
-         count <= kDeviceBytes - (address - base);
+  if (base != 0 && address >= base && address - base < kDeviceBytes &&
+      count <= kDeviceBytes - (address - base)) {
+    return true;
+  }
+  return in_managed(ptr, count);
 }
 
 std::atomic<uintptr_t> allocated{0};  // bytes handed out by cudaMalloc
@@ -115,11 +140,31 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {
   return cudaSuccess;
 }
 
+// Page-aligned memory of its own, in "keep" mode only (the others have no memory to give).
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) {
+  if (ptr == nullptr || size == 0) return cudaErrorInvalidValue;
+  if (!device().keep) return cudaErrorMemoryAllocation;
+  const size_t mapped = (size + 4095) / 4096 * 4096;
+  std::lock_guard lock(managed_mutex);
+  void* at = ::mmap(reinterpret_cast<void*>(next_managed), mapped, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (at != reinterpret_cast<void*>(next_managed)) {
+    if (at != MAP_FAILED) ::munmap(at, mapped);
+    return cudaErrorMemoryAllocation;
+  }
+  managed_ranges.emplace_back(next_managed, size);
+  next_managed += mapped + (uintptr_t{2} << 20);
+  *ptr = at;
+  return cudaSuccess;
+}
+
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes,
                                                              const void* ptr) {
   const bool device = in_device(ptr);
   *attributes = cudaPointerAttributes{};
-  attributes->type = device ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+  attributes->type = in_managed(ptr) ? cudaMemoryTypeManaged
+                     : device        ? cudaMemoryTypeDevice
+                                     : cudaMemoryTypeUnregistered;
   attributes->devicePointer = device ? const_cast<void*>(ptr) : nullptr;
   return cudaSuccess;
 }

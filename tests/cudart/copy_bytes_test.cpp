@@ -75,6 +75,17 @@ TEST_P(CopyBytes, every_byte_of_odd_sizes_and_alignments_round_trips_pageable_an
   EXPECT_NE(out.find(all), std::string::npos) << out;
 }
 
+// Managed memory (programs/managed_check.cpp): the host's writes reach the device and the
+// device's reach the host, over four rounds of 16 MiB, every word checked on both sides.
+TEST_P(CopyBytes, managed_memory_is_coherent_between_the_host_and_the_device) {
+  BackendProcess backend(backend_options(GetParam()));
+  const auto [out, status] =
+      run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
+                 backend.client_config_file() + " -- " + GVIRTUS_MANAGED_CHECK);
+  EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
+  EXPECT_NE(out.find("managed: ok"), std::string::npos) << out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Paths, CopyBytes, ::testing::ValuesIn(copy_paths()),
                          [](const auto& info) { return info.param.name; });
 

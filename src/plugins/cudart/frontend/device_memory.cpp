@@ -22,10 +22,11 @@ void cr::note_allocated(Fn fn, const void* address, uint64_t bytes) {
   if (address == nullptr) return;
   // A stream-ordered allocation lives on the stream's device, which may not be the current one,
   // another application's memory opened by IPC is that application's allocation, and a graph's
-  // allocation node's memory is mapped only while the graph runs: their attributes are asked
-  // remotely.
+  // allocation node's memory is mapped only while the graph runs, and managed memory is the
+  // runtime's to describe (its type, its host pointer): their attributes are asked remotely.
   const bool asked = fn == Fn::cudaMallocAsync || fn == Fn::cudaMallocFromPoolAsync ||
-                     fn == Fn::cudaIpcOpenMemHandle || fn == Fn::cudaGraphAddMemAllocNode;
+                     fn == Fn::cudaIpcOpenMemHandle || fn == Fn::cudaGraphAddMemAllocNode ||
+                     fn == Fn::cudaMallocManaged;
   cr::device_allocations().add(address, bytes, asked ? 0 : cr::kPlainDeviceMemory,
                                current_device());
 }
