@@ -167,16 +167,16 @@ bool ManagedMirror::empty() const {
   return regions_.empty();
 }
 
-void ManagedMirror::protect(Region& r, size_t chunk, State state) {
-  // The chunk's pages: its last one may be partly past the region's end (the mapping covers it).
+void ManagedMirror::protect(Region& r, size_t chunk, State state, size_t count) {
+  // The chunks' pages: the last one may be partly past the region's end (the mapping covers it).
   const size_t first = chunk * kChunkBytes;
-  const size_t bytes =
-      std::min(kChunkBytes, (r.bytes + page_bytes() - 1) / page_bytes() * page_bytes() - first);
+  const size_t mapped = (r.bytes + page_bytes() - 1) / page_bytes() * page_bytes();
+  const size_t bytes = std::min(count * kChunkBytes, mapped - first);
   const int prot = state == State::kInvalid ? PROT_NONE
                    : state == State::kClean ? PROT_READ
                                             : PROT_READ | PROT_WRITE;
   ::mprotect(reinterpret_cast<void*>(r.address + first), bytes, prot);
-  r.chunks[chunk] = state;
+  std::fill_n(r.chunks.begin() + static_cast<std::ptrdiff_t>(chunk), count, state);
 }
 
 bool ManagedMirror::fetch(Region& r, size_t chunk) {
@@ -191,14 +191,14 @@ bool ManagedMirror::fetch(Region& r, size_t chunk) {
   return true;
 }
 
-bool ManagedMirror::flush(Region& r, size_t chunk) {
+bool ManagedMirror::flush(Region& r, size_t chunk, size_t count) {
   // Read-only first: a write from now on faults and waits for this flush to end.
-  protect(r, chunk, State::kClean);
-  const size_t bytes = chunk_bytes(r, chunk);
+  protect(r, chunk, State::kClean, count);
+  const size_t bytes = std::min(count * kChunkBytes, r.bytes - chunk * kChunkBytes);
   const Moving moving;
   const auto start = std::chrono::steady_clock::now();
   if (!r.transfer.flush(r.address + chunk * kChunkBytes, r.own + chunk * kChunkBytes, bytes)) {
-    protect(r, chunk, State::kDirty);
+    protect(r, chunk, State::kDirty, count);
     return false;
   }
   stats_.flushed_bytes += bytes;
@@ -236,9 +236,23 @@ bool ManagedMirror::handle_fault(uint64_t address) {
 bool ManagedMirror::flush() {
   std::lock_guard lock(mutex_);
   bool all = true;
+  // Each run of dirty chunks goes as one transfer (at most kMaxTransferBytes): a round trip per
+  // run, not per chunk.
+  constexpr size_t kRun = kMaxTransferBytes / kChunkBytes;
   for (auto& [address, region] : regions_) {
-    for (size_t chunk = 0; chunk < region->chunks.size(); ++chunk) {
-      if (region->chunks[chunk] == State::kDirty) all = flush(*region, chunk) && all;
+    const auto& chunks = region->chunks;
+    for (size_t chunk = 0; chunk < chunks.size();) {
+      if (chunks[chunk] != State::kDirty) {
+        ++chunk;
+        continue;
+      }
+      size_t count = 1;
+      while (count < kRun && chunk + count < chunks.size() &&
+             chunks[chunk + count] == State::kDirty) {
+        ++count;
+      }
+      all = flush(*region, chunk, count) && all;
+      chunk += count;
     }
   }
   return all;

@@ -14,8 +14,9 @@
 //   - The program's first access to an invalid chunk faults (SIGSEGV); the handler fetches the
 //     chunk from the backend and makes it clean. A write to a clean chunk faults too and makes it
 //     dirty. A fault outside every region goes to the handler that was there before.
-//   - flush() writes every dirty chunk to the backend and makes it clean. The frontend calls it
-//     before it sends any request, so whatever the device does next sees the host's writes.
+//   - flush() writes every dirty chunk to the backend and makes it clean (each run of adjacent
+//     dirty chunks in one transfer). The frontend calls it before it sends any request, so
+//     whatever the device does next sees the host's writes.
 //   - invalidate() drops the mirror's clean chunks (a stub calls it after device work that may
 //     write managed memory: a launch, a copy or memset into it), so that the host's next access
 //     fetches what the device wrote. Dirty chunks stay: the host's writes are never lost.
@@ -66,6 +67,9 @@ struct ManagedStats {
 class ManagedMirror {
  public:
   static constexpr size_t kChunkBytes = size_t{64} << 10;
+  // The most one transfer moves (runs of dirty chunks are flushed together): the stubs' copy
+  // requests take up to 16 MiB.
+  static constexpr size_t kMaxTransferBytes = size_t{4} << 20;
 
   // The process's mirror (never destroyed: a fault may come during exit).
   static ManagedMirror& instance();
@@ -114,8 +118,9 @@ class ManagedMirror {
   Region* region_of(uint64_t address);
   const Region* region_of(uint64_t address) const;
   bool fetch(Region& r, size_t chunk);
-  bool flush(Region& r, size_t chunk);
-  void protect(Region& r, size_t chunk, State state);
+  // `count` chunks from `chunk`, as one transfer or one protection change.
+  bool flush(Region& r, size_t chunk, size_t count);
+  void protect(Region& r, size_t chunk, State state, size_t count = 1);
   size_t chunk_bytes(const Region& r, size_t chunk) const;
 
   mutable std::mutex mutex_;

@@ -7,35 +7,49 @@
 // of what the device wrote: only that much should travel), the pointer's attributes, and the free.
 // On the simulated device the memsets and copies are the backend's own, as a kernel's writes
 // would be; on a GPU the same holds.
+//   driver_managed_memory [ROUNDS [explicit]]
+// "explicit" runs the same rounds with the host's copy in a buffer of its own moved by explicit
+// copies (cuMemcpyHtoD after the host's writes, cuMemcpyDtoH before its reads): the baseline of
+// bench/managed/run.sh. Either way the rounds' time is printed (rounds_seconds=).
 #include <cuda.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "show_calls.h"
 
 int main(int argc, char** argv) {
   const int rounds = argc > 1 ? std::atoi(argv[1]) : 4;
+  const bool explicit_copies = argc > 2 && std::string(argv[2]) == "explicit";
   CUdevice device = 0;
   show_primary_context(device);
   constexpr size_t kBytes = size_t{64} << 20;
   constexpr size_t kWords = kBytes / sizeof(uint32_t);
   CUdeviceptr managed = 0, check = 0;
-  SHOW(cuMemAllocManaged(&managed, kBytes, CU_MEM_ATTACH_GLOBAL));
+  std::vector<uint32_t> own(explicit_copies ? kWords : 0);
+  if (explicit_copies) {
+    SHOW(cuMemAlloc(&managed, kBytes));
+  } else {
+    SHOW(cuMemAllocManaged(&managed, kBytes, CU_MEM_ATTACH_GLOBAL));
+  }
   SHOW(cuMemAlloc(&check, kBytes));
   unsigned is_managed = 0;
   SHOW(cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, managed));
   std::printf("managed: %s\n", is_managed != 0 ? "yes" : "no");
   CUstream stream = nullptr;
   SHOW(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  auto* words = reinterpret_cast<volatile uint32_t*>(managed);
+  auto* words = explicit_copies ? own.data() : reinterpret_cast<volatile uint32_t*>(managed);
   std::vector<uint32_t> back(kWords);
   size_t host_to_device_wrong = 0, device_to_host_wrong = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (int round = 0; round < rounds; ++round) {
     const uint32_t base = static_cast<uint32_t>(round) * 1000003u;
     for (size_t i = 0; i < kWords; ++i) words[i] = base + static_cast<uint32_t>(i);
+    if (explicit_copies && cuMemcpyHtoD(managed, own.data(), kBytes) != CUDA_SUCCESS) return 1;
     // The device reads it: a copy on the backend, then its bytes brought here.
     if (cuMemcpyDtoD(check, managed, kBytes) != CUDA_SUCCESS ||
         cuMemcpyDtoH(back.data(), check, kBytes) != CUDA_SUCCESS) {
@@ -50,12 +64,20 @@ int main(int argc, char** argv) {
       std::printf("round %d: memset failed\n", round);
       return 1;
     }
+    if (explicit_copies && cuMemcpyDtoH(own.data(), managed, kBytes) != CUDA_SUCCESS) return 1;
     for (size_t i = 0; i < kWords; ++i) device_to_host_wrong += words[i] != fill;
   }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("rounds_seconds=%.3f\n", seconds);
   std::printf(
       "rounds: %d, host writes wrong on the device: %zu, device writes wrong on the host: "
       "%zu\n",
       rounds, host_to_device_wrong, device_to_host_wrong);
+  if (explicit_copies) {
+    SHOW(cuMemFree(managed));
+    return 0;
+  }
   // A partial touch: the device writes all of it, the host reads the first MiB.
   SHOW(cuMemsetD32(managed, 7, kWords));
   SHOW(cuCtxSynchronize());

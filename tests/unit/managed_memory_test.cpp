@@ -95,6 +95,17 @@ TEST_F(Mirror, a_write_reaches_the_backend_at_the_flush_and_only_its_chunks_trav
   EXPECT_EQ(flushes_, 3);
 }
 
+TEST_F(Mirror, adjacent_dirty_chunks_travel_as_one_transfer) {
+  for (size_t chunk = 0; chunk < 3; ++chunk) program()[chunk * kChunk + 1] = std::byte{0x21};
+  program()[4 * kChunk] = std::byte{0x22};  // the short last chunk, apart from them
+  EXPECT_TRUE(mirror().flush());
+  EXPECT_EQ(flushes_, 2) << "chunks 0-2 together, then chunk 4";
+  EXPECT_EQ(flushed(), 3 * kChunk + 4096);
+  for (size_t chunk = 0; chunk < 3; ++chunk)
+    EXPECT_EQ(device_[chunk * kChunk + 1], std::byte{0x21});
+  EXPECT_EQ(device_[4 * kChunk], std::byte{0x22});
+}
+
 TEST_F(Mirror, after_an_invalidation_the_host_reads_what_the_device_wrote) {
   EXPECT_EQ(read(10), device_[10]);
   device_[10] = std::byte{0x42};  // a kernel's write
