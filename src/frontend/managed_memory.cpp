@@ -179,8 +179,8 @@ void ManagedMirror::protect(Region& r, size_t chunk, State state, size_t count) 
   std::fill_n(r.chunks.begin() + static_cast<std::ptrdiff_t>(chunk), count, state);
 }
 
-bool ManagedMirror::fetch(Region& r, size_t chunk) {
-  const size_t bytes = chunk_bytes(r, chunk);
+bool ManagedMirror::fetch(Region& r, size_t chunk, size_t count) {
+  const size_t bytes = std::min(count * kChunkBytes, r.bytes - chunk * kChunkBytes);
   const Moving moving;
   const auto start = std::chrono::steady_clock::now();
   if (!r.transfer.fetch(r.address + chunk * kChunkBytes, r.own + chunk * kChunkBytes, bytes)) {
@@ -189,6 +189,19 @@ bool ManagedMirror::fetch(Region& r, size_t chunk) {
   stats_.fetched_bytes += bytes;
   note_stats_work("managed memory fetched", bytes, since(start));
   return true;
+}
+
+size_t ManagedMirror::fetch_for_fault(Region& r, size_t chunk) {
+  r.window = chunk == r.next_in_order ? std::min(r.window * 2, kMaxReadaheadChunks) : 1;
+  size_t count = 1;
+  while (count < r.window && chunk + count < r.chunks.size() &&
+         r.chunks[chunk + count] == State::kInvalid) {
+    ++count;
+  }
+  if (!fetch(r, chunk, count)) return 0;
+  protect(r, chunk, State::kClean, count);
+  r.next_in_order = chunk + count;
+  return count;
 }
 
 bool ManagedMirror::flush(Region& r, size_t chunk, size_t count) {
@@ -215,14 +228,13 @@ bool ManagedMirror::handle_fault(uint64_t address) {
   switch (r->chunks[chunk]) {
     case State::kInvalid:
       // Readable first; a write faults again and makes the chunk dirty.
-      if (!fetch(*r, chunk)) {
+      if (fetch_for_fault(*r, chunk) == 0) {
         std::fprintf(stderr,
                      "gvirtus: managed memory at %#llx could not be fetched from the "
                      "backend (the session is gone)\n",
                      static_cast<unsigned long long>(address));
         std::abort();
       }
-      protect(*r, chunk, State::kClean);
       return true;
     case State::kClean:
       protect(*r, chunk, State::kDirty);

@@ -12,8 +12,9 @@
 //     holds nothing of it), clean (read-only: equal to the backend's copy when it was fetched) or
 //     dirty (read-write: the host wrote it since).
 //   - The program's first access to an invalid chunk faults (SIGSEGV); the handler fetches the
-//     chunk from the backend and makes it clean. A write to a clean chunk faults too and makes it
-//     dirty. A fault outside every region goes to the handler that was there before.
+//     chunk from the backend and makes it clean (reading in order, a run of the chunks after it
+//     too: readahead doubling up to kMaxReadaheadChunks). A write to a clean chunk faults too and
+//     makes it dirty. A fault outside every region goes to the handler that was there before.
 //   - flush() writes every dirty chunk to the backend and makes it clean (each run of adjacent
 //     dirty chunks in one transfer). The frontend calls it before it sends any request, so
 //     whatever the device does next sees the host's writes.
@@ -70,6 +71,9 @@ class ManagedMirror {
   // The most one transfer moves (runs of dirty chunks are flushed together): the stubs' copy
   // requests take up to 16 MiB.
   static constexpr size_t kMaxTransferBytes = size_t{4} << 20;
+  // A program reading a region in order fetches ever larger runs of it, up to this many chunks
+  // (2 MiB): a round trip per run, at the price of at most one run fetched past the last byte read.
+  static constexpr size_t kMaxReadaheadChunks = 32;
 
   // The process's mirror (never destroyed: a fault may come during exit).
   static ManagedMirror& instance();
@@ -112,12 +116,19 @@ class ManagedMirror {
     std::byte* own;  // the private view
     ManagedTransfer transfer;
     std::vector<State> chunks;
+    // Sequential faults: the chunk after the last fetch, and how many chunks the next fetch there
+    // takes (doubling while the program reads on in order, up to kMaxReadaheadChunks).
+    size_t next_in_order = SIZE_MAX;
+    size_t window = 1;
   };
 
   ManagedMirror() = default;
   Region* region_of(uint64_t address);
   const Region* region_of(uint64_t address) const;
-  bool fetch(Region& r, size_t chunk);
+  // Fetches `chunk` and, when the program reads in order, the invalid chunks after it in the
+  // fault's window; all of them clean on success. Returns how many were fetched (0: failed).
+  size_t fetch_for_fault(Region& r, size_t chunk);
+  bool fetch(Region& r, size_t chunk, size_t count = 1);
   // `count` chunks from `chunk`, as one transfer or one protection change.
   bool flush(Region& r, size_t chunk, size_t count);
   void protect(Region& r, size_t chunk, State state, size_t count = 1);

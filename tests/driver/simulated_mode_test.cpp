@@ -462,7 +462,7 @@ long long work_bytes(const std::string& stats, const std::string& what) {
 // right on either side; and exactly what was touched travels, in 64 KiB chunks: each round flushes
 // the 64 MiB the host wrote and fetches the 64 MiB it read back, the first round's writes fetch the
 // region once more (a write to a chunk never read fetches it first), and the partial read of 1 MiB
-// fetches 1 MiB.
+// fetches 1 MiB and at most one readahead run more.
 TEST(SimulatedManagedMemory,
      host_and_device_writes_reach_each_other_and_only_what_is_touched_moves) {
   constexpr long long kMiB = 1 << 20;
@@ -476,8 +476,11 @@ TEST(SimulatedManagedMemory,
     }
     EXPECT_EQ(result.status, 0) << result.output;
     EXPECT_EQ(work_bytes(result.output, "managed memory flushed"), 4 * 64 * kMiB) << result.output;
-    EXPECT_EQ(work_bytes(result.output, "managed memory fetched"), (1 + 4) * 64 * kMiB + kMiB)
-        << result.output;
+    // Reading in order fetches ever larger runs: the partial read may fetch one run (at most
+    // 2 MiB) past its last byte; every whole scan fetches exactly the region.
+    const long long fetched = work_bytes(result.output, "managed memory fetched");
+    EXPECT_GE(fetched, (1 + 4) * 64 * kMiB + kMiB) << result.output;
+    EXPECT_LE(fetched, (1 + 4) * 64 * kMiB + kMiB + 2 * kMiB) << result.output;
   }
 }
 

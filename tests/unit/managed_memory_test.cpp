@@ -77,6 +77,12 @@ TEST_F(Mirror, the_first_read_fetches_only_the_chunk_it_touches) {
   EXPECT_EQ(fetched(), kChunk + 4096);
 }
 
+TEST_F(Mirror, reading_in_order_fetches_doubling_runs_and_nothing_twice) {
+  for (size_t i = 0; i < kBytes; i += 4096) ASSERT_EQ(read(i), device_[i]) << i;
+  EXPECT_EQ(fetches_, 3) << "chunk 0, then chunks 1-2, then what is left (3-4)";
+  EXPECT_EQ(fetched(), kBytes);
+}
+
 TEST_F(Mirror, a_write_reaches_the_backend_at_the_flush_and_only_its_chunks_travel) {
   program()[3] = std::byte{0xaa};
   program()[2 * kChunk + 7] = std::byte{0xbb};
