@@ -42,6 +42,16 @@ int main(int argc, char** argv) {
   std::printf("managed: %s\n", is_managed != 0 ? "yes" : "no");
   CUstream stream = nullptr;
   SHOW(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  // Hints reach the backend's driver; memory that is not the session's is refused.
+  if (!explicit_copies) {
+    CUmemLocation on_device{};
+    on_device.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    on_device.id = device;
+    SHOW(cuMemAdvise(managed, kBytes, CU_MEM_ADVISE_SET_READ_MOSTLY, on_device));
+    SHOW(cuMemPrefetchAsync(managed, kBytes, on_device, 0, stream));
+    SHOW(cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream));
+    SHOW(cuStreamSynchronize(stream));
+  }
   auto* words = explicit_copies ? own.data() : reinterpret_cast<volatile uint32_t*>(managed);
   std::vector<uint32_t> back(kWords);
   size_t host_to_device_wrong = 0, device_to_host_wrong = 0;

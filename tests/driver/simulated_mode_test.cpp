@@ -470,6 +470,11 @@ TEST(SimulatedManagedMemory,
     const RunResult result = run_with_stats(transport, "driver_managed_memory 4");
     for (const char* line :
          {"cuMemAllocManaged(&managed, kBytes, CU_MEM_ATTACH_GLOBAL) -> 0", "managed: yes",
+          "cuMemAdvise(managed, kBytes, CU_MEM_ADVISE_SET_READ_MOSTLY, on_device) -> 0",
+          "cuMemPrefetchAsync(managed, kBytes, on_device, 0, stream) -> 0",
+          // Sent ahead: the refusal is the next waited call's answer, as natively.
+          "cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream) -> 0\n"
+          "cuStreamSynchronize(stream) -> 1",
           "rounds: 4, host writes wrong on the device: 0, device writes wrong on the host: 0",
           "partial read wrong: 0", "cuMemFree(managed) -> 0"}) {
       EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;

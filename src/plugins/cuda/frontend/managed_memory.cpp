@@ -138,3 +138,35 @@ GVIRTUS_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) 
   cr::device_may_have_written(0, 0);
   return result;
 }
+
+// The legacy forms (CUDA 8 to 12): a device ordinal, CU_DEVICE_CPU for the host, where CUDA 13
+// takes a location.
+#undef cuMemPrefetchAsync
+#undef cuMemAdvise
+
+namespace {
+
+CUmemLocation location_of(CUdevice device) {
+  CUmemLocation location{};
+  location.type = device == CU_DEVICE_CPU ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+  location.id = device == CU_DEVICE_CPU ? 0 : device;
+  return location;
+}
+
+}  // namespace
+
+GVIRTUS_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
+                                           CUstream hStream) {
+  return cuMemPrefetchAsync_v2(devPtr, count, location_of(dstDevice), 0, hStream);
+}
+
+GVIRTUS_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count,
+                                                CUdevice dstDevice, CUstream hStream) {
+  return cuMemPrefetchAsync_v2(devPtr, count, location_of(dstDevice), 0,
+                               hStream != nullptr ? hStream : CU_STREAM_PER_THREAD);
+}
+
+GVIRTUS_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
+                                    CUdevice device) {
+  return cuMemAdvise_v2(devPtr, count, advice, location_of(device));
+}

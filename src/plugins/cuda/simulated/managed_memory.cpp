@@ -63,3 +63,23 @@ bool free_managed(State& s, CUdeviceptr address) {
 }
 
 }  // namespace gvirtus::simulated
+
+// Hints over managed (or device) memory: nothing to move on the simulated device, whose memory is
+// one; the range and the stream are checked as the driver checks them.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count,
+                                                        CUmemLocation, unsigned int flags,
+                                                        CUstream hStream) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags != 0 || sim::device_range(s, devPtr, count) == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise,
+                                                 CUmemLocation) {
+  return sim::guarded([&](sim::State& s) {
+    return sim::device_range(s, devPtr, count) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  });
+}
