@@ -15,12 +15,12 @@
 // encoding a request of its own.
 #include <cuda.h>
 
-#include <cstring>
 #include <string>
 
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "frontend/managed_transfer.h"
 #include "frontend/process_session.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -29,31 +29,17 @@
 namespace gvirtus::cuda {
 namespace {
 
-// Moves one chunk (at most a mirror chunk, far below kCopyChunkBytes) between the backend's copy
-// at `address` and `host`: a synchronous copy on the legacy stream, which waits for the device
-// work before it, as a managed access after a synchronisation expects.
+// Moves a run of chunks (at most the mirror's kMaxTransferBytes, below kCopyChunkBytes) between
+// the backend's copy at `address` and `host`: a synchronous copy on the legacy stream, which waits
+// for the device work before it, as a managed access after a synchronisation expects.
 int move(uint64_t address, void* host, uint64_t bytes, bool fetch) {
-  try {
-    const stub::RouteScope route(pool_backend_of_address(address));
-    WireWriter request;
-    put_record(request, CopyRequest{address, bytes, nullptr});
-    const ByteView pieces[2] = {
-        request.view(), fetch ? ByteView{} : ByteView(static_cast<std::byte*>(host), bytes)};
-    int32_t result = CUDA_ERROR_UNKNOWN;
-    process_session::call(call_id(fetch ? Fn::cuMemcpyDtoH_v2 : Fn::cuMemcpyHtoD_v2),
-                          process_session::request_pieces(pieces), [&](WireReader& r) {
-                            result = r.get<int32_t>();
-                            if (!fetch || r.remaining() == 0) return;
-                            const auto data = r.get_blob(bytes);
-                            if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "short");
-                            std::memcpy(host, data.data(), bytes);
-                          });
-    return result == CUDA_SUCCESS ? 0 : static_cast<int>(ErrorKind::kFailed);
-  } catch (const Error& e) {
-    return static_cast<int>(e.kind());
-  } catch (...) {
-    return static_cast<int>(ErrorKind::kFailed);
-  }
+  const stub::RouteScope route(pool_backend_of_address(address));
+  return process_session::managed_transfer(
+      call_id(fetch ? Fn::cuMemcpyDtoH_v2 : Fn::cuMemcpyHtoD_v2),
+      [&](WireWriter& w) {
+        put_record(w, CopyRequest{address, bytes, nullptr});
+      },
+      CUDA_SUCCESS, host, bytes, fetch);
 }
 
 int fetch(void*, uint64_t address, void* host, uint64_t bytes) {

@@ -13,43 +13,28 @@
 // The mirror's transfers are cudaMemcpy requests by device address (common/memcpy_wire.h),
 // encoded in buffers of their own: a fault may come while the faulting thread is in the middle of
 // encoding a request of its own.
-#include <cstring>
-
 #include "common/log.h"
 #include "common/wire_record.h"
+#include "frontend/managed_transfer.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
 namespace {
 
-// Moves one mirror chunk (far below kMemcpyChunkBytes) between the backend's copy at `address` and
-// `host`: a synchronous cudaMemcpy, which waits for the device work before it, as a managed access
-// after a synchronisation expects.
+// Moves a run of chunks (at most the mirror's kMaxTransferBytes, below kMemcpyChunkBytes)
+// between the backend's copy at `address` and `host`: a synchronous cudaMemcpy, which waits for
+// the device work before it, as a managed access after a synchronisation expects.
 int move(uint64_t address, void* host, uint64_t bytes, bool fetch) {
-  try {
-    auto* device = reinterpret_cast<void*>(static_cast<uintptr_t>(address));
-    WireWriter request;
-    put_record(request,
-               MemcpyRequest{fetch ? host : device, fetch ? device : host, bytes,
-                             fetch ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, nullptr});
-    const ByteView pieces[2] = {
-        request.view(), fetch ? ByteView{} : ByteView(static_cast<std::byte*>(host), bytes)};
-    int32_t result = cudaErrorUnknown;
-    process_session::call(call_id(Fn::cudaMemcpy), process_session::request_pieces(pieces),
-                          [&](WireReader& r) {
-                            result = r.get<int32_t>();
-                            if (!fetch || r.remaining() == 0) return;
-                            const auto data = r.get_blob(bytes);
-                            if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "short");
-                            std::memcpy(host, data.data(), bytes);
-                          });
-    return result == cudaSuccess ? 0 : static_cast<int>(ErrorKind::kFailed);
-  } catch (const Error& e) {
-    return static_cast<int>(e.kind());
-  } catch (...) {
-    return static_cast<int>(ErrorKind::kFailed);
-  }
+  auto* device = reinterpret_cast<void*>(static_cast<uintptr_t>(address));
+  return process_session::managed_transfer(
+      call_id(Fn::cudaMemcpy),
+      [&](WireWriter& w) {
+        put_record(w,
+                   MemcpyRequest{fetch ? host : device, fetch ? device : host, bytes,
+                                 fetch ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, nullptr});
+      },
+      cudaSuccess, host, bytes, fetch);
 }
 
 int fetch(void*, uint64_t address, void* host, uint64_t bytes) {
