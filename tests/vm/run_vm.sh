@@ -104,10 +104,11 @@ stage() {
 OURS=("$BUILD/tests/transport_tests" "$BUILD/bin/gvirtus-backend" "$BUILD/bin/gvirtus-run"
       "$BUILD/bin/gvirtus-bench" "$BUILD/bin/gvirtus-ping" "$BUILD"/lib/gvirtus/*.so "$BUILD"/lib/stub/*.so*)
 [ -e "$BUILD/tests/e2e/e2e_tests" ] && OURS+=("$BUILD/tests/e2e/e2e_tests" "$BUILD"/tests/e2e/programs/*)
-# The copy path's every-byte test (tests/cudart/copy_bytes_test.cpp) and what it runs.
+# The copy path's every-byte test (tests/cudart/copy_bytes_test.cpp) and what it runs: the copy
+# check and the managed memory check.
 [ -e "$BUILD/tests/cudart/cudart_fault_tests" ] &&
   OURS+=("$BUILD/tests/cudart/cudart_fault_tests" "$BUILD/tests/cudart/gvirtus-test-copy-check"
-         "$BUILD/bin/libgvirtus-accepting-device.so")
+         "$BUILD/tests/cudart/gvirtus-test-managed-check" "$BUILD/bin/libgvirtus-accepting-device.so")
 # gvirtus-bench copy's workload (--bench-copy).
 [ -e "$BUILD/bin/gvirtus-copy-workload" ] &&
   OURS+=("$BUILD/bin/gvirtus-copy-workload" "$BUILD/bin/libgvirtus-accepting-device.so")
