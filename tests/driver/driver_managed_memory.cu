@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
     SHOW(cuMemPrefetchAsync(managed, kBytes, on_device, 0, stream));
     SHOW(cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream));
     SHOW(cuStreamSynchronize(stream));
+    SHOW(cuStreamAttachMemAsync(stream, managed, 0, CU_MEM_ATTACH_GLOBAL));
+    SHOW(cuStreamSynchronize(stream));
   }
   auto* words = explicit_copies ? own.data() : reinterpret_cast<volatile uint32_t*>(managed);
   std::vector<uint32_t> back(kWords);

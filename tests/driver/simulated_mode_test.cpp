@@ -475,6 +475,8 @@ TEST(SimulatedManagedMemory,
           // Sent ahead: the refusal is the next waited call's answer, as natively.
           "cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream) -> 0\n"
           "cuStreamSynchronize(stream) -> 1",
+          "cuStreamAttachMemAsync(stream, managed, 0, CU_MEM_ATTACH_GLOBAL) -> 0\n"
+          "cuStreamSynchronize(stream) -> 0",
           "rounds: 4, host writes wrong on the device: 0, device writes wrong on the host: 0",
           "partial read wrong: 0", "cuMemFree(managed) -> 0"}) {
       EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;

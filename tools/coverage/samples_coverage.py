@@ -76,7 +76,8 @@ SOURCE_EXTENSIONS = (".cu", ".cpp", ".c", ".cc", ".cxx", ".h", ".hpp", ".cuh", "
 MAIN_EXTENSIONS = (".cu", ".cpp")
 SERVED = ("remote", "local")
 
-ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*(remote|local|not supported)\s*\|\s*$")
+# A row's status; "not supported" may carry its reason ("not supported: managed memory").
+ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*(remote|local|not supported)(?::[^|]*)?\s*\|\s*$")
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
 MAIN = re.compile(r"\b(?:int|void)\s+main\s*\(")
 RUNTIME_NAME = re.compile(r"\bcuda[A-Z]\w*\b")

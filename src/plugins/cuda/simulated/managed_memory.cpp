@@ -83,3 +83,20 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t coun
     return sim::device_range(s, devPtr, count) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
   });
 }
+
+// A stream's attachment: nothing to place on the simulated device; the memory (a managed region,
+// whole when length is 0) and the stream are checked as the driver checks them.
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr,
+                                                         size_t length, unsigned int flags) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST &&
+        flags != CU_MEM_ATTACH_SINGLE) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const auto range = s.managed.find(reinterpret_cast<const void*>(dptr));
+    if (!range || (length != 0 && sim::device_range(s, dptr, length) == nullptr)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
