@@ -4,10 +4,15 @@
 #include "frontend/frontend_abi.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/error.h"
 #include "frontend/call_stats.h"
@@ -76,24 +81,63 @@ struct CDecoder {
   }
 };
 
+// The managed memory a request's transport reads or writes (its payload, its reply's landing),
+// pinned resident until the call is done with it (ManagedMirror::make_resident), then unpinned.
+// Empty, and costing nothing, for a request that names no managed memory.
+class ManagedPins {
+ public:
+  ManagedPins() = default;
+  ManagedPins(ManagedPins&& other) noexcept : ranges_(std::move(other.ranges_)) {}
+  ManagedPins& operator=(ManagedPins&&) = delete;
+  ManagedPins(const ManagedPins&) = delete;
+  ~ManagedPins() {
+    for (const auto& [address, bytes] : ranges_) ManagedMirror::instance().unpin(address, bytes);
+  }
+
+  // Pins [data, data + bytes) where it is managed memory; false when a fetch failed.
+  bool pin(const void* data, size_t bytes, bool for_write) {
+    const auto address = reinterpret_cast<uintptr_t>(data);
+    uint64_t base = 0;
+    size_t size = 0;
+    if (bytes == 0 || !ManagedMirror::instance().find(address, base, size)) {
+      // A range that starts outside managed memory may still reach into it: pin it whole.
+      if (bytes == 0 || !ManagedMirror::instance().find(address + bytes - 1, base, size)) {
+        return true;
+      }
+    }
+    if (!ManagedMirror::instance().make_resident(address, bytes, for_write, true)) return false;
+    ranges_.emplace_back(address, bytes);
+    return true;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, size_t>> ranges_;
+};
+
 // Managed memory's coherence before a request goes out (managed_memory.h): the host's writes
 // reach the backend first, and what the request reads or its reply writes in managed memory is
-// made resident here, so that the transport never faults on it while it holds its locks. A
-// mirror's own transfer skips this (it is what this calls).
-void before_sending(const gvirtus_piece* pieces, size_t count, const gvirtus_landing* landing) {
+// pinned resident (in `pins`, `landing_pins`), so that the transport never faults on it while it
+// holds its locks. A mirror's own transfer skips this (it is what this calls).
+void before_sending(const gvirtus_piece* pieces, size_t count, const gvirtus_landing* landing,
+                    ManagedPins& pins, ManagedPins& landing_pins) {
   ManagedMirror& mirror = ManagedMirror::instance();
   if (!mirror.active() || ManagedMirror::moving()) return;
   bool moved = mirror.flush();
-  for (size_t i = 0; i < count && moved; ++i) {
-    moved =
-        mirror.make_resident(reinterpret_cast<uintptr_t>(pieces[i].data), pieces[i].size, false);
-  }
+  for (size_t i = 0; i < count && moved; ++i)
+    moved = pins.pin(pieces[i].data, pieces[i].size, false);
   if (moved && landing != nullptr && landing->into != nullptr) {
-    moved = mirror.make_resident(reinterpret_cast<uintptr_t>(landing->into), landing->bytes, true);
+    moved = landing_pins.pin(landing->into, landing->bytes, true);
   }
-  if (!moved)
+  if (!moved) {
     raise(ErrorKind::kDisconnected, "managed memory could not be moved to or from the backend");
+  }
 }
+
+// The landings of calls begun (gvirtus_begin_call_into) and not yet finished that lie in managed
+// memory, by request id: pinned until gvirtus_finish_call.
+std::mutex& landing_pins_mutex = *new std::mutex;
+auto& pinned_landings = *new std::map<uint64_t, ManagedPins>;
+std::atomic<size_t> pinned_landing_count{0};  // read without the lock on every finished call
 
 }  // namespace
 }  // namespace gvirtus
@@ -130,7 +174,8 @@ int gvirtus_open_plugin(const gvirtus_plugin* plugin) {
 int gvirtus_call(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
                  gvirtus_reply_decoder decode, void* context) {
   return gvirtus::guarded([&] {
-    gvirtus::before_sending(pieces, count, nullptr);
+    gvirtus::ManagedPins pins, no_landing;
+    gvirtus::before_sending(pieces, count, nullptr, pins, no_landing);
     ByteView storage[15];
     const gvirtus::CDecoder decoder{decode, context};
     Pool::instance().routed().call(call_id, gvirtus::as_payload(pieces, count, storage), decoder);
@@ -145,27 +190,41 @@ int gvirtus_begin_call(uint32_t call_id, const gvirtus_piece* pieces, size_t cou
 int gvirtus_begin_call_into(uint32_t call_id, const gvirtus_piece* pieces, size_t count,
                             gvirtus_landing* landing, gvirtus_pending* pending) {
   return gvirtus::guarded([&] {
-    gvirtus::before_sending(pieces, count, landing);
+    gvirtus::ManagedPins pins, landing_pins;
+    gvirtus::before_sending(pieces, count, landing, pins, landing_pins);
     ByteView storage[15];
     const Client::PendingCall begun = Pool::instance().routed().begin_call(
         call_id, gvirtus::as_payload(pieces, count, storage), landing);
     *pending = gvirtus_pending{begun.request_id, begun.call_id, begun.request_bytes};
+    if (landing != nullptr && gvirtus::ManagedMirror::instance().active()) {
+      std::lock_guard lock(gvirtus::landing_pins_mutex);
+      gvirtus::pinned_landings.emplace(begun.request_id, std::move(landing_pins));
+      gvirtus::pinned_landing_count.store(gvirtus::pinned_landings.size());
+    }
   });
 }
 
 int gvirtus_finish_call(const gvirtus_pending* pending, gvirtus_reply_decoder decode,
                         void* context) {
-  return gvirtus::guarded([&] {
+  const int status = gvirtus::guarded([&] {
     const gvirtus::CDecoder decoder{decode, context};
     Pool::instance().routed().finish_call(
         Client::PendingCall{pending->request_id, pending->call_id, pending->request_bytes},
         decoder);
   });
+  // The reply has landed (or never will): its landing in managed memory is the mirror's again.
+  if (gvirtus::pinned_landing_count.load() != 0) {
+    std::lock_guard lock(gvirtus::landing_pins_mutex);
+    gvirtus::pinned_landings.erase(pending->request_id);
+    gvirtus::pinned_landing_count.store(gvirtus::pinned_landings.size());
+  }
+  return status;
 }
 
 int gvirtus_send_async(uint32_t call_id, const gvirtus_piece* pieces, size_t count) {
   return gvirtus::guarded([&] {
-    gvirtus::before_sending(pieces, count, nullptr);
+    gvirtus::ManagedPins pins, no_landing;
+    gvirtus::before_sending(pieces, count, nullptr, pins, no_landing);
     ByteView storage[15];
     Pool::instance().routed().send_async(call_id, gvirtus::as_payload(pieces, count, storage));
   });

@@ -77,10 +77,6 @@ bool ManagedMirror::moving() {
   return moving_now;
 }
 
-size_t ManagedMirror::chunk_bytes(const Region& r, size_t chunk) const {
-  return std::min(kChunkBytes, r.bytes - chunk * kChunkBytes);
-}
-
 ManagedMirror::Region* ManagedMirror::region_of(uint64_t address) {
   auto it = regions_.upper_bound(address);
   if (it == regions_.begin()) return nullptr;
@@ -124,6 +120,7 @@ bool ManagedMirror::map(uint64_t address, size_t bytes, ManagedTransfer transfer
   auto region = std::make_unique<Region>(
       Region{address, bytes, fd, static_cast<std::byte*>(own), std::move(transfer), {}});
   region->chunks.assign((bytes + kChunkBytes - 1) / kChunkBytes, State::kInvalid);
+  region->pins.assign(region->chunks.size(), 0);
   std::lock_guard lock(mutex_);
   if (!handler_installed_) {
     struct sigaction action {};
@@ -254,13 +251,14 @@ bool ManagedMirror::flush() {
   for (auto& [address, region] : regions_) {
     const auto& chunks = region->chunks;
     for (size_t chunk = 0; chunk < chunks.size();) {
-      if (chunks[chunk] != State::kDirty) {
+      // A pinned chunk is in the middle of a transfer of the transport's: it goes at a later flush.
+      if (chunks[chunk] != State::kDirty || region->pins[chunk] != 0) {
         ++chunk;
         continue;
       }
       size_t count = 1;
       while (count < kRun && chunk + count < chunks.size() &&
-             chunks[chunk + count] == State::kDirty) {
+             chunks[chunk + count] == State::kDirty && region->pins[chunk + count] == 0) {
         ++count;
       }
       all = flush(*region, chunk, count) && all;
@@ -283,14 +281,15 @@ void ManagedMirror::invalidate(uint64_t address, size_t bytes) {
              kChunkBytes;
     }
     for (size_t chunk = first; chunk < last; ++chunk) {
-      if (r.chunks[chunk] == State::kClean) protect(r, chunk, State::kInvalid);
+      if (r.chunks[chunk] == State::kClean && r.pins[chunk] == 0) {
+        protect(r, chunk, State::kInvalid);
+      }
     }
   }
 }
 
-bool ManagedMirror::make_resident(uint64_t address, size_t bytes, bool for_write) {
-  if (bytes == 0) return true;
-  std::lock_guard lock(mutex_);
+template <typename Visit>
+bool ManagedMirror::each_chunk(uint64_t address, size_t bytes, Visit visit) {
   const uint64_t end = address + bytes;
   for (uint64_t at = address; at < end;) {
     Region* r = region_of(at);
@@ -305,15 +304,34 @@ bool ManagedMirror::make_resident(uint64_t address, size_t bytes, bool for_write
     const size_t last =
         (std::min(end, r->address + r->bytes) - r->address + kChunkBytes - 1) / kChunkBytes;
     for (size_t chunk = first; chunk < last; ++chunk) {
-      if (r->chunks[chunk] == State::kInvalid) {
-        if (!fetch(*r, chunk)) return false;
-        protect(*r, chunk, State::kClean);
-      }
-      if (for_write && r->chunks[chunk] == State::kClean) protect(*r, chunk, State::kDirty);
+      if (!visit(*r, chunk)) return false;
     }
     at = r->address + r->bytes;
   }
   return true;
+}
+
+bool ManagedMirror::make_resident(uint64_t address, size_t bytes, bool for_write, bool pin) {
+  if (bytes == 0) return true;
+  std::lock_guard lock(mutex_);
+  return each_chunk(address, bytes, [&](Region& r, size_t chunk) {
+    if (r.chunks[chunk] == State::kInvalid) {
+      if (!fetch(r, chunk)) return false;
+      protect(r, chunk, State::kClean);
+    }
+    if (for_write && r.chunks[chunk] == State::kClean) protect(r, chunk, State::kDirty);
+    if (pin) ++r.pins[chunk];
+    return true;
+  });
+}
+
+void ManagedMirror::unpin(uint64_t address, size_t bytes) {
+  if (bytes == 0) return;
+  std::lock_guard lock(mutex_);
+  each_chunk(address, bytes, [](Region& r, size_t chunk) {
+    if (r.pins[chunk] > 0) --r.pins[chunk];
+    return true;
+  });
 }
 
 ManagedStats ManagedMirror::stats() const {

@@ -97,7 +97,10 @@ class ManagedMirror {
   void invalidate(uint64_t address = 0, size_t bytes = 0);
   // Makes [address, address + bytes) readable (for_write: writable, and dirty) without a fault,
   // for a request's payload or a reply's landing inside managed memory. False when a fetch failed.
-  bool make_resident(uint64_t address, size_t bytes, bool for_write);
+  // With `pin`, the chunks stay as they are - neither flushed nor dropped - until unpin(): the
+  // transport reads or writes them while it holds its locks, where a fault could not be served.
+  bool make_resident(uint64_t address, size_t bytes, bool for_write, bool pin = false);
+  void unpin(uint64_t address, size_t bytes);
 
   ManagedStats stats() const;
 
@@ -116,6 +119,7 @@ class ManagedMirror {
     std::byte* own;  // the private view
     ManagedTransfer transfer;
     std::vector<State> chunks;
+    std::vector<uint32_t> pins;  // per chunk: transfers of the transport's in flight over it
     // Sequential faults: the chunk after the last fetch, and how many chunks the next fetch there
     // takes (doubling while the program reads on in order, up to kMaxReadaheadChunks).
     size_t next_in_order = SIZE_MAX;
@@ -132,7 +136,10 @@ class ManagedMirror {
   // `count` chunks from `chunk`, as one transfer or one protection change.
   bool flush(Region& r, size_t chunk, size_t count);
   void protect(Region& r, size_t chunk, State state, size_t count = 1);
-  size_t chunk_bytes(const Region& r, size_t chunk) const;
+  // Calls visit(region, chunk) for each chunk of a region overlapping [address, address + bytes),
+  // until one returns false (then false). With the lock held.
+  template <typename Visit>
+  bool each_chunk(uint64_t address, size_t bytes, Visit visit);
 
   mutable std::mutex mutex_;
   std::map<uint64_t, std::unique_ptr<Region>> regions_;  // by address

@@ -151,6 +151,26 @@ TEST_F(Mirror, resident_ranges_need_no_fault_and_a_range_made_writable_is_flushe
   EXPECT_TRUE(mirror().make_resident(address_ + kBytes + 100, 8, true)) << "unmanaged: nothing";
 }
 
+TEST_F(Mirror, pinned_chunks_are_neither_flushed_nor_dropped_until_unpinned) {
+  // A reply's landing (written) and a request's payload (read) in flight over the transport.
+  EXPECT_TRUE(mirror().make_resident(address_, 8, true, true));
+  EXPECT_TRUE(mirror().make_resident(address_ + kChunk, 8, false, true));
+  program()[0] = std::byte{0x31};
+  EXPECT_TRUE(mirror().flush());
+  EXPECT_NE(device_[0], std::byte{0x31}) << "a pinned dirty chunk waits";
+  mirror().invalidate();
+  const int fetched_before = fetches_;
+  EXPECT_EQ(read(kChunk + 1), device_[kChunk + 1]);
+  EXPECT_EQ(fetches_, fetched_before) << "a pinned clean chunk stays";
+  mirror().unpin(address_, 8);
+  mirror().unpin(address_ + kChunk, 8);
+  EXPECT_TRUE(mirror().flush());
+  EXPECT_EQ(device_[0], std::byte{0x31});
+  mirror().invalidate();
+  EXPECT_EQ(read(kChunk + 1), device_[kChunk + 1]);
+  EXPECT_EQ(fetches_, fetched_before + 1) << "dropped once unpinned";
+}
+
 TEST_F(Mirror, a_failed_flush_keeps_the_chunk_dirty_for_the_next_one) {
   program()[0] = std::byte{0x55};
   backend_gone_ = true;
