@@ -135,8 +135,16 @@ void before_sending(const gvirtus_piece* pieces, size_t count, const gvirtus_lan
 
 // The landings of calls begun (gvirtus_begin_call_into) and not yet finished that lie in managed
 // memory, by request id: pinned until gvirtus_finish_call.
-std::mutex& landing_pins_mutex = *new std::mutex;
-auto& pinned_landings = *new std::map<uint64_t, ManagedPins>;
+struct PinnedLandings {
+  std::mutex mutex;
+  std::map<uint64_t, ManagedPins> by_request;
+};
+// Never destroyed (a call may finish from an exit handler); held by a pointer of static storage,
+// which keeps it reachable for the leak checker.
+PinnedLandings& pinned_landings() {
+  static PinnedLandings* const landings = new PinnedLandings;
+  return *landings;
+}
 std::atomic<size_t> pinned_landing_count{0};  // read without the lock on every finished call
 
 }  // namespace
@@ -197,9 +205,10 @@ int gvirtus_begin_call_into(uint32_t call_id, const gvirtus_piece* pieces, size_
         call_id, gvirtus::as_payload(pieces, count, storage), landing);
     *pending = gvirtus_pending{begun.request_id, begun.call_id, begun.request_bytes};
     if (landing != nullptr && gvirtus::ManagedMirror::instance().active()) {
-      std::lock_guard lock(gvirtus::landing_pins_mutex);
-      gvirtus::pinned_landings.emplace(begun.request_id, std::move(landing_pins));
-      gvirtus::pinned_landing_count.store(gvirtus::pinned_landings.size());
+      gvirtus::PinnedLandings& landings = gvirtus::pinned_landings();
+      std::lock_guard lock(landings.mutex);
+      landings.by_request.emplace(begun.request_id, std::move(landing_pins));
+      gvirtus::pinned_landing_count.store(landings.by_request.size());
     }
   });
 }
@@ -214,9 +223,10 @@ int gvirtus_finish_call(const gvirtus_pending* pending, gvirtus_reply_decoder de
   });
   // The reply has landed (or never will): its landing in managed memory is the mirror's again.
   if (gvirtus::pinned_landing_count.load() != 0) {
-    std::lock_guard lock(gvirtus::landing_pins_mutex);
-    gvirtus::pinned_landings.erase(pending->request_id);
-    gvirtus::pinned_landing_count.store(gvirtus::pinned_landings.size());
+    gvirtus::PinnedLandings& landings = gvirtus::pinned_landings();
+    std::lock_guard lock(landings.mutex);
+    landings.by_request.erase(pending->request_id);
+    gvirtus::pinned_landing_count.store(landings.by_request.size());
   }
   return status;
 }
