@@ -146,6 +146,7 @@ bool ManagedMirror::unmap(uint64_t address) {
   ::munmap(reinterpret_cast<void*>(r.address), mapped);
   ::munmap(r.own, mapped);
   ::close(r.fd);
+  for (const State state : r.chunks) count_state(state, -1);
   regions_.erase(it);
   active_.store(!regions_.empty(), std::memory_order_release);
   return true;
@@ -173,7 +174,16 @@ void ManagedMirror::protect(Region& r, size_t chunk, State state, size_t count) 
                    : state == State::kClean ? PROT_READ
                                             : PROT_READ | PROT_WRITE;
   ::mprotect(reinterpret_cast<void*>(r.address + first), bytes, prot);
-  std::fill_n(r.chunks.begin() + static_cast<std::ptrdiff_t>(chunk), count, state);
+  for (size_t c = chunk; c < chunk + count; ++c) {
+    count_state(r.chunks[c], -1);
+    r.chunks[c] = state;
+    count_state(state, +1);
+  }
+}
+
+void ManagedMirror::count_state(State state, int delta) {
+  if (state == State::kDirty) dirty_chunks_.fetch_add(static_cast<size_t>(delta));
+  if (state == State::kClean) clean_chunks_.fetch_add(static_cast<size_t>(delta));
 }
 
 bool ManagedMirror::fetch(Region& r, size_t chunk, size_t count) {
@@ -243,6 +253,8 @@ bool ManagedMirror::handle_fault(uint64_t address) {
 }
 
 bool ManagedMirror::flush() {
+  // Asked before every request: with nothing dirty, no lock and no walk over the chunks.
+  if (dirty_chunks_.load() == 0) return true;
   std::lock_guard lock(mutex_);
   bool all = true;
   // Each run of dirty chunks goes as one transfer (at most kMaxTransferBytes): a round trip per
@@ -269,7 +281,8 @@ bool ManagedMirror::flush() {
 }
 
 void ManagedMirror::invalidate(uint64_t address, size_t bytes) {
-  if (!active()) return;  // every synchronisation asks: most programs have no managed memory
+  // Every synchronisation asks: most programs have no managed memory, or none resident.
+  if (!active() || clean_chunks_.load() == 0) return;
   std::lock_guard lock(mutex_);
   for (auto& [start, region] : regions_) {
     Region& r = *region;

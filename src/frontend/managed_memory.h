@@ -136,6 +136,7 @@ class ManagedMirror {
   // `count` chunks from `chunk`, as one transfer or one protection change.
   bool flush(Region& r, size_t chunk, size_t count);
   void protect(Region& r, size_t chunk, State state, size_t count = 1);
+  void count_state(State state, int delta);
   // Calls visit(region, chunk) for each chunk of a region overlapping [address, address + bytes),
   // until one returns false (then false). With the lock held.
   template <typename Visit>
@@ -146,6 +147,10 @@ class ManagedMirror {
   ManagedStats stats_;
   bool handler_installed_ = false;
   std::atomic<bool> active_{false};
+  // How many chunks are dirty and clean, over every region: flush() and invalidate() come on
+  // every request and synchronisation, and skip their walk when there is nothing to do.
+  std::atomic<size_t> dirty_chunks_{0};
+  std::atomic<size_t> clean_chunks_{0};
 };
 
 }  // namespace gvirtus
