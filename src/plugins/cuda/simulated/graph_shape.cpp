@@ -143,14 +143,11 @@ std::vector<sim::Edge>::iterator edge_between(sim::Graph& graph, const sim::Node
                       [&](const sim::Edge& e) { return e.from == from && e.to == to; });
 }
 
-}  // namespace
-
-// All or none: an edge that exists (or is named twice), data the driver does not take, or an edge
-// closing a cycle refuses the whole call.
-GVIRTUS_SIMULATED_EXPORT CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode* from,
-                                                            const CUgraphNode* to,
-                                                            const CUgraphEdgeData* edgeData,
-                                                            size_t numDependencies) {
+// Runs `change(graph, edges)` on the edges a call names (from[i] -> to[i], with edgeData[i] or the
+// default), once the graph and every node are found; the call's result.
+template <typename Change>
+CUresult with_named_edges(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                          const CUgraphEdgeData* edgeData, size_t numDependencies, Change change) {
   return sim::guarded([&](sim::State& s) {
     sim::Graph* graph = sim::find_graph(s, hGraph);
     if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -159,18 +156,32 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphAddDependencies_v2(CUgraph hGraph, cons
         r != CUDA_SUCCESS) {
       return r;
     }
-    const size_t before = graph->edges.size();
-    for (const NamedEdge& e : edges) {
-      if (!valid_data(*e.from, *e.to, e.data) ||
-          edge_between(*graph, e.from, e.to) != graph->edges.end() ||
-          sim::reaches(*graph, *e.to, *e.from)) {
-        graph->edges.resize(before);
-        return CUDA_ERROR_INVALID_VALUE;
-      }
-      graph->edges.push_back({e.from, e.to, e.data});
-    }
-    return CUDA_SUCCESS;
+    return change(*graph, edges);
   });
+}
+
+}  // namespace
+
+// All or none: an edge that exists (or is named twice), data the driver does not take, or an edge
+// closing a cycle refuses the whole call.
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphAddDependencies_v2(CUgraph hGraph, const CUgraphNode* from,
+                                                            const CUgraphNode* to,
+                                                            const CUgraphEdgeData* edgeData,
+                                                            size_t numDependencies) {
+  return with_named_edges(hGraph, from, to, edgeData, numDependencies,
+                          [](sim::Graph& graph, const std::vector<NamedEdge>& edges) {
+                            const size_t before = graph.edges.size();
+                            for (const NamedEdge& e : edges) {
+                              if (!valid_data(*e.from, *e.to, e.data) ||
+                                  edge_between(graph, e.from, e.to) != graph.edges.end() ||
+                                  sim::reaches(graph, *e.to, *e.from)) {
+                                graph.edges.resize(before);
+                                return CUDA_ERROR_INVALID_VALUE;
+                              }
+                              graph.edges.push_back({e.from, e.to, e.data});
+                            }
+                            return CUDA_SUCCESS;
+                          });
 }
 
 // All or none: an edge that does not exist with the data named (the default without edgeData)
@@ -180,30 +191,25 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphRemoveDependencies_v2(CUgraph hGraph,
                                                                const CUgraphNode* to,
                                                                const CUgraphEdgeData* edgeData,
                                                                size_t numDependencies) {
-  return sim::guarded([&](sim::State& s) {
-    sim::Graph* graph = sim::find_graph(s, hGraph);
-    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    std::vector<NamedEdge> edges;
-    if (const CUresult r = named_edges(s, *graph, from, to, edgeData, numDependencies, edges);
-        r != CUDA_SUCCESS) {
-      return r;
-    }
-    if (!edges.empty() && sim::has_memory_nodes(*graph)) return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < edges.size(); ++i) {
-      const auto found = edge_between(*graph, edges[i].from, edges[i].to);
-      if (found == graph->edges.end() ||
-          std::memcmp(&found->data, &edges[i].data, sizeof edges[i].data) != 0) {
-        return CUDA_ERROR_INVALID_VALUE;
-      }
-      for (size_t j = 0; j < i; ++j) {
-        if (edges[j].from == edges[i].from && edges[j].to == edges[i].to) {
-          return CUDA_ERROR_INVALID_VALUE;  // named twice
+  return with_named_edges(
+      hGraph, from, to, edgeData, numDependencies,
+      [](sim::Graph& graph, const std::vector<NamedEdge>& edges) {
+        if (!edges.empty() && sim::has_memory_nodes(graph)) return CUDA_ERROR_INVALID_VALUE;
+        for (size_t i = 0; i < edges.size(); ++i) {
+          const auto found = edge_between(graph, edges[i].from, edges[i].to);
+          if (found == graph.edges.end() ||
+              std::memcmp(&found->data, &edges[i].data, sizeof edges[i].data) != 0) {
+            return CUDA_ERROR_INVALID_VALUE;
+          }
+          for (size_t j = 0; j < i; ++j) {
+            if (edges[j].from == edges[i].from && edges[j].to == edges[i].to) {
+              return CUDA_ERROR_INVALID_VALUE;  // named twice
+            }
+          }
         }
-      }
-    }
-    for (const NamedEdge& e : edges) graph->edges.erase(edge_between(*graph, e.from, e.to));
-    return CUDA_SUCCESS;
-  });
+        for (const NamedEdge& e : edges) graph.edges.erase(edge_between(graph, e.from, e.to));
+        return CUDA_SUCCESS;
+      });
 }
 
 // The node and its edges go (a child node's graph with it); a graph with memory nodes keeps its
