@@ -97,16 +97,9 @@ class ManagedPins {
   // Pins [data, data + bytes) where it is managed memory; false when a fetch failed.
   bool pin(const void* data, size_t bytes, bool for_write) {
     const auto address = reinterpret_cast<uintptr_t>(data);
-    uint64_t base = 0;
-    size_t size = 0;
-    if (bytes == 0 || !ManagedMirror::instance().find(address, base, size)) {
-      // A range that starts outside managed memory may still reach into it: pin it whole.
-      if (bytes == 0 || !ManagedMirror::instance().find(address + bytes - 1, base, size)) {
-        return true;
-      }
-    }
-    if (!ManagedMirror::instance().make_resident(address, bytes, for_write, true)) return false;
-    ranges_.emplace_back(address, bytes);
+    bool pinned = false;
+    if (!ManagedMirror::instance().make_resident(address, bytes, for_write, &pinned)) return false;
+    if (pinned) ranges_.emplace_back(address, bytes);
     return true;
   }
 
@@ -407,16 +400,4 @@ int gvirtus_managed_find(uint64_t address, uint64_t* base, uint64_t* bytes) {
   if (base != nullptr) *base = start;
   if (bytes != nullptr) *bytes = size;
   return 1;
-}
-
-int gvirtus_managed_stats_get(gvirtus_managed_stats* stats) {
-  return gvirtus::guarded([&] {
-    if (stats == nullptr || stats->struct_size < sizeof(gvirtus_managed_stats)) {
-      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "gvirtus_managed_stats_get: bad struct");
-    }
-    const gvirtus::ManagedStats got = gvirtus::ManagedMirror::instance().stats();
-    stats->fetched_bytes = got.fetched_bytes;
-    stats->flushed_bytes = got.flushed_bytes;
-    stats->faults = got.faults;
-  });
 }

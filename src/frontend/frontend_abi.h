@@ -154,14 +154,6 @@ GVIRTUS_FRONTEND_API int gvirtus_managed_unmap(uint64_t address);
 GVIRTUS_FRONTEND_API void gvirtus_managed_invalidate(uint64_t address, uint64_t bytes);
 /* Whether `address` lies in a mirrored region: 1 with its start and size, else 0. */
 GVIRTUS_FRONTEND_API int gvirtus_managed_find(uint64_t address, uint64_t* base, uint64_t* bytes);
-/* What the mirror moved: bytes fetched and flushed, and faults taken. */
-typedef struct gvirtus_managed_stats {
-  uint32_t struct_size; /* sizeof(gvirtus_managed_stats) */
-  uint64_t fetched_bytes;
-  uint64_t flushed_bytes;
-  uint64_t faults;
-} gvirtus_managed_stats;
-GVIRTUS_FRONTEND_API int gvirtus_managed_stats_get(gvirtus_managed_stats* stats);
 
 /* Identifies the session the calling thread's calls go to (its route's, below): it changes when a
  * forked child starts its own, and differs between the backends of a pool, so stubs key what they

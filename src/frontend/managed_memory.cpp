@@ -160,11 +160,6 @@ bool ManagedMirror::find(uint64_t address, uint64_t& base, size_t& bytes) const 
   return true;
 }
 
-bool ManagedMirror::empty() const {
-  std::lock_guard lock(mutex_);
-  return regions_.empty();
-}
-
 void ManagedMirror::protect(Region& r, size_t chunk, State state, size_t count) {
   // The chunks' pages: the last one may be partly past the region's end (the mapping covers it).
   const size_t first = chunk * kChunkBytes;
@@ -324,7 +319,8 @@ bool ManagedMirror::each_chunk(uint64_t address, size_t bytes, Visit visit) {
   return true;
 }
 
-bool ManagedMirror::make_resident(uint64_t address, size_t bytes, bool for_write, bool pin) {
+bool ManagedMirror::make_resident(uint64_t address, size_t bytes, bool for_write, bool* pinned) {
+  if (pinned != nullptr) *pinned = false;
   if (bytes == 0) return true;
   std::lock_guard lock(mutex_);
   return each_chunk(address, bytes, [&](Region& r, size_t chunk) {
@@ -333,7 +329,10 @@ bool ManagedMirror::make_resident(uint64_t address, size_t bytes, bool for_write
       protect(r, chunk, State::kClean);
     }
     if (for_write && r.chunks[chunk] == State::kClean) protect(r, chunk, State::kDirty);
-    if (pin) ++r.pins[chunk];
+    if (pinned != nullptr) {
+      ++r.pins[chunk];
+      *pinned = true;
+    }
     return true;
   });
 }

@@ -87,7 +87,6 @@ class ManagedMirror {
   bool unmap(uint64_t address);
   // The region holding `address`: its start and size; false when none does.
   bool find(uint64_t address, uint64_t& base, size_t& bytes) const;
-  bool empty() const;
   // Whether any region is mapped: read without the lock, on every request's way out.
   bool active() const { return active_.load(std::memory_order_acquire); }
 
@@ -97,9 +96,10 @@ class ManagedMirror {
   void invalidate(uint64_t address = 0, size_t bytes = 0);
   // Makes [address, address + bytes) readable (for_write: writable, and dirty) without a fault,
   // for a request's payload or a reply's landing inside managed memory. False when a fetch failed.
-  // With `pin`, the chunks stay as they are - neither flushed nor dropped - until unpin(): the
-  // transport reads or writes them while it holds its locks, where a fault could not be served.
-  bool make_resident(uint64_t address, size_t bytes, bool for_write, bool pin = false);
+  // With `pinned`, the chunks stay as they are - neither flushed nor dropped - until unpin(): the
+  // transport reads or writes them while it holds its locks, where a fault could not be served;
+  // *pinned says whether any of the range was managed memory (and so needs unpin()).
+  bool make_resident(uint64_t address, size_t bytes, bool for_write, bool* pinned = nullptr);
   void unpin(uint64_t address, size_t bytes);
 
   ManagedStats stats() const;

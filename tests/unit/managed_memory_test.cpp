@@ -153,8 +153,9 @@ TEST_F(Mirror, resident_ranges_need_no_fault_and_a_range_made_writable_is_flushe
 
 TEST_F(Mirror, pinned_chunks_are_neither_flushed_nor_dropped_until_unpinned) {
   // A reply's landing (written) and a request's payload (read) in flight over the transport.
-  EXPECT_TRUE(mirror().make_resident(address_, 8, true, true));
-  EXPECT_TRUE(mirror().make_resident(address_ + kChunk, 8, false, true));
+  bool pinned = false;
+  EXPECT_TRUE(mirror().make_resident(address_, 8, true, &pinned));
+  EXPECT_TRUE(mirror().make_resident(address_ + kChunk, 8, false, &pinned));
   program()[0] = std::byte{0x31};
   EXPECT_TRUE(mirror().flush());
   EXPECT_NE(device_[0], std::byte{0x31}) << "a pinned dirty chunk waits";

@@ -26,6 +26,7 @@
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "frontend/frontend_abi.h"
+#include "frontend/process_session.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/chunks.h"
@@ -54,7 +55,7 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
   struct Written {
     CUdeviceptr dst;
     size_t bytes;
-    ~Written() { device_may_have_written(dst, bytes); }
+    ~Written() { process_session::managed_invalidate_range(dst, bytes); }
   } const written{dst, bytes};
   if (const auto offset = shared_offset(src, bytes)) {
     return shared_copy(fn, dst, *offset, bytes, stream, ahead);
@@ -360,7 +361,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoD_v2(CUdev
     return cr::copy_between_backends(dstDevice, srcDevice, ByteCount, *sides, nullptr);
   }
   const CUresult result = cr::remote::cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
-  cr::device_may_have_written(dstDevice, ByteCount);
+  gvirtus::process_session::managed_invalidate_range(dstDevice, ByteCount);
   return result;
 }
 
@@ -372,7 +373,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpyDtoDAsync_v2(
   }
   const CUresult result =
       cr::remote::ahead::cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
-  cr::device_may_have_written(dstDevice, ByteCount);
+  gvirtus::process_session::managed_invalidate_range(dstDevice, ByteCount);
   return result;
 }
 

@@ -19,11 +19,11 @@
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "frontend/process_session.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/kernel_arguments.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
-#include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/modules.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
@@ -263,7 +263,7 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
       !attributes.empty() ? remote_sync(fn, encode, [](WireReader&) {}) : remote_async(fn, encode);
   // The kernel may write managed memory: the host fetches it again from now on (after the send,
   // which flushed the host's writes first).
-  device_may_have_written(0, 0);
+  process_session::managed_invalidate();
   return result;
 }
 

@@ -57,15 +57,6 @@ CUresult synchronised(CUresult result) {
 }
 
 }  // namespace
-
-void device_may_have_written(CUdeviceptr address, size_t bytes) {
-  if (address == 0 && bytes == 0) {
-    process_session::managed_invalidate();
-  } else {
-    process_session::managed_invalidate_range(address, bytes);
-  }
-}
-
 }  // namespace gvirtus::cuda
 
 namespace cr = gvirtus::cuda;
@@ -121,7 +112,7 @@ GVIRTUS_EXPORT CUresult cuEventQuery(CUevent hEvent) {
 // Sent ahead, as before; the graph's kernels may write managed memory.
 GVIRTUS_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
   const CUresult result = cr::remote::ahead::cuGraphLaunch(hGraphExec, hStream);
-  cr::device_may_have_written(0, 0);
+  gvirtus::process_session::managed_invalidate();
   return result;
 }
 

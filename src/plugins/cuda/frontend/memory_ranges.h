@@ -36,10 +36,6 @@ CUdeviceptr shared_device_pointer(const void* address);
 // (driver_wire.h's CopyRequest::shared_offset), not as bytes. nullopt otherwise.
 std::optional<uint64_t> shared_offset(const void* address, size_t bytes);
 
-// Device work that may have written [address, address + bytes) of managed memory (0, 0: any of
-// it; an empty range: none) was sent: the host's next access fetches it again (managed_memory.cpp).
-void device_may_have_written(CUdeviceptr address, size_t bytes);
-
 inline const void* as_pointer(CUdeviceptr address) {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));
 }
