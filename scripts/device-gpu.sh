@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The GPU run on a machine lent through the device tool (/work/.library/device): it has CUDA,
-# CMake and ninja but no apt and no internet, and may lack GoogleTest, OpenSSL, lz4 and zstd. So
-# the packages travel from here, as .deb files, and are unpacked there under /tmp, never into /.
+# CMake and ninja but no apt and no internet, and may lack GoogleTest, OpenSSL, lz4, zstd and
+# prometheus-cpp. So the packages travel from here, as .deb files, and are unpacked there under
+# /tmp, never into /.
 #
-#   scripts/device-gpu.sh fetch       here: downloads googletest (its sources), OpenSSL, lz4 and
-#                                     zstd (headers and libraries), the cxxheaderparser wheel,
-#                                     NVIDIA's CUDA 12 runtime (for driver mode's CUDA 12
-#                                     programs) and nvml.h into .devdebs/ (git-ignored; name ".devdebs" in
-#                                     the run tool's carry list)
+#   scripts/device-gpu.sh fetch       here: downloads googletest (its sources), OpenSSL, lz4,
+#                                     zstd and prometheus-cpp (headers and libraries), the
+#                                     cxxheaderparser wheel, NVIDIA's CUDA 12 runtime (for
+#                                     driver mode's CUDA 12 programs) and nvml.h into .devdebs/
+#                                     (git-ignored; name ".devdebs" in the run tool's carry list)
 #   scripts/device-gpu.sh build       there: builds build-gpu/, taking each carried package only
 #                                     where the machine lacks its headers
 #   scripts/device-gpu.sh suite OUT   there: scripts/gpu-suite.sh (the parity programs native vs
@@ -41,8 +42,11 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | grep '^#' | sed 's/^# \{
 
 fetch() {
   mkdir -p "$DEBS"
+  # prometheus-cpp (the backend's /metrics) with what its CMake package looks for: civetweb, zlib
+  # and curl (headers and libraries).
   (cd "$DEBS" && apt-get download googletest libssl-dev libssl3 liblz4-dev liblz4-1 libzstd-dev \
-    libzstd1)
+    libzstd1 prometheus-cpp-dev libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+    libprometheus-cpp-push1.0 civetweb libcivetweb-dev libcivetweb1 zlib1g-dev libcurl4-openssl-dev libcurl4)
   # The call generators' header parser (scripts/lib.sh: GVIRTUS_PYTHON_PACKAGES), as a wheel.
   python3 -m pip download -q --no-deps -d "$DEBS" cxxheaderparser==2.2.0
   # NVIDIA's CUDA 12 runtime (the pin is scripts/lib.sh's), for the driver tests' CUDA 12 programs.
@@ -79,8 +83,8 @@ has_header() {
 build() {
   unpack
   local cmake_args=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo) prefixes=()
-  if ! has_header lz4.h || ! has_header zstd.h; then
-    echo "== lz4 and zstd from the carried packages"
+  if ! has_header lz4.h || ! has_header zstd.h || ! has_header prometheus/registry.h; then
+    echo "== lz4, zstd and prometheus-cpp from the carried packages"
     prefixes+=("$DEVROOT/usr")
   fi
   if ! has_header gtest/gtest.h; then
@@ -113,6 +117,9 @@ build() {
   fi
   [ ${#prefixes[@]} -eq 0 ] || cmake_args+=(-DCMAKE_PREFIX_PATH="$(IFS=';'; echo "${prefixes[*]}")")
   cmake -S "$ROOT" -B "$BUILD" "${cmake_args[@]}"
+  # The tests' discovery runs them while building: libraries the carried ones need (civetweb under
+  # prometheus-cpp) are found only through the loader's path, not the tests' RUNPATH.
+  runtime_env
   # -k 0: a target that cannot build there (the fuzzers: that machine's clang has no libFuzzer
   # runtime; CI runs them) leaves the rest to build and run.
   cmake --build "$BUILD" -j "$(nproc)" -- -k 0
