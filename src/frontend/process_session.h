@@ -159,6 +159,12 @@ inline void managed_invalidate_range(uint64_t address, uint64_t bytes) {
 inline bool managed_find(uint64_t address, uint64_t* base = nullptr, uint64_t* bytes = nullptr) {
   return gvirtus_managed_find(address, base, bytes) != 0;
 }
+// Whether [address, address + bytes) lies within one managed allocation (never for 0 bytes): the
+// drivers refuse a prefetch of anything else at once (CUDA_ERROR_INVALID_VALUE, seen on a GPU).
+inline bool managed_covers(uint64_t address, uint64_t bytes) {
+  uint64_t base = 0, size = 0;
+  return bytes != 0 && managed_find(address, &base, &size) && bytes <= base + size - address;
+}
 
 // The process's pool (gvirtus_pool_size): how many backends, which one the calling thread's calls
 // go to, and routing it to another (throws Error{kInvalidInput} for a backend the pool lacks).

@@ -472,9 +472,9 @@ TEST(SimulatedManagedMemory,
          {"cuMemAllocManaged(&managed, kBytes, CU_MEM_ATTACH_GLOBAL) -> 0", "managed: yes",
           "cuMemAdvise(managed, kBytes, CU_MEM_ADVISE_SET_READ_MOSTLY, on_device) -> 0",
           "cuMemPrefetchAsync(managed, kBytes, on_device, 0, stream) -> 0",
-          // Sent ahead: the refusal is the next waited call's answer, as natively.
-          "cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream) -> 0\n"
-          "cuStreamSynchronize(stream) -> 1",
+          // Beyond the allocation: refused at once, as a GPU's driver does (seen on an H200).
+          "cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream) -> 1\n"
+          "cuStreamSynchronize(stream) -> 0",
           "cuStreamAttachMemAsync(stream, managed, 0, CU_MEM_ATTACH_GLOBAL) -> 0\n"
           "cuStreamSynchronize(stream) -> 0",
           "rounds: 4, host writes wrong on the device: 0, device writes wrong on the host: 0",

@@ -40,7 +40,7 @@ BackendOptions gvtest_backend(TestTransport transport = TestTransport::tcp) {
   BackendOptions options;
   options.plugins = R"(["gvtest"])";
   options.transport = transport;
-  options.exec_prefix = {"env", std::string("LD_LIBRARY_PATH=") + GVTEST_REAL_DIR};
+  options.exec_prefix = {"env", loader_path_first(GVTEST_REAL_DIR)};
   return options;
 }
 
@@ -149,7 +149,7 @@ TEST(GeneratedLibraryLedger, the_backend_counts_what_alloc_rows_allocate_and_fre
 // value), and the application's log says why.
 TEST(GeneratedLibraryAbsent, the_plugin_is_refused_naming_the_library_it_runs_on) {
   BackendOptions options = gvtest_backend();
-  options.exec_prefix = {"env", "LD_LIBRARY_PATH=/nonexistent"};
+  options.exec_prefix = {"env", loader_path_first("/nonexistent")};
   BackendProcess backend(options);
   const std::string message = hello_refusal(backend, gt::kIdentity);
   EXPECT_NE(message.find("plugin \"gvtest\" cannot open a session"), std::string::npos) << message;

@@ -34,7 +34,7 @@ namespace mr = marshal;
 BackendOptions shared_backend() {
   BackendOptions options;
   options.plugins = R"(["gvtest", "cuda-simulated"])";
-  options.exec_prefix = {"env", std::string("LD_LIBRARY_PATH=") + GVTEST_REAL_DIR};
+  options.exec_prefix = {"env", loader_path_first(GVTEST_REAL_DIR)};
   return options;
 }
 

@@ -202,4 +202,11 @@ bool eventually(int ms, const std::function<bool()>& done) {
   return true;
 }
 
+std::string loader_path_first(const std::string& dir) {
+  const char* inherited = std::getenv("LD_LIBRARY_PATH");
+  std::string value = "LD_LIBRARY_PATH=" + dir;
+  if (inherited != nullptr && *inherited != '\0') value += std::string(":") + inherited;
+  return value;
+}
+
 }  // namespace gvirtus::testing

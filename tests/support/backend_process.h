@@ -39,6 +39,11 @@ struct BackendOptions {
   std::vector<std::string> env{};
 };
 
+// "LD_LIBRARY_PATH=DIR:<inherited>": a backend run with DIR searched first keeps the directories
+// its own libraries were found through (a machine whose prometheus-cpp and civetweb live outside
+// the loader's default paths could not start it otherwise).
+std::string loader_path_first(const std::string& dir);
+
 class BackendProcess {
  public:
   explicit BackendProcess(const BackendOptions& options);

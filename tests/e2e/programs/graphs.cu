@@ -149,15 +149,9 @@ int main() {
     EXPECT(std::memcmp(got.data(), rx.data(), bytes) == 0);
   }
 
-  // A copy into pageable memory cannot be captured: refused, and the capture is invalidated.
-  if (OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed))) {
-    SHOW(cudaMemcpyAsync(got.data(), y, bytes, cudaMemcpyDeviceToHost, s));
-    SHOW(cudaMemcpyAsync(y, hx.data(), bytes, cudaMemcpyHostToDevice, s));
-    if (OK(cudaStreamIsCapturing(s, &status))) std::printf("after refusal: status %d\n", status);
-    cudaGraph_t broken = reinterpret_cast<cudaGraph_t>(1);
-    SHOW(cudaStreamEndCapture(s, &broken));
-    EXPECT(broken == nullptr);
-  }
+  // Copies with the program's pageable memory are not captured here: CUDA 13 captures them on a
+  // GPU, and gvirtus refuses them (the graph would copy a transient buffer of the backend's at each
+  // replay: docs/cudart.md); tests/cudart/programs/capture_check.cpp asserts that refusal.
   SHOW(cudaGetLastError());
   SHOW(cudaGetLastError());
 

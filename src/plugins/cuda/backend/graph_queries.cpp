@@ -8,6 +8,7 @@
 #include "cuda_vetting.h"
 #include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/graph_node_wire.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -37,6 +38,46 @@ void graph_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   for (size_t i = 0; i < count; ++i) marshal::put_value(out, nodes[i]);
 }
 
+// cuStreamGetCaptureInfo_v3: u64 stream, u8 wanted (common/driver_wire.h). The capture's graph
+// and nodes go back as the driver's values without becoming the session's: a capture may yet be
+// invalidated and its graph destroyed by the driver, so they are named in calls only once
+// cuStreamEndCapture has handed the graph over.
+void capture_info(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto stream = marshal::get_value<CUstream>(in);
+  const auto wanted = in.get<uint8_t>();
+  in.expect_end();
+  const bool want_nodes = (wanted & kShapeNodes) != 0;
+  const bool want_edges = want_nodes && (wanted & kShapeEdges) != 0;
+  result = vet(stream);
+  if (result == CUDA_SUCCESS && real().cuStreamGetCaptureInfo_v3 == nullptr) {
+    result = CUDA_ERROR_NOT_SUPPORTED;
+  }
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  cuuint64_t id = 0;
+  CUgraph graph = nullptr;
+  const CUgraphNode* nodes = nullptr;
+  const CUgraphEdgeData* edges = nullptr;
+  size_t count = 0;
+  if (result == CUDA_SUCCESS) {
+    result = real().cuStreamGetCaptureInfo_v3(stream, &status, &id, &graph,
+                                              want_nodes ? &nodes : nullptr,
+                                              want_edges ? &edges : nullptr, &count);
+  }
+  out.put<int32_t>(result);
+  if (result != CUDA_SUCCESS) return;
+  out.put<uint32_t>(static_cast<uint32_t>(status));
+  if (status == CU_STREAM_CAPTURE_STATUS_NONE) return;
+  const size_t n = want_nodes && nodes != nullptr ? std::min<uint64_t>(count, kMaxGraphNodes) : 0;
+  out.put<uint64_t>(id);
+  marshal::put_value(out, graph);
+  out.put<uint64_t>(count);
+  out.put<uint32_t>(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) marshal::put_value(out, nodes[i]);
+  const bool edges_given = want_edges && edges != nullptr && n > 0;
+  out.put_bool(edges_given);
+  if (edges_given) out.put_raw(edges, n * sizeof(CUgraphEdgeData));
+}
+
 }  // namespace
 
 bool run_graph_query(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
@@ -44,6 +85,9 @@ bool run_graph_query(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
     case Fn::cuGraphGetNodes:
     case Fn::cuGraphGetRootNodes:
       graph_nodes(fn, in, out, result);
+      return true;
+    case Fn::cuStreamGetCaptureInfo_v3:
+      capture_info(in, out, result);
       return true;
     default:
       return false;

@@ -1,8 +1,9 @@
 // The cuda plugin's handlers of questions about graphs (graph_queries.cpp), called by run_custom:
 // true when `fn` is one of them (the reply written and `result` set), false otherwise.
 // cuGraphGetNodes, cuGraphGetRootNodes: the graph's nodes (all, or those without dependencies), as
-// the driver gives them. No call takes a node yet, so the
-// nodes are not held as the session's handles; a call that takes one will vet it then.
+// the driver gives them, adopted as the session's (graph_nodes.h).
+// cuStreamGetCaptureInfo_v3: a capture in progress, its graph and dependency nodes as the
+// driver's values (not the session's until the capture ends: graph_queries.cpp says why).
 #pragma once
 
 #include <cuda.h>

@@ -78,6 +78,12 @@
 //                         nodes, or those written), then with an array u32 n and n u64 nodes
 //                         (n = the count, at most kMaxGraphNodes; nothing after a failure but
 //                         the zero count and n).
+//   cuStreamGetCaptureInfo_v3  u64 stream, u8 wanted (graph_node_wire.h's kShapeNodes: the
+//                         dependencies; kShapeEdges: their edge data). Reply: i32 result, then on
+//                         success u32 status (CUstreamCaptureStatus); while capturing, u64 the
+//                         capture's id, u64 its graph, u64 count (the driver's), u32 n (at most
+//                         kMaxGraphNodes; 0 unless the dependencies were wanted) and n u64
+//                         nodes, u8 edge data given, then n CUgraphEdgeData when given.
 //   cuGraphInstantiateWithParams  u64 graph, u64 flags, u64 upload stream. Reply: i32 result,
 //                         u64 executable graph (null after a failure), i32 the instantiation's
 //                         result (CUgraphInstantiateResult), u64 the node it failed at (the

@@ -379,7 +379,10 @@ const Known kKnown[] = {
     {"1734dc26-800d-4745-8726-c0f1e7dd8bca", "CUBLASLT (unknown slots)", cublaslt_table.data()},
 };
 
-// Logs an unknown table once per UUID, with the library that asked.
+// Logs an unknown table once per UUID, with the library that asked, at info level: the caller is
+// told the table does not exist, as a driver older than it says, and copes (NVIDIA's runtime asks
+// for several on every start); a program's output stays as it is natively. What does need
+// attention, a slot of a known table called but not implemented, is a warning.
 void log_unknown(const std::string& uuid, const void* caller) {
   static std::mutex mutex;
   static std::set<std::string> logged;
@@ -391,8 +394,8 @@ void log_unknown(const std::string& uuid, const void* caller) {
   const char* who = ::dladdr(caller, &info) != 0 && info.dli_fname != nullptr
                         ? info.dli_fname
                         : "an unknown library";
-  GVIRTUS_LOG(kNotice) << "libcuda.so.1: " << who << " asked for private export table " << uuid
-                       << ", which the gvirtus stub does not implement";
+  GVIRTUS_LOG(kInfo) << "libcuda.so.1: " << who << " asked for private export table " << uuid
+                     << ", which the gvirtus stub does not implement";
 }
 
 }  // namespace

@@ -132,6 +132,15 @@ CUmemLocation location_of(CUdevice device) {
 
 }  // namespace
 
+// Sent ahead once the range is seen to be managed memory: the driver refuses anything else at
+// once, not at the stream's next synchronisation.
+GVIRTUS_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count,
+                                              CUmemLocation location, unsigned int flags,
+                                              CUstream hStream) {
+  if (!gvirtus::process_session::managed_covers(devPtr, count)) return CUDA_ERROR_INVALID_VALUE;
+  return cr::remote::ahead::cuMemPrefetchAsync_v2(devPtr, count, location, flags, hStream);
+}
+
 GVIRTUS_EXPORT CUresult cuMemPrefetchAsync(CUdeviceptr devPtr, size_t count, CUdevice dstDevice,
                                            CUstream hStream) {
   return cuMemPrefetchAsync_v2(devPtr, count, location_of(dstDevice), 0, hStream);

@@ -7,16 +7,25 @@
 // and the backend's capture is invalidated, as the refusal invalidates it natively
 // (refuse_in_capture).
 //
-// cuStreamGetCaptureInfo asks the backend's driver whether the stream is capturing (which also
-// vets the stream). The capture's graph and its dependency nodes live in the backend's process:
-// when the caller asks for them during a capture the stub says it cannot give them
-// (CUDA_ERROR_NOT_SUPPORTED) rather than inventing them; status and id are answered.
+// cuStreamGetCaptureInfo asks the backend's driver (custom row 256, wire: common/driver_wire.h):
+// status and id, and while capturing the capture's graph and its dependency nodes, the backend
+// driver's values (calls accept them once cuStreamEndCapture has handed the graph over). The
+// arrays are the stub's copies, per stream, valid until the next such call for the stream (the
+// driver's are valid until the stream's next call). Outside a capture only the status is
+// written, as the driver leaves the rest as they were.
 #include <cuda.h>
 
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
+#include <vector>
 
+#include "common/call_marshal.h"
+#include "common/error.h"
 #include "cuda_remote_calls.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/graph_node_wire.h"
 #include "plugins/cuda/frontend/per_thread.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
@@ -26,31 +35,71 @@ namespace {
 std::mutex& capturing_mutex = *new std::mutex;
 auto& capturing_streams = *new std::set<CUstream>;  // never destroyed: exit handlers may ask
 
+// The dependency arrays cuStreamGetCaptureInfo last handed out for each stream.
+struct CaptureDependencies {
+  std::vector<CUgraphNode> nodes;
+  std::vector<CUgraphEdgeData> edges;
+};
+std::map<CUstream, CaptureDependencies>& dependencies_handed_out() {
+  static auto* const by_stream = new std::map<CUstream, CaptureDependencies>;  // exit handlers
+  return *by_stream;
+}
+
 CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t* id,
                       CUgraph* graph, const CUgraphNode** dependencies,
                       const CUgraphEdgeData** edges, size_t* count) {
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (edges != nullptr && dependencies == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (dependencies != nullptr && count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const uint8_t wanted =
+      (dependencies != nullptr ? kShapeNodes : 0) | (edges != nullptr ? kShapeEdges : 0);
   CUstreamCaptureStatus now = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (const CUresult r = cuStreamIsCapturing(stream, &now); r != CUDA_SUCCESS) return r;
-  if (now != CU_STREAM_CAPTURE_STATUS_NONE) {
-    if (graph != nullptr || dependencies != nullptr || edges != nullptr || count != nullptr) {
-      return CUDA_ERROR_NOT_SUPPORTED;  // the backend's objects: see above
-    }
-    *status = now;
-    if (id != nullptr) {
-      unsigned long long stream_id = 0;  // unique per capture on the driver; the stream's here
-      if (const CUresult r = cuStreamGetId(stream, &stream_id); r != CUDA_SUCCESS) return r;
-      *id = stream_id;
-    }
-    return CUDA_SUCCESS;
-  }
+  uint64_t capture_id = 0;
+  CUgraph capture_graph = nullptr;
+  uint64_t driver_count = 0;
+  bool edges_given = false;
+  CaptureDependencies got;
+  const CUresult result = remote_sync(
+      Fn::cuStreamGetCaptureInfo_v3,
+      [&](WireWriter& w) {
+        marshal::put_value(w, stream);
+        w.put<uint8_t>(wanted);
+      },
+      [&](WireReader& r) {
+        if (r.remaining() == 0) return;  // a failure: nothing written
+        now = static_cast<CUstreamCaptureStatus>(r.get<uint32_t>());
+        if (now == CU_STREAM_CAPTURE_STATUS_NONE) return;
+        capture_id = r.get<uint64_t>();
+        capture_graph = marshal::get_value<CUgraph>(r);
+        driver_count = r.get<uint64_t>();
+        const uint32_t n = r.get<uint32_t>();
+        if (n > driver_count || (dependencies == nullptr && n != 0)) {
+          raise(ErrorKind::kInvalidInput, "more capture dependencies than the driver counted");
+        }
+        got.nodes.resize(n);
+        for (auto& node : got.nodes) node = marshal::get_value<CUgraphNode>(r);
+        edges_given = r.get_bool();
+        if (edges_given) {
+          if (edges == nullptr || n == 0) {
+            raise(ErrorKind::kInvalidInput, "capture edge data that were not asked for");
+          }
+          got.edges.resize(n);
+          std::memcpy(got.edges.data(), r.get_raw(n * sizeof(CUgraphEdgeData)).data(),
+                      n * sizeof(CUgraphEdgeData));
+        }
+      });
+  if (result != CUDA_SUCCESS) return result;
   *status = now;
-  // The rest describe a capture in progress: none.
-  if (id != nullptr) *id = 0;
-  if (graph != nullptr) *graph = nullptr;
-  if (dependencies != nullptr) *dependencies = nullptr;
-  if (edges != nullptr) *edges = nullptr;
-  if (count != nullptr) *count = 0;
+  if (now == CU_STREAM_CAPTURE_STATUS_NONE) return CUDA_SUCCESS;
+  if (id != nullptr) *id = capture_id;
+  if (graph != nullptr) *graph = capture_graph;
+  if (count != nullptr) *count = dependencies != nullptr ? got.nodes.size() : driver_count;
+  if (dependencies == nullptr) return CUDA_SUCCESS;
+  std::lock_guard lock(capturing_mutex);
+  CaptureDependencies& kept = dependencies_handed_out()[stream];
+  kept = std::move(got);
+  *dependencies = kept.nodes.empty() ? nullptr : kept.nodes.data();
+  if (edges != nullptr) *edges = edges_given ? kept.edges.data() : nullptr;
   return CUDA_SUCCESS;
 }
 
@@ -87,6 +136,7 @@ GVIRTUS_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
   const CUresult result = cr::remote::cuStreamEndCapture(hStream, phGraph);
   std::lock_guard lock(cr::capturing_mutex);
   cr::capturing_streams.erase(hStream);
+  cr::dependencies_handed_out().erase(hStream);  // they described the capture
   return result;
 }
 

@@ -67,6 +67,38 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* 
   });
 }
 
+// A capture in progress: its graph, and as dependencies the node captured last (the simulated
+// device captures a chain), in an array valid until the next such call, as the driver's until the
+// stream's next call.
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetCaptureInfo_v3(
+    CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
+    CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
+    size_t* numDependencies_out) {
+  return sim::guarded([&](sim::State& s) {
+    if (captureStatus_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    const auto capture = s.capturing.find(hStream);
+    if (capture == s.capturing.end()) {
+      *captureStatus_out = CU_STREAM_CAPTURE_STATUS_NONE;
+      return CUDA_SUCCESS;
+    }
+    *captureStatus_out = s.invalidated_captures.count(hStream) != 0
+                             ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                             : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    sim::Graph& graph = *capture->second;
+    thread_local CUgraphNode last[1];
+    thread_local const CUgraphEdgeData default_edge[1]{};
+    const size_t n = graph.nodes.empty() ? 0 : 1;
+    if (n != 0) last[0] = sim::handle_of(*graph.nodes.back());
+    if (id_out != nullptr) *id_out = graph.id;
+    if (graph_out != nullptr) *graph_out = sim::handle_of(graph);
+    if (dependencies_out != nullptr) *dependencies_out = n != 0 ? last : nullptr;
+    if (edgeData_out != nullptr) *edgeData_out = n != 0 ? default_edge : nullptr;
+    if (numDependencies_out != nullptr) *numDependencies_out = n;
+    return CUDA_SUCCESS;
+  });
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphCreate(CUgraph* phGraph, unsigned int flags) {
   return sim::guarded([&](sim::State& s) {
     if (phGraph == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;

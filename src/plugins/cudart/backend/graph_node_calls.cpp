@@ -3,6 +3,7 @@
 // event and executable graph is vetted as the session's before it reaches the runtime (nodes:
 // graph_nodes.h), and every device range a memset or copy node names is vetted as device memory
 // over its whole extent: a node's pointers are dereferenced each time its graph runs.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "plugins/cudart/backend/graph_node_params.h"
 #include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/loaded_driver.h"
 #include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/graph_node_wire.h"
@@ -21,6 +23,28 @@
 
 namespace gvirtus::cudart {
 namespace {
+
+// A kernel node's parameters. The runtime names a node's kernel by the host function it was
+// registered under, and answers cudaErrorInvalidDeviceFunction for the library kernels this
+// backend launches (modules.cpp); the driver under it still gives the node's kernel handle, which
+// names the session's kernel as kernel_parameters expects.
+cudaError_t kernel_node_params(cudaGraphNode_t node, cudaKernelNodeParams& params) {
+  cudaError_t result = ::cudaGraphKernelNodeGetParams(node, &params);
+  if (result != cudaErrorInvalidDeviceFunction) return result;
+  using GetParams = CUresult (*)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2*);
+  static const auto driver_params =
+      loaded_driver_function<GetParams>("cuGraphKernelNodeGetParams_v2");
+  CUDA_KERNEL_NODE_PARAMS_v2 driver{};
+  if (driver_params == nullptr || driver_params(node, &driver) != CUDA_SUCCESS) return result;
+  params.func =
+      driver.kern != nullptr ? static_cast<void*>(driver.kern) : static_cast<void*>(driver.func);
+  params.gridDim = dim3(driver.gridDimX, driver.gridDimY, driver.gridDimZ);
+  params.blockDim = dim3(driver.blockDimX, driver.blockDimY, driver.blockDimZ);
+  params.sharedMemBytes = driver.sharedMemBytes;
+  params.kernelParams = driver.kernelParams;
+  params.extra = driver.extra;
+  return cudaSuccess;
+}
 
 cudaGraphNode_t get_node(WireReader& in) {
   return handle_from_wire<cudaGraphNode_t>(in.get<uint64_t>());
@@ -342,7 +366,7 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
       in.expect_end();
       cudaKernelNodeParams params{};
       cudaError_t result = vet_node(node);
-      if (result == cudaSuccess) result = ::cudaGraphKernelNodeGetParams(node, &params);
+      if (result == cudaSuccess) result = kernel_node_params(node, params);
       std::vector<std::byte> bytes;
       std::optional<uint64_t> id;
       if (result == cudaSuccess) {

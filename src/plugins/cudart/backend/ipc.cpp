@@ -6,13 +6,13 @@
 #include "plugins/cudart/backend/ipc.h"
 
 #include <cuda.h>
-#include <dlfcn.h>
 
 #include <cstring>
 #include <mutex>
 #include <set>
 
 #include "backend/services/rejections.h"
+#include "plugins/cudart/backend/loaded_driver.h"
 
 namespace gvirtus::cudart {
 namespace {
@@ -24,13 +24,7 @@ using GetAddressRange = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
 
 // The bytes of the allocation at `base`, by the driver's account; 0 when it cannot say.
 uint64_t allocation_bytes(const void* base) {
-  static const GetAddressRange range = []() -> GetAddressRange {
-    // The driver the runtime loaded; never a second one.
-    void* const driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
-    return driver != nullptr
-               ? reinterpret_cast<GetAddressRange>(::dlsym(driver, "cuMemGetAddressRange_v2"))
-               : nullptr;
-  }();
+  static const auto range = loaded_driver_function<GetAddressRange>("cuMemGetAddressRange_v2");
   CUdeviceptr start = 0;
   size_t bytes = 0;
   if (range == nullptr ||

@@ -1,5 +1,7 @@
 #include "plugins/cudart/backend/modules.h"
 
+#include <cuda.h>
+
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -9,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/wire_record.h"
+#include "plugins/cudart/backend/loaded_driver.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/marshal.h"
 #include "plugins/cudart/common/module_wire.h"
@@ -54,14 +57,17 @@ Library& loaded_library(uint64_t id) {
   return it->second;
 }
 
-// Compares the client's layout with the runtime's own view, where the runtime offers one.
+// Compares the client's layout with the driver's own view, where the driver offers one. Asked of
+// the driver under the runtime: a failed probe through the runtime would become the runtime's
+// last error, and clearing it would clear an error the program has yet to read.
 bool layout_agrees(cudaKernel_t kernel, const std::vector<std::pair<uint32_t, uint32_t>>& layout) {
+  using ParamInfo = CUresult (*)(CUkernel, size_t, size_t*, size_t*);
+  static const auto param_info = loaded_driver_function<ParamInfo>("cuKernelGetParamInfo");
+  if (param_info == nullptr) return true;  // nothing to compare with
   for (size_t i = 0; i < layout.size(); ++i) {
     size_t offset = 0, size = 0;
-    if (::cudaFuncGetParamInfo(reinterpret_cast<const void*>(kernel), i, &offset, &size) !=
-        cudaSuccess) {
-      (void)::cudaGetLastError();  // our probe's failure is not the program's error
-      return true;                 // nothing to compare with
+    if (param_info(reinterpret_cast<CUkernel>(kernel), i, &offset, &size) != CUDA_SUCCESS) {
+      return true;  // nothing to compare with
     }
     if (offset != layout[i].first || size != layout[i].second) return false;
   }

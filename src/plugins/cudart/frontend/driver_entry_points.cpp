@@ -5,7 +5,8 @@
 // made through such a pointer goes to the same backend session as the runtime's calls.
 //
 // Without the driver stub (a partial installation) every name is answered as the runtime answers
-// a symbol it does not know: cudaSuccess, a null pointer and cudaDriverEntryPointSymbolNotFound.
+// a symbol it does not know: cudaErrorSymbolNotFound, a null pointer and
+// cudaDriverEntryPointSymbolNotFound.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -64,8 +65,9 @@ cudaError_t entry_point(const char* symbol, void** funcPtr, int version, unsigne
     found = lookup(symbol, funcPtr, version, flags, &status);
   }
   if (found == CUDA_ERROR_INVALID_VALUE) return record_local_error(cudaErrorInvalidValue);
-  // The driver answers CUDA_ERROR_NOT_FOUND for a name it lacks; the runtime answers cudaSuccess
-  // with a null pointer and the status.
+  // The driver answers CUDA_ERROR_NOT_FOUND for a name it lacks; the runtime answers
+  // cudaErrorSymbolNotFound with a null pointer and the status (NVIDIA's runtime on a GPU's
+  // driver, and on gvirtus's libcuda.so.1 alike).
   if (found != CUDA_SUCCESS) *funcPtr = nullptr;
   if (driverStatus != nullptr) {
     *driverStatus = found == CUDA_SUCCESS ? cudaDriverEntryPointSuccess
@@ -73,7 +75,7 @@ cudaError_t entry_point(const char* symbol, void** funcPtr, int version, unsigne
                         ? cudaDriverEntryPointVersionNotSufficent
                         : cudaDriverEntryPointSymbolNotFound;
   }
-  return cudaSuccess;
+  return found == CUDA_SUCCESS ? cudaSuccess : record_local_error(cudaErrorSymbolNotFound);
 }
 
 // A per-thread build's cudaEnableDefault searches the per-thread variants too.

@@ -108,3 +108,14 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cud
   gvirtus::process_session::managed_invalidate();
   return result;
 }
+
+// Sent ahead once the range is seen to be managed memory: the runtime refuses anything else at
+// once (and as the last error), not at the stream's next synchronisation.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_t count,
+                                                       cudaMemLocation location, unsigned int flags,
+                                                       cudaStream_t stream) {
+  if (!gvirtus::process_session::managed_covers(reinterpret_cast<uintptr_t>(devPtr), count)) {
+    return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  return cr::remote::ahead::cudaMemPrefetchAsync(devPtr, count, location, flags, stream);
+}
