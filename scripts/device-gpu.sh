@@ -29,6 +29,8 @@
 #   scripts/device-gpu.sh all OUT     build, suite, frameworks and bench (--quick) in turn, each
 #                                     step's time in OUT/steps-DEV-DATE.log; sized for one call
 # DEV is the GPU's short name (h100, h200, ...) and DATE today's; each log names the commit.
+# scripts/device-lease.sh runs these steps within one call's time and packs what they wrote into
+# one file (the tool returns at most 8): the way to spend a lease.
 # The configurations used there are etc/properties.json (tcp) and etc/examples/shm.json with the
 # driver plugin "cuda" added to their plugins (written under /tmp/gvirtus-gpu-configs).
 set -euo pipefail

@@ -40,7 +40,7 @@ timed_run() {
 
 # parity MODE DIR CONFIG: every program in DIR, natively and through gvirtus in MODE.
 parity() {
-  local mode=$1 dir=$2 config=$3 p bin native_s remote_s native_rc remote_rc ok bad
+  local mode=$1 dir=$2 config=$3 p bin native_s remote_s native_rc remote_rc ok bad args
   echo -e "\n== $mode mode: native vs through gvirtus ($config)" >> "$LOG"
   for p in $(ls "$dir" | grep -v '\.'); do
     case $p in mapped_memory|host_mapped)
@@ -50,9 +50,11 @@ parity() {
       fi ;;
     esac
     bin="$dir/$p"
-    timed_run native_s native_rc "$LOG.native" "$bin"
+    args=()  # the driver programs that load a module take the saxpy fatbinary built beside them
+    case $p in driver_api|driver_graph_nodes|pool_devices) args=("$dir/saxpy.fatbin") ;; esac
+    timed_run native_s native_rc "$LOG.native" "$bin" "${args[@]}"
     timed_run remote_s remote_rc "$LOG.remote" \
-      "$BUILD/bin/gvirtus-run" --mode "$mode" --config "$config" -- "$bin"
+      "$BUILD/bin/gvirtus-run" --mode "$mode" --config "$config" -- "$bin" "${args[@]}"
     ok=$(grep -c ' ok$' "$LOG.native"); bad=$(grep -c 'FAILED' "$LOG.native")
     if cmp -s "$LOG.native" "$LOG.remote" && [ "$native_rc" = "$remote_rc" ]; then
       echo "$p: IDENTICAL (exit $native_rc), $ok CPU-reference checks ok, $bad failed;" \

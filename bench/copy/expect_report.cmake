@@ -4,7 +4,9 @@
 #   cmake -DBENCH=<gvirtus-bench> -DJSON=<path> [-DPRELOAD=<LD_PRELOAD for the backend>]
 #         -P expect_report.cmake
 file(REMOVE ${JSON})
-set(ENV{CUDA_VISIBLE_DEVICES} "")  # no GPU evidence even on a GPU machine: the path under test
+# No GPU evidence even on a GPU machine: the path under test. (An empty value would unset the
+# variable in CMake; an index no machine has hides every device, as CUDA reads the list.)
+set(ENV{CUDA_VISIBLE_DEVICES} "-1")
 if(PRELOAD)
   set(ENV{GVIRTUS_BENCH_ACCEPTING_DEVICE} "${PRELOAD}")
 endif()

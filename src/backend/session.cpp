@@ -162,7 +162,9 @@ class Session {
       if (!selection) return std::nullopt;
       const char* backend = std::getenv("CUDA_VISIBLE_DEVICES");
       visible = compose_visible_devices(backend, *selection);
-      if (backend == nullptr || *backend == '\0') check_against_gpus(*selection);
+      if ((backend == nullptr || *backend == '\0') && !serves_a_simulated_device()) {
+        check_against_gpus(*selection);
+      }
     } catch (const Error& e) {
       return std::pair(ErrorKind::kInvalidInput, std::string(e.what()));
     }
@@ -170,6 +172,15 @@ class Session {
     GVIRTUS_LOG(kInfo) << "session with " << info_.program << ": devices " << text
                        << " selected (CUDA_VISIBLE_DEVICES=" << visible << ")";
     return std::nullopt;
+  }
+
+  // A test double's devices (a "-simulated" variant: docs/testing.md) are its own, whatever GPUs
+  // NVML counts on the machine: the simulated device judges the selection.
+  bool serves_a_simulated_device() const {
+    for (const auto& [id, name] : plugins_.served()) {
+      if (plugins_.configured_name(id).ends_with("-simulated")) return true;
+    }
+    return false;
   }
 
   // Where NVML can count the GPUs, a selection of one that does not exist is refused here: CUDA

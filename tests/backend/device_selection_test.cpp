@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "backend/gpu_inventory.h"
 #include "common/error.h"
 #include "frontend/client.h"
 #include "support/backend_process.h"
@@ -34,10 +35,25 @@ std::string ping_error(const BackendProcess& backend, const std::string& selecti
   return "";
 }
 
+// Where NVML counts this machine's GPUs and they are fewer than a selection names, the backend
+// refuses the selection (a GPU machine); otherwise (no driver) CUDA decides and it is applied.
+// Returns the refusal a selection naming device `highest` gets here, or "" where it is applied.
+std::string refusal_here(uint32_t highest) {
+  const GpuInventory gpus = read_gpu_inventory();
+  if (!gpus.error.empty() || highest < gpus.gpus.size()) return "";
+  return "device " + std::to_string(highest) + " was selected, but this backend has " +
+         std::to_string(gpus.gpus.size()) + " GPUs";
+}
+
 TEST(DeviceSelection, the_worker_sees_the_clients_selection_as_its_cuda_visible_devices) {
   const ScopedEnv backend_env("CUDA_VISIBLE_DEVICES", std::nullopt);
   const ScopedEnv client_env("GVIRTUS_VISIBLE_DEVICES", std::nullopt);
   BackendProcess backend;
+  if (const std::string refused = refusal_here(1); !refused.empty()) {
+    EXPECT_EQ(ping_error(backend, "1,0"), refused);
+    EXPECT_EQ(ping_error(backend, ""), "");
+    return;
+  }
   EXPECT_EQ(ping_error(backend, "1,0"), "");
   EXPECT_TRUE(backend.logged("devices 1,0 selected (CUDA_VISIBLE_DEVICES=1,0)")) << backend.log();
   EXPECT_EQ(ping_error(backend, ""), "");
@@ -49,6 +65,10 @@ TEST(DeviceSelection, the_variable_replaces_the_configuration) {
   const ScopedEnv backend_env("CUDA_VISIBLE_DEVICES", std::nullopt);
   BackendProcess backend;
   const ScopedEnv client_env("GVIRTUS_VISIBLE_DEVICES", "3");
+  if (const std::string refused = refusal_here(3); !refused.empty()) {
+    EXPECT_EQ(ping_error(backend, "0,1"), refused) << "the variable's selection, not the file's";
+    return;
+  }
   EXPECT_EQ(ping_error(backend, "0,1"), "");
   EXPECT_TRUE(backend.logged("devices 3 selected (CUDA_VISIBLE_DEVICES=3)")) << backend.log();
 }

@@ -43,8 +43,9 @@ TEST(DriverStub, exports_every_name_of_the_cuda_driver) {
   const std::string coverage = read(GVIRTUS_CUDA_COVERAGE_GENERATED);
   ASSERT_FALSE(coverage.empty()) << GVIRTUS_CUDA_COVERAGE_GENERATED;
   const std::vector<std::string> names = listed_exports(coverage);
-  // The CUDA 13.0 toolkit's stubs/libcuda.so has 637; the list is read from it at build time.
-  EXPECT_EQ(names.size(), 637u);
+  // The CUDA 13.0 toolkit's stubs/libcuda.so has 637; the list is read from the toolkit's at
+  // build time, and a later toolkit's has more (679 on a GPU machine's, 2026-11-27).
+  EXPECT_GE(names.size(), 637u);
   EXPECT_NE(coverage.find(std::to_string(names.size()) + " exports:"), std::string::npos);
   void* stub = ::dlopen(GVIRTUS_CUDA_STUB, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(stub, nullptr) << ::dlerror();

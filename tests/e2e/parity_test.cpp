@@ -53,6 +53,10 @@ using ProgramOverTransport = std::tuple<std::string, TestTransport>;
 
 class Parity : public ::testing::TestWithParam<ProgramOverTransport> {};
 
+// The runtime's plugin, and the driver's: a program may call driver functions through the
+// pointers cudaGetDriverEntryPoint gives (driver_entry_points), which share the session.
+constexpr const char* kPlugins = R"(["cudart", "cuda"])";
+
 TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
   const auto& [name, transport] = GetParam();
   if (name == "mapped_memory" && transport == TestTransport::tcp && remote_name() == nullptr) {
@@ -71,9 +75,9 @@ TEST_P(Parity, native_and_remoted_runs_print_the_same_and_exit_the_same) {
   if (const char* external = external_client_config()) {
     config = external;
   } else if (const char* endpoint = configured_endpoint()) {
-    config = backend.emplace("", R"(["cudart"])", std::string(endpoint)).client_config_file();
+    config = backend.emplace("", kPlugins, std::string(endpoint)).client_config_file();
   } else {
-    config = backend.emplace("", R"(["cudart"])", transport).client_config_file();
+    config = backend.emplace("", kPlugins, transport).client_config_file();
   }
   const RunResult remote =
       run("env " GVIRTUS_E2E_REMOTE_ENV " " + std::string(GVIRTUS_BUILD_BIN) +

@@ -42,7 +42,7 @@ int main() {
   std::printf("cuMemAlloc from %s\n", library_of(alloc));
   void* missing = &status;
   if (cudaGetDriverEntryPointByVersion("cuNoSuchFunction", &missing, 12000, cudaEnableDefault,
-                                       &status) != cudaErrorSymbolNotFound ||
+                                       &status) != cudaSuccess ||
       missing != nullptr || status != cudaDriverEntryPointSymbolNotFound) {
     return fail("an unknown name");
   }

@@ -46,11 +46,11 @@ CUresult get_proc_address(const char* symbol, void** pfn, int cuda_version, cuui
     }
   }
   if (status != nullptr) *status = found.status;
-  // cuda.h documents CUDA_SUCCESS with a null pointer for a name that is not found, but NVIDIA's
-  // driver answers CUDA_ERROR_NOT_FOUND there, for both "not found" statuses (ZLUDA generates its
-  // table from a real driver's answers and stops on exactly that error). Callers written to the
-  // header test the pointer or the status too, so they work with either.
-  return found.status == CU_GET_PROC_ADDRESS_SUCCESS ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+  // A name not found (or not in `cuda_version`): CUDA_SUCCESS with a null pointer and the status,
+  // as cuda.h documents. Seen on an H200 (driver 580): NVIDIA's runtime answers an unknown name
+  // with cudaSuccess natively, and with cudaErrorSymbolNotFound when this function answered
+  // CUDA_ERROR_NOT_FOUND, as it did before.
+  return CUDA_SUCCESS;
 }
 
 }  // namespace

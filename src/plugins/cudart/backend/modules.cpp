@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/wire_record.h"
+#include "plugins/cuda/common/module_image.h"
 #include "plugins/cudart/backend/loaded_driver.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/marshal.h"
@@ -109,8 +110,19 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
   library.image.insert(library.image.end(), chunk.begin(), chunk.end());
   cudaError_t result = cudaSuccess;
   if (library.image.size() == total) {
-    result = ::cudaLibraryLoadData(&library.handle, library.image.data(), nullptr, nullptr, 0,
-                                   nullptr, nullptr, 0);
+    // The runtime takes a pointer and finds the size from the image itself: headers that claim
+    // more than arrived, or PTX without its NUL, would have it read past the bytes (a GPU's
+    // runtime accepted 16 bytes of text with no NUL).
+    result = cuda::module_image_size(library.image.data(), library.image.size()) != 0
+                 ? ::cudaLibraryLoadData(&library.handle, library.image.data(), nullptr, nullptr, 0,
+                                         nullptr, nullptr, 0)
+                 : cudaErrorInvalidKernelImage;
+    if (result == cudaErrorInvalidKernelImage && library.handle == nullptr) {
+      GVIRTUS_LOG(kWarning) << "cudart: module " << id
+                            << " refused: not a fatbinary, cubin or NUL-terminated PTX that "
+                               "lies within its "
+                            << total << " bytes";
+    }
     if (result != cudaSuccess) {  // a later attempt starts again from offset 0
       library.handle = nullptr;
       library.image = {};

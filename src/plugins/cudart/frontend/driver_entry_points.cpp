@@ -5,8 +5,7 @@
 // made through such a pointer goes to the same backend session as the runtime's calls.
 //
 // Without the driver stub (a partial installation) every name is answered as the runtime answers
-// a symbol it does not know: cudaErrorSymbolNotFound, a null pointer and
-// cudaDriverEntryPointSymbolNotFound.
+// a symbol it does not know: cudaSuccess, a null pointer and cudaDriverEntryPointSymbolNotFound.
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -65,17 +64,18 @@ cudaError_t entry_point(const char* symbol, void** funcPtr, int version, unsigne
     found = lookup(symbol, funcPtr, version, flags, &status);
   }
   if (found == CUDA_ERROR_INVALID_VALUE) return record_local_error(cudaErrorInvalidValue);
-  // The driver answers CUDA_ERROR_NOT_FOUND for a name it lacks; the runtime answers
-  // cudaErrorSymbolNotFound with a null pointer and the status (NVIDIA's runtime on a GPU's
-  // driver, and on gvirtus's libcuda.so.1 alike).
-  if (found != CUDA_SUCCESS) *funcPtr = nullptr;
+  // A name the driver lacks: the driver answers CUDA_SUCCESS with a null pointer and the status,
+  // and the runtime cudaSuccess with the null pointer and the status (seen on an H200, driver
+  // 580, though the runtime's documentation says cudaErrorSymbolNotFound).
+  const bool resolved = found == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS;
+  if (!resolved) *funcPtr = nullptr;
   if (driverStatus != nullptr) {
-    *driverStatus = found == CUDA_SUCCESS ? cudaDriverEntryPointSuccess
+    *driverStatus = resolved ? cudaDriverEntryPointSuccess
                     : status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
                         ? cudaDriverEntryPointVersionNotSufficent
                         : cudaDriverEntryPointSymbolNotFound;
   }
-  return found == CUDA_SUCCESS ? cudaSuccess : record_local_error(cudaErrorSymbolNotFound);
+  return cudaSuccess;
 }
 
 // A per-thread build's cudaEnableDefault searches the per-thread variants too.
