@@ -51,7 +51,9 @@ parity() {
     esac
     bin="$dir/$p"
     args=()  # the driver programs that load a module take the saxpy fatbinary built beside them
-    case $p in driver_api|driver_graph_nodes|pool_devices) args=("$dir/saxpy.fatbin") ;; esac
+    case $p in driver_api|driver_graph_nodes|driver_context_answers|pool_devices)
+      args=("$dir/saxpy.fatbin") ;;
+    esac
     timed_run native_s native_rc "$LOG.native" "$bin" "${args[@]}"
     timed_run remote_s remote_rc "$LOG.remote" \
       "$BUILD/bin/gvirtus-run" --mode "$mode" --config "$config" -- "$bin" "${args[@]}"

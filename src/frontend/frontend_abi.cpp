@@ -279,6 +279,18 @@ int gvirtus_host_memory_unregister(const void* addr, uint64_t bytes) {
       [&] { Pool::instance().unregister_host_memory(addr, static_cast<size_t>(bytes)); });
 }
 
+namespace {
+std::atomic<uint64_t> g_device_generation{0};  // for the process: every stub reads the same
+}  // namespace
+
+uint64_t gvirtus_device_generation(void) {
+  return g_device_generation.load(std::memory_order_acquire);
+}
+
+void gvirtus_device_generation_bump(void) {
+  g_device_generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
 const void* gvirtus_session_token(void) {
   try {
     return &Pool::instance().routed();

@@ -155,6 +155,13 @@ GVIRTUS_FRONTEND_API void gvirtus_managed_invalidate(uint64_t address, uint64_t 
 /* Whether `address` lies in a mirrored region: 1 with its start and size, else 0. */
 GVIRTUS_FRONTEND_API int gvirtus_managed_find(uint64_t address, uint64_t* base, uint64_t* bytes);
 
+/* A count of the changes one stub made to the session's devices that another stub of the process
+ * may have cached answers about (a device reset, a primary context's flags): a stub bumps it after
+ * such a change succeeded, and keys what it learnt of a device's contexts by it. Under the version
+ * node GVIRTUS_FRONTEND_1.4. */
+GVIRTUS_FRONTEND_API uint64_t gvirtus_device_generation(void);
+GVIRTUS_FRONTEND_API void gvirtus_device_generation_bump(void);
+
 /* Identifies the session the calling thread's calls go to (its route's, below): it changes when a
  * forked child starts its own, and differs between the backends of a pool, so stubs key what they
  * learnt from a backend (loaded modules, device properties) by it. Never NULL. Does not connect. */

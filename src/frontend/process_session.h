@@ -156,6 +156,13 @@ inline void managed_invalidate() {
 inline void managed_invalidate_range(uint64_t address, uint64_t bytes) {
   if (bytes != 0) gvirtus_managed_invalidate(address, bytes);
 }
+// Changes to the session's devices the process's stubs tell each other of (frontend_abi.h).
+inline uint64_t device_generation() {
+  return gvirtus_device_generation();
+}
+inline void device_generation_bump() {
+  gvirtus_device_generation_bump();
+}
 inline bool managed_find(uint64_t address, uint64_t* base = nullptr, uint64_t* bytes = nullptr) {
   return gvirtus_managed_find(address, base, bytes) != 0;
 }

@@ -491,6 +491,40 @@ TEST(SimulatedManagedMemory,
   }
 }
 
+// What the stub answers without the backend once it knows (frontend/context_answers.h): each
+// answer once while it holds, asked again after what changes it, and right
+// (driver_context_answers.cu).
+TEST(SimulatedContextAnswers, are_asked_once_and_again_after_what_changes_them) {
+  const RunResult result =
+      run_with_stats(TestTransport::shm, "driver_context_answers " GVIRTUS_SAXPY_FATBIN);
+  ASSERT_EQ(result.status, 0) << result.output;
+  for (const char* line :
+       {"context id the same each time: yes", "kernel's function the same each time: yes",
+        "occupancy the same each time: yes",
+        // Before and after the new flags (CU_CTX_SCHED_BLOCKING_SYNC is 4), then reset.
+        "primary state -> 0: flags 0 active 1\nprimary state -> 0: flags 0 active 1\n",
+        "primary state -> 0: flags 4 active 1\nprimary state -> 0: flags 4 active 1\n",
+        // The simulated device's reset clears the flags too: the answer is not the kept one.
+        "cuDevicePrimaryCtxReset(device) -> 0\nprimary state -> 0: flags 0 active 0\n"
+        "primary state -> 0: flags 0 active 0"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+  // The first state, once after another stub's reported change, once after the new flags, twice
+  // after the reset (inactive: never kept).
+  EXPECT_EQ(call_count(result.output, "cuDevicePrimaryCtxGetState").sync, 5) << result.output;
+  EXPECT_EQ(call_count(result.output, "cuCtxGetId").sync, 1) << result.output;
+  EXPECT_EQ(call_count(result.output, "cuKernelGetFunction").sync, 1) << result.output;
+  // The attribute asked once (then known from the set); of three sets, the one of a new value.
+  EXPECT_NE(result.output.find("attribute the same each time: yes"), std::string::npos);
+  EXPECT_NE(result.output.find("attribute after the set: 1024"), std::string::npos);
+  EXPECT_EQ(call_count(result.output, "cuKernelGetAttribute").sync, 1) << result.output;
+  EXPECT_EQ(call_count(result.output, "cuKernelSetAttribute").sync, 1) << result.output;
+  // Once, then again after the new attribute (the form without flags asks as the one with).
+  EXPECT_EQ(call_count(result.output, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags").sync,
+            2)
+      << result.output;
+}
+
 // Copies between page-locked memory and the device over shm carry no bytes: the request names the
 // block's place in the shared memory and the backend copies those pages (GVIRTUS_STATS counts the
 // payload). Over tcp the same copies carry their 8192 and 3000 bytes.

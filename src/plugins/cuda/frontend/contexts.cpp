@@ -9,6 +9,7 @@
 #include "common/wire.h"
 #include "cuda_remote_calls.h"
 #include "frontend/route_scope.h"
+#include "plugins/cuda/frontend/context_answers.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
@@ -202,6 +203,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxCreate_v2(CUcont
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxDestroy_v2(CUcontext ctx) {
   const CUresult result = cr::remote::cuCtxDestroy_v2(ctx);
   if (result != CUDA_SUCCESS) return result;
+  cr::forget_context_answers();
   {
     std::lock_guard lock(cr::mutex);
     cr::device_of.erase(ctx);

@@ -22,6 +22,7 @@
 #include "cuda_remote_calls.h"
 #include "fatbin.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/context_answers.h"
 #include "plugins/cuda/frontend/contexts.h"
 #include "plugins/cuda/frontend/integrity_check.h"
 #include "plugins/cuda/frontend/modules.h"
@@ -447,6 +448,9 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRes
   CUcontext primary = nullptr;
   if (cr::primary_context(dev, &primary) == CUDA_SUCCESS) cr::destroy_context_storage(primary);
   const CUresult result = cr::remote::cuDevicePrimaryCtxReset_v2(dev);
-  if (result == CUDA_SUCCESS) cr::forget_launch_facts();
+  if (result == CUDA_SUCCESS) {
+    cr::forget_launch_facts();
+    cr::forget_context_answers();
+  }
   return result;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda_remote_calls.h"
+#include "plugins/cuda/frontend/context_answers.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/modules.h"
@@ -82,6 +83,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodu
   if (result == CUDA_SUCCESS) {
     cr::forget(hmod);
     cr::forget_launch_facts();
+    cr::forget_context_answers();
   }
   return result;
 }
@@ -95,6 +97,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryUnload(CUlib
   if (result == CUDA_SUCCESS) {
     cr::forget(library);
     cr::forget_launch_facts();
+    cr::forget_context_answers();
   }
   return result;
 }

@@ -22,6 +22,7 @@
 #include "frontend/process_session.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/context_answers.h"
 #include "plugins/cuda/frontend/kernel_arguments.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
 #include "plugins/cuda/frontend/modules.h"
@@ -277,14 +278,21 @@ void forget_launch_facts() {
 
 namespace {
 
-// Setting a function's or a kernel's attribute may change its dynamic shared memory limit, under
-// the handle set or another one for the same code (a kernel and its function): after such a
-// change succeeded, the limits known are asked again. Returns `result`.
-CUresult after_set_attribute(CUresult result, CUfunction_attribute attrib) {
-  if (result == CUDA_SUCCESS && attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+// Setting a function's or a kernel's attribute: a set of the value the attribute already has
+// changes nothing, and is answered here (context_answers.h). A set may change the dynamic shared
+// memory limit under the handle set or another one for the same code (a kernel and its
+// function): after such a change succeeded, the limits known are asked again.
+template <typename Set>
+CUresult set_attribute(const void* code, CUdevice device, CUfunction_attribute attrib, int value,
+                       Set set) {
+  if (attribute_already(code, device, attrib, value)) return CUDA_SUCCESS;
+  const CUresult result = set();
+  if (result != CUDA_SUCCESS) return result;
+  if (attrib == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
     std::lock_guard lock(mutex);
     shared_limits.clear();
   }
+  attribute_set(code, device, attrib, value);
   return result;
 }
 
@@ -293,14 +301,16 @@ CUresult after_set_attribute(CUresult result, CUfunction_attribute attrib) {
 
 extern "C" __attribute__((visibility("default"))) CUresult cuFuncSetAttribute(
     CUfunction hfunc, CUfunction_attribute attrib, int value) {
-  return gvirtus::cuda::after_set_attribute(
-      gvirtus::cuda::remote::cuFuncSetAttribute(hfunc, attrib, value), attrib);
+  return gvirtus::cuda::set_attribute(hfunc, -1, attrib, value, [&] {
+    return gvirtus::cuda::remote::cuFuncSetAttribute(hfunc, attrib, value);
+  });
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuKernelSetAttribute(
     CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
-  return gvirtus::cuda::after_set_attribute(
-      gvirtus::cuda::remote::cuKernelSetAttribute(attrib, val, kernel, dev), attrib);
+  return gvirtus::cuda::set_attribute(kernel, dev, attrib, val, [&] {
+    return gvirtus::cuda::remote::cuKernelSetAttribute(attrib, val, kernel, dev);
+  });
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernel(

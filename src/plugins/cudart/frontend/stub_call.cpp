@@ -152,6 +152,14 @@ cudaError_t read_result(Fn fn, FunctionRef<void(process_session::ReplyDecoder)> 
   if (is_init_failure(result)) g_init_failure.store(result, std::memory_order_relaxed);
   if (may_change_state(result)) g_state_epoch.fetch_add(1, std::memory_order_relaxed);
   g_context.follow(static_cast<uint16_t>(fn), result);
+  // The driver stub of the process keeps answers about the primary context (its state, its id,
+  // its functions' occupancy): a reset, new flags or a function's new attributes change them.
+  if (result == cudaSuccess &&
+      (fn == Fn::cudaDeviceReset || fn == Fn::cudaSetDeviceFlags || fn == Fn::cudaInitDevice ||
+       fn == Fn::cudaFuncSetAttribute || fn == Fn::cudaFuncSetCacheConfig ||
+       fn == Fn::cudaDeviceSetCacheConfig)) {
+    process_session::device_generation_bump();
+  }
   // The backend now holds a newer error than any the stub recorded (see last_error.cpp).
   if (result != cudaSuccess && fn != Fn::cudaGetLastError && fn != Fn::cudaPeekAtLastError) {
     t_local_error = cudaSuccess;
