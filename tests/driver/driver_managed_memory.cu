@@ -51,6 +51,18 @@ int main(int argc, char** argv) {
     SHOW(cuMemPrefetchAsync(managed, kBytes, on_device, 0, stream));
     SHOW(cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream));
     SHOW(cuStreamSynchronize(stream));
+    // The hints as the driver reports them: read mostly, prefetched to the device.
+    int read_mostly = -1, last_prefetch = -3;
+    SHOW(cuMemRangeGetAttribute(&read_mostly, sizeof read_mostly,
+                                CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, managed, kBytes));
+    void* values[] = {&read_mostly, &last_prefetch};
+    size_t sizes[] = {sizeof read_mostly, sizeof last_prefetch};
+    CUmem_range_attribute asked[] = {CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY,
+                                     CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION};
+    SHOW(cuMemRangeGetAttributes(values, sizes, asked, 2, managed, kBytes));
+    std::printf("read mostly %d, last prefetched to device %d\n", read_mostly, last_prefetch);
+    SHOW(cuMemRangeGetAttribute(&read_mostly, sizeof read_mostly,
+                                CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, managed + kBytes, 4096));
     SHOW(cuStreamAttachMemAsync(stream, managed, 0, CU_MEM_ATTACH_GLOBAL));
     SHOW(cuStreamSynchronize(stream));
   }

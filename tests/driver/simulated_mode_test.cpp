@@ -475,6 +475,9 @@ TEST(SimulatedManagedMemory,
           // Beyond the allocation: refused at once, as a GPU's driver does (seen on an H200).
           "cuMemPrefetchAsync(managed + kBytes, 4096, on_device, 0, stream) -> 1\n"
           "cuStreamSynchronize(stream) -> 0",
+          "read mostly 1, last prefetched to device 0",
+          // Beyond the allocation: the driver's refusal, from the backend.
+          "CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY, managed + kBytes, 4096) -> 1",
           "cuStreamAttachMemAsync(stream, managed, 0, CU_MEM_ATTACH_GLOBAL) -> 0\n"
           "cuStreamSynchronize(stream) -> 0",
           "rounds: 4, host writes wrong on the device: 0, device writes wrong on the host: 0",

@@ -110,7 +110,8 @@ THE CALL TABLE (one per library; src/plugins/cudart/common/cudart_calls.txt is t
   params  the function's parameters as its header declares them, by name and in order, each with
           an annotation (the type may be spelled out too; it must then be the header's):
     in NAME            a value
-    in NAME[LEN]       an input array of LEN elements (LEN: an expression over the parameters)
+    in NAME[LEN]       an input array of LEN elements (LEN: an expression over the parameters;
+                       of a void pointer, LEN bytes)
     out NAME           a pointer through which the call writes one value; the caller's value
                        travels too, so an untouched output stays untouched and null stays null
     out NAME[LEN]      an output array (a string out is an out array of char, LEN its capacity);
@@ -193,8 +194,18 @@ class Param:
 
     @property
     def element(self):
-        """An array's element type, without const."""
-        return re.sub(r"^const\s+", "", self.pointee)
+        """An array's element type, without const: bytes where the header says void (an array
+        whose length is its size in bytes, as cudaMemRangeGetAttribute's data)."""
+        element = re.sub(r"^const\s+", "", self.pointee)
+        return "std::byte" if element == "void" else element
+
+    @property
+    def elements(self):
+        """The array as the stub passes it on: a pointer to its elements."""
+        if re.sub(r"^const\s+", "", self.pointee) != "void":
+            return self.name
+        const = "const " if self.pointee.startswith("const") else ""
+        return f"static_cast<{const}std::byte*>({self.name})"
 
     @property
     def is_array(self):
@@ -651,9 +662,9 @@ def stub(calls, d):
                 unreadable = "".join(f"{n} == nullptr || " for n in dereferenced(p.expr))
                 checks.append(f"  if ({p.name} != nullptr && ({unreadable}!mr::usable_count<{p.element}>"
                               f"({p.expr}, {p.name}_count))) return {d.invalid_value};")
-                encode.append(f" mr::put_array(w, {p.name}, {p.name}_count);")
+                encode.append(f" mr::put_array(w, {p.elements}, {p.name}_count);")
                 if p.direction == "out":
-                    decode.append(f" mr::get_array(r, {p.name}, {p.name}_count);")
+                    decode.append(f" mr::get_array(r, {p.elements}, {p.name}_count);")
             elif p.direction == "string":
                 encode.append(f" mr::put_c_string(w, {p.name});")
             elif p.direction == "in" and p.ctype in d.pool_device_types:

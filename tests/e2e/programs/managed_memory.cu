@@ -27,6 +27,17 @@ int main() {
   if (OK(cudaPointerGetAttributes(&attributes, words))) {
     EXPECT(attributes.type == cudaMemoryTypeManaged);
   }
+  // A hint and the range's attribute that reports it.
+  cudaMemLocation on_device{};
+  on_device.type = cudaMemLocationTypeDevice;
+  on_device.id = 0;
+  SHOW(cudaMemAdvise(words, kBytes, cudaMemAdviseSetReadMostly, on_device));
+  int read_mostly = -1;
+  if (OK(cudaMemRangeGetAttribute(&read_mostly, sizeof read_mostly, cudaMemRangeAttributeReadMostly,
+                                  words, kBytes))) {
+    EXPECT(read_mostly == 1);
+  }
+  SHOW(cudaMemAdvise(words, kBytes, cudaMemAdviseUnsetReadMostly, on_device));
   cudaStream_t stream = nullptr;
   SHOW(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const unsigned blocks = static_cast<unsigned>((kWords + kThreads - 1) / kThreads);

@@ -156,3 +156,20 @@ GVIRTUS_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advi
                                     CUdevice device) {
   return cuMemAdvise_v2(devPtr, count, advice, location_of(device));
 }
+
+// Several attributes of a managed range: each asked as cuMemRangeGetAttribute asks it (row 257),
+// the first failure answered. (One round trip each: a program asks for a few, rarely.)
+GVIRTUS_EXPORT CUresult cuMemRangeGetAttributes(void** data, size_t* dataSizes,
+                                                CUmem_range_attribute* attributes,
+                                                size_t numAttributes, CUdeviceptr devPtr,
+                                                size_t count) {
+  if (data == nullptr || dataSizes == nullptr || attributes == nullptr || numAttributes == 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (size_t i = 0; i < numAttributes; ++i) {
+    const CUresult result =
+        cuMemRangeGetAttribute(data[i], dataSizes[i], attributes[i], devPtr, count);
+    if (result != CUDA_SUCCESS) return result;
+  }
+  return CUDA_SUCCESS;
+}

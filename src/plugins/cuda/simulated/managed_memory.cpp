@@ -5,6 +5,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstring>
+
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -59,6 +61,7 @@ bool free_managed(State& s, CUdeviceptr address) {
   ::munmap(reinterpret_cast<void*>(range->start),
            (range->bytes + page_bytes() - 1) / page_bytes() * page_bytes());
   s.allocated -= range->bytes;
+  s.managed_hints.erase(range->start);
   return true;
 }
 
@@ -66,21 +69,89 @@ bool free_managed(State& s, CUdeviceptr address) {
 
 // Hints over managed (or device) memory: nothing to move on the simulated device, whose memory is
 // one; the range and the stream are checked as the driver checks them.
+namespace {
+
+// A location as the legacy attributes name it: a device, or CU_DEVICE_CPU for the host.
+int device_of(const CUmemLocation& location) {
+  return location.type == CU_MEM_LOCATION_TYPE_DEVICE ? location.id : CU_DEVICE_CPU;
+}
+
+// The hints of the managed region holding `address` (null for other memory).
+sim::State::ManagedHints* hints_of(sim::State& s, CUdeviceptr address) {
+  const auto range = s.managed.find(reinterpret_cast<const void*>(address));
+  return range ? &s.managed_hints[range->start] : nullptr;
+}
+
+}  // namespace
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size_t count,
-                                                        CUmemLocation, unsigned int flags,
+                                                        CUmemLocation location, unsigned int flags,
                                                         CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
     if (flags != 0 || sim::device_range(s, devPtr, count) == nullptr) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    return sim::known_stream(s, hStream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (auto* hints = hints_of(s, devPtr)) hints->last_prefetch = device_of(location);
+    return CUDA_SUCCESS;
   });
 }
 
-GVIRTUS_SIMULATED_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count, CUmem_advise,
-                                                 CUmemLocation) {
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count,
+                                                 CUmem_advise advice, CUmemLocation location) {
   return sim::guarded([&](sim::State& s) {
-    return sim::device_range(s, devPtr, count) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (sim::device_range(s, devPtr, count) == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto* hints = hints_of(s, devPtr);
+    if (hints == nullptr) return CUDA_SUCCESS;  // device memory: nothing to remember
+    switch (advice) {
+      case CU_MEM_ADVISE_SET_READ_MOSTLY:
+        hints->read_mostly = true;
+        break;
+      case CU_MEM_ADVISE_UNSET_READ_MOSTLY:
+        hints->read_mostly = false;
+        break;
+      case CU_MEM_ADVISE_SET_PREFERRED_LOCATION:
+        hints->preferred = device_of(location);
+        break;
+      case CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION:
+        hints->preferred = CU_DEVICE_INVALID;
+        break;
+      default:
+        break;  // accessed-by: not reported by the simulated device
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+// The hints of a managed range, as the driver reports them (a range within one region): read
+// mostly, the preferred location and the last prefetch's, each an int. The other attributes
+// (accessed-by, the location types and ids of CUDA 12.2) the simulated device does not report.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemRangeGetAttribute(void* data, size_t dataSize,
+                                                         CUmem_range_attribute attribute,
+                                                         CUdeviceptr devPtr, size_t count) {
+  return sim::guarded([&](sim::State& s) {
+    const auto range = s.managed.find(reinterpret_cast<const void*>(devPtr));
+    if (data == nullptr || count == 0 || !range || devPtr + count > range->start + range->bytes) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    const sim::State::ManagedHints& hints = s.managed_hints[range->start];
+    int value = 0;
+    switch (attribute) {
+      case CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY:
+        value = hints.read_mostly ? 1 : 0;
+        break;
+      case CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION:
+        value = hints.preferred;
+        break;
+      case CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION:
+        value = hints.last_prefetch;
+        break;
+      default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    if (dataSize != sizeof value) return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(data, &value, sizeof value);
+    return CUDA_SUCCESS;
   });
 }
 

@@ -211,6 +211,15 @@ struct State {
   // Managed memory (managed_memory.cpp, cuMemAllocManaged): page-aligned mappings of its own,
   // device memory at their addresses, as registered host memory is.
   AddressRanges managed;
+  // The hints each managed region (by start) was given, as cuMemRangeGetAttribute reports them:
+  // read mostly, the preferred location's device and the last prefetch's (CU_DEVICE_CPU for the
+  // host, CU_DEVICE_INVALID for none).
+  struct ManagedHints {
+    bool read_mostly = false;
+    int preferred = CU_DEVICE_INVALID;
+    int last_prefetch = CU_DEVICE_INVALID;
+  };
+  std::map<uintptr_t, ManagedHints> managed_hints;
 };
 
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for work the simulated device cannot capture (it

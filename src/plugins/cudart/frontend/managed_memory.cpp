@@ -119,3 +119,20 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_
   }
   return cr::remote::ahead::cudaMemPrefetchAsync(devPtr, count, location, flags, stream);
 }
+
+// Several attributes of a managed range: each asked as cudaMemRangeGetAttribute asks it (row
+// 275), the first failure answered. (One round trip each: a program asks for a few, rarely.)
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemRangeGetAttributes(void** data, size_t* dataSizes,
+                                                            cudaMemRangeAttribute* attributes,
+                                                            size_t numAttributes,
+                                                            const void* devPtr, size_t count) {
+  if (data == nullptr || dataSizes == nullptr || attributes == nullptr || numAttributes == 0) {
+    return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  for (size_t i = 0; i < numAttributes; ++i) {
+    const cudaError_t result =
+        cudaMemRangeGetAttribute(data[i], dataSizes[i], attributes[i], devPtr, count);
+    if (result != cudaSuccess) return result;
+  }
+  return cudaSuccess;
+}
