@@ -872,7 +872,9 @@ def handler_case(c, d):
         if p.direction == "kernel":
             out.append(f"      const void* {p.name} = kernel_handle(in);  // validated id")
         elif p.is_array:
-            qualifier = "const " if p.direction == "in" else ""
+            # The header's constness: a few take an input array by a non-const pointer
+            # (cuDeviceSetGraphMemAttribute's value).
+            qualifier = "const " if p.direction == "in" and p.pointee.startswith("const") else ""
             out.append(f"      Array<{p.element}> {p.holder}(in);")
             out.append(f"      {qualifier}{p.element}* const {p.name} = {p.holder}.ptr();")
         elif p.direction in VALUE_DIRECTIONS:

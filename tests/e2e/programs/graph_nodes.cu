@@ -300,6 +300,15 @@ int main() {
   if (have_allocating && OK(cudaMemcpy(sevens.data(), z, bytes, cudaMemcpyDeviceToHost))) {
     EXPECT(sevens[0] == 7 && sevens[bytes - 1] == 7);
   }
+  // The device's graph memory: its high mark holds at least the allocation; only a high mark can
+  // be set, and only to 0.
+  unsigned long long high = 0, no_mark = 0;
+  if (OK(cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &high))) {
+    EXPECT(high >= bytes);
+  }
+  SHOW(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemHigh, &no_mark));
+  SHOW(cudaDeviceSetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &no_mark));
+  SHOW(cudaGetLastError());
   SHOW(cudaGraphExecDestroy(allocating_exec));
   SHOW(cudaGraphDestroy(allocating));
 

@@ -10,6 +10,9 @@
 // they cannot be cloned or embedded in a child node (graph_shape.cpp, graphs.cpp,
 // graph_nodes.cpp), an allocation is freed by one free node only, and memory nodes go only into
 // graphs of one's own (not a child node's).
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -140,3 +143,65 @@ void release_graph_memory(State& s, const Graph& graph) {
 }
 
 }  // namespace gvirtus::simulated
+
+namespace {
+
+// The bytes the device's graph allocations hold now, the high mark raised to them.
+uint64_t graph_memory_now(sim::State& s) {
+  uint64_t bytes = 0;
+  for (const auto& [address, allocation] : s.graph_allocations) {
+    if (const auto it = s.allocation_bytes.find(address); it != s.allocation_bytes.end()) {
+      bytes += it->second;
+    }
+  }
+  s.graph_memory_high = std::max(s.graph_memory_high, bytes);
+  return bytes;
+}
+
+}  // namespace
+
+// Graph memory's use: what the graphs' allocation nodes hold (the simulated device reserves what
+// it uses, so reserved and used agree), and the most it has held.
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetGraphMemAttribute(CUdevice device,
+                                                               CUgraphMem_attribute attr,
+                                                               void* value) {
+  return sim::guarded([&](sim::State& s) {
+    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::valid_device(s, device)) return CUDA_ERROR_INVALID_DEVICE;
+    const uint64_t now = graph_memory_now(s);
+    uint64_t answer = 0;
+    switch (attr) {
+      case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
+      case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
+        answer = now;
+        break;
+      case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+      case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
+        answer = s.graph_memory_high;
+        break;
+      default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    std::memcpy(value, &answer, sizeof answer);
+    return CUDA_SUCCESS;
+  });
+}
+
+// Only a high mark can be set, and only to 0 (it becomes what is held now), as the driver allows.
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceSetGraphMemAttribute(CUdevice device,
+                                                               CUgraphMem_attribute attr,
+                                                               void* value) {
+  return sim::guarded([&](sim::State& s) {
+    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::valid_device(s, device)) return CUDA_ERROR_INVALID_DEVICE;
+    uint64_t requested = 0;
+    std::memcpy(&requested, value, sizeof requested);
+    if ((attr != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && attr != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) ||
+        requested != 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    s.graph_memory_high = 0;
+    graph_memory_now(s);
+    return CUDA_SUCCESS;
+  });
+}

@@ -182,6 +182,9 @@ struct State {
     bool freed_by_node;
   };
   std::map<uintptr_t, GraphAllocation> graph_allocations;
+  // The most graph memory the device has held (cuDeviceGetGraphMemAttribute's high marks; reset
+  // by cuDeviceSetGraphMemAttribute).
+  uint64_t graph_memory_high = 0;
   // The device pool's settable attributes (CUmemPool_attribute -> value).
   // Every pool's settable attributes (CUmemPool_attribute -> value), by pool.
   std::map<CUmemoryPool, std::map<int, uint64_t>> pool_attributes;
