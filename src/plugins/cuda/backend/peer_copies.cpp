@@ -11,11 +11,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/error.h"
@@ -95,6 +102,93 @@ bool recv_all(int fd, void* data, size_t bytes) {
   }
   return true;
 }
+
+// Chunks handed between the handler's thread, which copies them on the device (the session's
+// context is current there), and a thread that moves them over the connection, so that a chunk's
+// device copy overlaps the previous chunk's transfer. kDepth buffers: while one is on the
+// network and one is being copied, the next is ready.
+class ChunkPipeline {
+ public:
+  static constexpr size_t kDepth = 3;
+
+  // The worker's buffers, made once and kept, so that a transfer pays neither for allocating nor
+  // for faulting in its staging memory; a transfer that finds them in use by another (copies
+  // from two of the client's threads run on two executors) makes its own.
+  ChunkPipeline() {
+    static std::mutex kept_mutex;
+    static std::array<std::unique_ptr<std::byte[]>, kDepth>* const kept = [] {
+      auto* buffers = new std::array<std::unique_ptr<std::byte[]>, kDepth>;
+      for (auto& buffer : *buffers) buffer.reset(new std::byte[kCopyChunkBytes]);
+      return buffers;
+    }();
+    kept_lock_ = std::unique_lock(kept_mutex, std::try_to_lock);
+    for (size_t i = 0; i < kDepth; ++i) {
+      if (!kept_lock_.owns_lock()) own_[i].reset(new std::byte[kCopyChunkBytes]);
+      buffers_[i] = kept_lock_.owns_lock() ? (*kept)[i].get() : own_[i].get();
+      free_.push_back(i);
+    }
+  }
+
+  std::byte* data(size_t buffer) { return buffers_[buffer]; }
+
+  // The producer: an empty buffer (nullopt once the pipeline stopped), then filled with `bytes`.
+  std::optional<size_t> take_free() { return take(free_); }
+  void put_full(size_t buffer, size_t bytes) {
+    std::lock_guard lock(mutex_);
+    sizes_[buffer] = bytes;  // before the consumer can take it
+    full_.push_back(buffer);
+    changed_.notify_all();
+  }
+  // No chunk follows those put: the consumer ends once it has taken them.
+  void finish() {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    changed_.notify_all();
+  }
+
+  // The consumer: the next full buffer and its bytes, in order (nullopt at the end, or once the
+  // pipeline stopped), then given back empty.
+  std::optional<std::pair<size_t, size_t>> take_full() {
+    const auto buffer = take(full_);
+    if (!buffer) return std::nullopt;
+    std::lock_guard lock(mutex_);
+    return std::pair{*buffer, sizes_[*buffer]};
+  }
+  void give_back(size_t buffer) { put(free_, buffer); }
+
+  // A failure on either side: both sides end at their next step.
+  void stop() {
+    std::lock_guard lock(mutex_);
+    stopped_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::optional<size_t> take(std::deque<size_t>& queue) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock,
+                  [&] { return stopped_ || !queue.empty() || (&queue == &full_ && finished_); });
+    if (stopped_ || queue.empty()) return std::nullopt;
+    const size_t buffer = queue.front();
+    queue.pop_front();
+    return buffer;
+  }
+  void put(std::deque<size_t>& queue, size_t buffer) {
+    std::lock_guard lock(mutex_);
+    queue.push_back(buffer);
+    changed_.notify_all();
+  }
+
+  std::unique_lock<std::mutex> kept_lock_;
+  std::array<std::unique_ptr<std::byte[]>, kDepth> own_;
+  std::array<std::byte*, kDepth> buffers_{};
+  std::array<size_t, kDepth> sizes_{};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<size_t> free_, full_;
+  bool finished_ = false;
+  bool stopped_ = false;
+};
 
 void receive_open(WireReader& in, WireWriter& out, CUresult& result) {
   const auto request = get_record<PeerReceiveOpenRequest>(in);
@@ -184,18 +278,42 @@ void receive(WireReader& in, WireWriter& out, CUresult& result) {
   } else if (real().cuMemcpyHtoD_v2 == nullptr) {
     result = CUDA_ERROR_NOT_SUPPORTED;
   } else {
-    std::vector<std::byte> buffer(std::min<uint64_t>(receiver.bytes, kCopyChunkBytes));
+    // The network thread receives each chunk while this one copies the previous to the device.
+    ChunkPipeline pipeline;
+    uint64_t received = 0;
+    bool complete = true;
+    std::thread network([&] {
+      while (received < receiver.bytes) {
+        const auto buffer = pipeline.take_free();
+        if (!buffer) return;  // the device copy failed
+        const size_t chunk = std::min<uint64_t>(kCopyChunkBytes, receiver.bytes - received);
+        if (!recv_all(sender.get(), pipeline.data(*buffer), chunk)) {
+          complete = false;
+          pipeline.stop();
+          return;
+        }
+        pipeline.put_full(*buffer, chunk);
+        received += chunk;
+      }
+      pipeline.finish();
+    });
     result = CUDA_SUCCESS;
-    for (uint64_t done = 0; done < receiver.bytes && result == CUDA_SUCCESS;) {
-      const size_t chunk = std::min<uint64_t>(kCopyChunkBytes, receiver.bytes - done);
-      if (!recv_all(sender.get(), buffer.data(), chunk)) {
-        GVIRTUS_LOG(kWarning) << "a direct copy's sender stopped after " << done << " of "
-                              << receiver.bytes << " bytes";
-        result = kTransferFailed;
+    uint64_t written = 0;
+    while (const auto chunk = pipeline.take_full()) {
+      result = real().cuMemcpyHtoD_v2(receiver.device + written, pipeline.data(chunk->first),
+                                      chunk->second);
+      if (result != CUDA_SUCCESS) {
+        pipeline.stop();
         break;
       }
-      result = real().cuMemcpyHtoD_v2(receiver.device + done, buffer.data(), chunk);
-      done += chunk;
+      written += chunk->second;
+      pipeline.give_back(chunk->first);
+    }
+    network.join();
+    if (!complete) {
+      GVIRTUS_LOG(kWarning) << "a direct copy's sender stopped after " << received << " of "
+                            << receiver.bytes << " bytes";
+      result = kTransferFailed;
     }
     // The sender waits for this byte, so its reply says the bytes are in place.
     const uint8_t done = result == CUDA_SUCCESS ? 1 : 0;
@@ -253,15 +371,35 @@ void send(WireReader& in, WireWriter& out, CUresult& result) {
   const UniqueFd connection = connect_to(host, request.port);
   if (connection.valid() && send_all(connection.get(), &token, sizeof token) &&
       send_all(connection.get(), &request.bytes, sizeof request.bytes)) {
-    std::vector<std::byte> buffer(std::min<uint64_t>(request.bytes, kCopyChunkBytes));
-    CUresult copied = CUDA_SUCCESS;
+    // This thread copies each chunk from the device while the network thread sends the
+    // previous one.
+    ChunkPipeline pipeline;
     bool sent = true;
-    for (uint64_t done = 0; done < request.bytes && copied == CUDA_SUCCESS && sent;) {
+    std::thread network([&] {
+      while (const auto chunk = pipeline.take_full()) {
+        if (!send_all(connection.get(), pipeline.data(chunk->first), chunk->second)) {
+          sent = false;
+          pipeline.stop();
+          return;
+        }
+        pipeline.give_back(chunk->first);
+      }
+    });
+    CUresult copied = CUDA_SUCCESS;
+    for (uint64_t done = 0; done < request.bytes;) {
+      const auto buffer = pipeline.take_free();
+      if (!buffer) break;  // the network failed
       const size_t chunk = std::min<uint64_t>(kCopyChunkBytes, request.bytes - done);
-      copied = real().cuMemcpyDtoH_v2(buffer.data(), request.device + done, chunk);
-      if (copied == CUDA_SUCCESS) sent = send_all(connection.get(), buffer.data(), chunk);
+      copied = real().cuMemcpyDtoH_v2(pipeline.data(*buffer), request.device + done, chunk);
+      if (copied != CUDA_SUCCESS) {
+        pipeline.stop();
+        break;
+      }
+      pipeline.put_full(*buffer, chunk);
       done += chunk;
     }
+    pipeline.finish();
+    network.join();
     uint8_t received = 0;
     if (copied != CUDA_SUCCESS) {
       result = copied;
