@@ -13,7 +13,9 @@
 
 #include "cuda_remote_calls.h"
 #include "frontend/process_session.h"
+#include "frontend/route_scope.h"
 #include "plugins/cuda/frontend/contexts.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -110,6 +112,20 @@ CUresult kept_in(Map Answers::*map, const typename Map::key_type& key,
       });
 }
 
+// The session whose answer it is: the backend the call goes to (in a pool, the one holding the
+// handle or device; else the calling thread's), as its remote call routes it. Handles are each
+// backend's own values, which may coincide between backends.
+const void* session_of(std::optional<uint32_t> backend) {
+  const stub::RouteScope route(backend);
+  return process_session::token();
+}
+
+// Where an attribute of `code` (a function's, or a kernel's for `device`) is kept.
+auto attribute_key(const void* code, CUfunction_attribute attribute, CUdevice device) {
+  return std::tuple{session_of(pool_backend_of_handle("code", code)), code,
+                    static_cast<int>(attribute), device};
+}
+
 // After a call that changes what the answers say: forgotten if it succeeded. Returns `result`.
 CUresult forgetting_after(CUresult result) {
   if (result == CUDA_SUCCESS) forget_context_answers();
@@ -127,7 +143,7 @@ void forget_context_answers() {
 
 bool attribute_already(const void* code, CUdevice device, CUfunction_attribute attribute,
                        int value) {
-  const auto key = std::tuple{process_session::token(), code, static_cast<int>(attribute), device};
+  const auto key = attribute_key(code, attribute, device);
   return with_answers([&](Answers& a) {
     const auto it = a.attributes.find(key);
     return it != a.attributes.end() && it->second == value;
@@ -135,7 +151,7 @@ bool attribute_already(const void* code, CUdevice device, CUfunction_attribute a
 }
 
 void attribute_set(const void* code, CUdevice device, CUfunction_attribute attribute, int value) {
-  const auto key = std::tuple{process_session::token(), code, static_cast<int>(attribute), device};
+  const auto key = attribute_key(code, attribute, device);
   with_answers([&](Answers& a) {
     a.clear_code(code);
     a.attributes[key] = value;
@@ -153,7 +169,7 @@ namespace cr = gvirtus::cuda;
 // too (NVIDIA's runtime retains it through this stub; the runtime stub through its own plugin).
 GVIRTUS_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
   if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const auto key = std::tuple{gvirtus::process_session::token(), dev};
+  const auto key = std::tuple{cr::session_of(cr::pool_backend_of_device(dev)), dev};
   return cr::kept_or_asked(
       [&](cr::Answers& a) {
         const auto it = a.primary_states.find(key);
@@ -174,7 +190,8 @@ GVIRTUS_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
   // A null context is the calling thread's current one.
   const CUcontext context = ctx != nullptr ? ctx : cr::current_context();
   if (context == nullptr) return cr::remote::cuCtxGetId(ctx, ctxId);  // the driver's answer
-  const auto key = std::tuple{gvirtus::process_session::token(), context};
+  const auto key =
+      std::tuple{cr::session_of(cr::pool_backend_of_handle("context", context)), context};
   return cr::kept_in(&cr::Answers::context_ids, key, ctxId,
                      [&] { return cr::remote::cuCtxGetId(ctx, ctxId); });
 }
@@ -184,7 +201,8 @@ GVIRTUS_EXPORT CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) 
   if (pFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const CUcontext context = cr::current_context();
   if (context == nullptr) return cr::remote::cuKernelGetFunction(pFunc, kernel);
-  const auto key = std::tuple{gvirtus::process_session::token(), context, kernel};
+  const auto key =
+      std::tuple{cr::session_of(cr::pool_backend_of_handle("kernel", kernel)), context, kernel};
   return cr::kept_in(&cr::Answers::kernel_functions, key, pFunc,
                      [&] { return cr::remote::cuKernelGetFunction(pFunc, kernel); });
 }
@@ -200,8 +218,8 @@ GVIRTUS_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int
 GVIRTUS_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned int flags) {
   if (numBlocks == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const auto key =
-      std::tuple{gvirtus::process_session::token(), func, blockSize, dynamicSMemSize, flags};
+  const auto key = std::tuple{cr::session_of(cr::pool_backend_of_handle("function", func)), func,
+                              blockSize, dynamicSMemSize, flags};
   return cr::kept_in(&cr::Answers::occupancies, key, numBlocks, [&] {
     return cr::remote::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
         numBlocks, func, blockSize, dynamicSMemSize, flags);
@@ -233,8 +251,7 @@ template <typename Ask>
 CUresult kept_attribute(int* value, const void* code, CUfunction_attribute attribute,
                         CUdevice device, Ask ask) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const auto key =
-      std::tuple{gvirtus::process_session::token(), code, static_cast<int>(attribute), device};
+  const auto key = cr::attribute_key(code, attribute, device);
   return cr::kept_in(&cr::Answers::attributes, key, value, ask);
 }
 
