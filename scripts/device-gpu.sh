@@ -128,11 +128,14 @@ build() {
 }
 
 # Where carried libraries were built against, the programs find them at run time too (after the
-# machine's own, which win where they exist).
+# machine's own, which win where they exist). Once, however often it is called.
 runtime_env() {
-  if [ -d "$DEVROOT/usr/lib/x86_64-linux-gnu" ]; then
-    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$DEVROOT/usr/lib/x86_64-linux-gnu"
-  fi
+  local libs=$DEVROOT/usr/lib/x86_64-linux-gnu
+  [ -d "$libs" ] || return 0
+  case ":${LD_LIBRARY_PATH:-}:" in
+    *":$libs:"*) ;;
+    *) export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$libs" ;;
+  esac
 }
 
 device_tag() {
@@ -283,13 +286,16 @@ all() {
   echo "ctest: $((SECONDS - start)) s" | tee -a "$steps"
 }
 
-case ${1:-} in
-  fetch) fetch ;;
-  build) build ;;
-  suite) [ $# -ge 2 ] || usage; suite "$2" ;;
-  bench) [ $# -ge 2 ] || usage; bench "$2" "${3:-}" ;;
-  frameworks) [ $# -ge 2 ] || usage; frameworks "$2" ;;
-  diagnose) [ $# -ge 3 ] || usage; out=$2; shift 2; diagnose "$out" "$@" ;;
-  all) [ $# -ge 2 ] || usage; all "$2" ;;
-  *) usage ;;
-esac
+# Run as a command; sourced (scripts/device-lease.sh), it only defines the functions above.
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  case ${1:-} in
+    fetch) fetch ;;
+    build) build ;;
+    suite) [ $# -ge 2 ] || usage; suite "$2" ;;
+    bench) [ $# -ge 2 ] || usage; bench "$2" "${3:-}" ;;
+    frameworks) [ $# -ge 2 ] || usage; frameworks "$2" ;;
+    diagnose) [ $# -ge 3 ] || usage; out=$2; shift 2; diagnose "$out" "$@" ;;
+    all) [ $# -ge 2 ] || usage; all "$2" ;;
+    *) usage ;;
+  esac
+fi

@@ -29,14 +29,10 @@ echo "phase $PHASE: commit $(git rev-parse --short HEAD 2>/dev/null || echo unkn
      "$(nproc) cpus" \
      >> "$STEPS"
 export GVIRTUS_DEVICE_BUILD=$PWD/build-gpu
-with_carried_libs() {  # the carried libraries (prometheus-cpp's civetweb) after the machine's
-  local libs=/tmp/gvirtus-devroot/usr/lib/x86_64-linux-gnu
-  [ -d "$libs" ] || return 0
-  case ":${LD_LIBRARY_PATH:-}:" in
-    *":$libs:"*) ;;
-    *) export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$libs" ;;
-  esac
-}
+# device-gpu.sh's pieces: runtime_env (the carried libraries on the loader's path) and
+# driver_configs (the shipped configurations with the driver's plugins, under $CONFIGS).
+source scripts/device-gpu.sh
+set +eu
 step() {  # NAME LIMIT COMMAND...: runs COMMAND for at most LIMIT seconds (less if less is left)
   local name=$1 limit=$2 left=$((END - SECONDS - 15)) start=$SECONDS rc
   shift 2
@@ -48,11 +44,8 @@ step() {  # NAME LIMIT COMMAND...: runs COMMAND for at most LIMIT seconds (less 
   return $rc
 }
 BENCH=build-gpu/bin/gvirtus-bench
-export W CONFIG=/tmp/gvirtus-gpu-configs/shm.json
+export W CONFIG=$CONFIGS/shm.json
 torch_diagnosis() {  # run by `timeout` through bash: exported
-  mkdir -p "$(dirname "$CONFIG")"  # the shm configuration with the driver's plugins, as the suite's
-  sed 's/"plugins": \["cudart"\]/"plugins": ["cudart", "cuda", "nvml"]/' etc/examples/shm.json \
-    > "$CONFIG"
   GVIRTUS_LOGLEVEL=debug build-gpu/bin/gvirtus-backend --config "$CONFIG" 2> "$W/torch-backend.log" &
   local backend=$!
   sleep 1
@@ -75,14 +68,14 @@ for s in "$@"; do
     suite) GVIRTUS_GPU_SUITE_CTEST=0 GVIRTUS_GPU_SUITE_TIMEOUT=60 \
              step suite 300 bash scripts/device-gpu.sh suite "$W" ;;
     frameworks) step frameworks 200 bash scripts/device-gpu.sh frameworks "$W" ;;
-    torchdiag) with_carried_libs; step torchdiag 60 bash -c torch_diagnosis ;;
-    bgpu) with_carried_libs
+    torchdiag) runtime_env; driver_configs; step torchdiag 60 bash -c torch_diagnosis ;;
+    bgpu) runtime_env
       step bench-gpu 150 "$BENCH" gpu --mode runtime --mode driver --quick --json "$W/gpu-$PHASE.json" ;;
-    bcopy) with_carried_libs; step bench-copy 90 "$BENCH" copy --quick --json "$W/copy-$PHASE.json" ;;
-    bpool) with_carried_libs; step bench-pool 90 "$BENCH" pool --quick --json "$W/pool-$PHASE.json" ;;
-    bfw) with_carried_libs
+    bcopy) runtime_env; step bench-copy 90 "$BENCH" copy --quick --json "$W/copy-$PHASE.json" ;;
+    bpool) runtime_env; step bench-pool 90 "$BENCH" pool --quick --json "$W/pool-$PHASE.json" ;;
+    bfw) runtime_env
       step bench-fw 200 "$BENCH" frameworks --quick --json "$W/frameworks-bench-$PHASE.json" ;;
-    ctest) with_carried_libs
+    ctest) runtime_env
       step ctest 400 ctest --test-dir build-gpu -j 16 --timeout 90 --output-on-failure \
         -E '^(vm_rdma_vsock|.*fuzz.*|debs_build_with_checked_file_lists|install_tree_runs_a_sample|Prometheus\..*)$' ;;
     diagnose)

@@ -80,8 +80,8 @@ auto with_answers(With with) {
   return with(a);
 }
 
-// Asks the backend unless an answer is kept: `find(a)` gives the kept one (or null), `ask()` asks
-// the backend, `keep(a)` keeps what it answered when `worth_keeping()` says so.
+// Asks the backend unless an answer is kept: `find(a)` writes the kept one out and says whether
+// there was one, `ask()` asks the backend, `keep(a)` keeps (or not) what it answered.
 template <typename Find, typename Ask, typename Keep>
 CUresult kept_or_asked(Find find, Ask ask, Keep keep) {
   if (with_answers(find)) return CUDA_SUCCESS;

@@ -12,7 +12,6 @@
 // graphs of one's own (not a child node's).
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -158,6 +157,17 @@ uint64_t graph_memory_now(sim::State& s) {
   return bytes;
 }
 
+// An attribute call of `device`'s graph memory, `value` its 8 bytes: body(state, bytes held now,
+// the value as a uint64_t), after the checks both calls make.
+template <typename Body>
+CUresult with_graph_memory(CUdevice device, void* value, Body body) {
+  return sim::guarded([&](sim::State& s) {
+    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!sim::valid_device(s, device)) return CUDA_ERROR_INVALID_DEVICE;
+    return body(s, graph_memory_now(s), *static_cast<uint64_t*>(value));
+  });
+}
+
 }  // namespace
 
 // Graph memory's use: what the graphs' allocation nodes hold (the simulated device reserves what
@@ -165,25 +175,19 @@ uint64_t graph_memory_now(sim::State& s) {
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetGraphMemAttribute(CUdevice device,
                                                                CUgraphMem_attribute attr,
                                                                void* value) {
-  return sim::guarded([&](sim::State& s) {
-    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (!sim::valid_device(s, device)) return CUDA_ERROR_INVALID_DEVICE;
-    const uint64_t now = graph_memory_now(s);
-    uint64_t answer = 0;
+  return with_graph_memory(device, value, [&](sim::State& s, uint64_t now, uint64_t& answer) {
     switch (attr) {
       case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT:
       case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
         answer = now;
-        break;
+        return CUDA_SUCCESS;
       case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
       case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
         answer = s.graph_memory_high;
-        break;
+        return CUDA_SUCCESS;
       default:
         return CUDA_ERROR_INVALID_VALUE;
     }
-    std::memcpy(value, &answer, sizeof answer);
-    return CUDA_SUCCESS;
   });
 }
 
@@ -191,17 +195,12 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetGraphMemAttribute(CUdevice device,
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceSetGraphMemAttribute(CUdevice device,
                                                                CUgraphMem_attribute attr,
                                                                void* value) {
-  return sim::guarded([&](sim::State& s) {
-    if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (!sim::valid_device(s, device)) return CUDA_ERROR_INVALID_DEVICE;
-    uint64_t requested = 0;
-    std::memcpy(&requested, value, sizeof requested);
+  return with_graph_memory(device, value, [&](sim::State& s, uint64_t now, uint64_t& requested) {
     if ((attr != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && attr != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) ||
         requested != 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    s.graph_memory_high = 0;
-    graph_memory_now(s);
+    s.graph_memory_high = now;
     return CUDA_SUCCESS;
   });
 }

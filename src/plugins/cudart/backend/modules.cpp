@@ -113,15 +113,15 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
     // The runtime takes a pointer and finds the size from the image itself: headers that claim
     // more than arrived, or PTX without its NUL, would have it read past the bytes (a GPU's
     // runtime accepted 16 bytes of text with no NUL).
-    result = cuda::module_image_size(library.image.data(), library.image.size()) != 0
-                 ? ::cudaLibraryLoadData(&library.handle, library.image.data(), nullptr, nullptr, 0,
-                                         nullptr, nullptr, 0)
-                 : cudaErrorInvalidKernelImage;
-    if (result == cudaErrorInvalidKernelImage && library.handle == nullptr) {
+    if (cuda::module_image_size(library.image.data(), library.image.size()) == 0) {
       GVIRTUS_LOG(kWarning) << "cudart: module " << id
-                            << " refused: not a fatbinary, cubin or NUL-terminated PTX that "
-                               "lies within its "
+                            << " refused: not a fatbinary, cubin or NUL-terminated PTX that lies "
+                               "within its "
                             << total << " bytes";
+      result = cudaErrorInvalidKernelImage;
+    } else {
+      result = ::cudaLibraryLoadData(&library.handle, library.image.data(), nullptr, nullptr, 0,
+                                     nullptr, nullptr, 0);
     }
     if (result != cudaSuccess) {  // a later attempt starts again from offset 0
       library.handle = nullptr;
