@@ -54,7 +54,10 @@ class AbiPlugin final : public BackendPlugin {
         session.shared_memory.size(),
         // The ABI passes the shared counter as plain memory: a lock-free 64-bit atomic.
         reinterpret_cast<uint64_t*>(session.device_bytes), session.registry,
-        session.module_cache_dir.c_str(), session.module_cache_max_bytes};
+        session.module_cache_dir.c_str(), session.module_cache_max_bytes,
+        // The same lock-free int: the ABI passes it as plain memory.
+        reinterpret_cast<const int*>(session.client_gone)};
+    static_assert(sizeof(std::atomic<int>) == sizeof(int) && std::atomic<int>::is_always_lock_free);
     gvirtus_result_v1 result{};
     void* state = table_->open_session(&info, &result);
     if (state == nullptr) {

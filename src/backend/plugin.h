@@ -46,6 +46,10 @@ struct SessionInfo {
   // its size; an empty directory or a bound of 0: there is none.
   std::string module_cache_dir;
   uint64_t module_cache_max_bytes = 0;
+  // Non-zero once the client is gone (its connection closed, the session ending): a call that
+  // waits for the client (a host function's gate, services/host_gates.h) stops waiting. Null
+  // when nothing says so.
+  const std::atomic<int>* client_gone = nullptr;
 };
 
 // One call being executed. `args` reads the request payload; `reply` collects the reply payload

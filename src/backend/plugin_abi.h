@@ -89,6 +89,9 @@ typedef struct gvirtus_session_info_v1 {
    * directory, or NULL or "" when there is none, and the bound on its size in bytes. */
   const char* module_cache_dir;
   uint64_t module_cache_max_bytes;
+  /* Non-zero once the client is gone (the session is ending): a call that waits for the client
+   * stops waiting. Read it with atomic loads; NULL when the backend offers none. */
+  const int* client_gone;
 } gvirtus_session_info_v1;
 
 /* One call to execute: the frame's header fields and its request payload. */

@@ -97,6 +97,11 @@ struct Adapter {
         state->info.module_cache_dir = c->module_cache_dir;
         state->info.module_cache_max_bytes = c->module_cache_max_bytes;
       }
+      // A backend built before client_gone passes a shorter struct: nothing says so.
+      if (c->struct_size >=
+          offsetof(gvirtus_session_info_v1, client_gone) + sizeof c->client_gone) {
+        state->info.client_gone = reinterpret_cast<const std::atomic<int>*>(c->client_gone);
+      }
       state->session = plugin().open_session(state->info);
       result->error_kind = 0;
       result->reply = nullptr;

@@ -52,6 +52,7 @@ class Session {
     info_.shared_memory = connection.shared_memory();
     info_.device_bytes = current_session_device_bytes();
     info_.registry = registry_.table();
+    info_.client_gone = &client_gone_;
     if (module_cache.max_bytes != 0) {
       info_.module_cache_dir = module_cache.path;
       info_.module_cache_max_bytes = module_cache.max_bytes;
@@ -60,6 +61,7 @@ class Session {
 
   ~Session() {
     ending_ = true;      // calls still queued are for a session that is over: skip them
+    client_gone_ = 1;    // calls waiting for the client (a host function's gate) stop waiting
     executors_.clear();  // first: they use everything else
   }
 
@@ -319,8 +321,19 @@ class Session {
       count(&MetricsTable::count_refused_for_limits);
       raise(ErrorKind::kOverloaded, why);  // ends this session
     }
-    if (!inline_thread_) inline_thread_ = h.thread_id;
-    if (h.thread_id == *inline_thread_) {
+    if (h.call_id == core::call_id(core::Fn::kServeOnExecutors)) {
+      // Here, on the reading thread, so that every later frame is dispatched the new way. The
+      // inline thread's earlier calls have all finished: they ran here.
+      if (!h.is_async()) {
+        WireReader(frame.payload, "ServeOnExecutors").expect_end();
+        serve_on_executors_ = true;
+        reply_.clear();
+        send_reply(h, reply_.view(), 0, 0);
+      }
+      return;
+    }
+    if (!inline_thread_ && !serve_on_executors_) inline_thread_ = h.thread_id;
+    if (!serve_on_executors_ && h.thread_id == *inline_thread_) {
       execute(h, frame.payload, reply_);
     } else {
       Executor& executor = executor_for(h.thread_id);
@@ -459,6 +472,8 @@ class Session {
   WireWriter reply_;                       // the reading thread's replies
   std::mutex send_mutex_;                  // serialises sends
   std::optional<uint32_t> inline_thread_;  // the client thread served on the reading thread
+  bool serve_on_executors_ = false;        // a ServeOnExecutors call came: no inline thread
+  std::atomic<int> client_gone_{0};        // SessionInfo::client_gone
   std::mutex fatal_mutex_;
   std::optional<Error> fatal_;  // why an executor ended the session
   std::atomic<bool> ending_{false};

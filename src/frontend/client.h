@@ -61,6 +61,9 @@ class Client {
   // the plugin and the reason; the session goes on), or the session's failure.
   void open_plugin(const PluginRef& plugin, uint32_t version);
 
+  // The configuration's bound on a synchronous reply, in milliseconds (0: none).
+  uint32_t reply_timeout_ms() const { return config_.reply_timeout_ms; }
+
   // Sends a synchronous call and waits for its reply. Throws Error: the backend's error reply
   // (with its kind and message), kDisconnected, kTimedOut, or kInvalidInput for a malformed reply.
   void call(uint32_t call_id, std::span<const ByteView> payload, ReplyDecoder decode);

@@ -17,6 +17,7 @@
 #include "common/error.h"
 #include "frontend/call_stats.h"
 #include "frontend/client.h"
+#include "frontend/host_callbacks.h"
 #include "frontend/managed_memory.h"
 #include "frontend/pool.h"
 
@@ -289,6 +290,31 @@ uint64_t gvirtus_device_generation(void) {
 
 void gvirtus_device_generation_bump(void) {
   g_device_generation.fetch_add(1, std::memory_order_acq_rel);
+}
+
+uint64_t gvirtus_host_callback_add(const gvirtus_host_callback* callback) {
+  if (callback == nullptr || callback->run == nullptr) return 0;
+  try {
+    return gvirtus::add_host_callback(*callback);
+  } catch (...) {
+    return 0;  // out of memory
+  }
+}
+
+int gvirtus_host_callback_find(uint64_t token, gvirtus_host_callback* callback) {
+  if (callback == nullptr) return 0;
+  const auto found = gvirtus::find_host_callback(token);
+  if (!found) return 0;
+  *callback = *found;
+  return 1;
+}
+
+void gvirtus_host_callback_drop(uint64_t token) {
+  gvirtus::drop_host_callback(token);
+}
+
+int gvirtus_host_callbacks_serve(uint32_t next_call_id) {
+  return gvirtus::guarded([&] { gvirtus::serve_host_callbacks(next_call_id); });
 }
 
 const void* gvirtus_session_token(void) {

@@ -162,6 +162,31 @@ GVIRTUS_FRONTEND_API int gvirtus_managed_find(uint64_t address, uint64_t* base, 
 GVIRTUS_FRONTEND_API uint64_t gvirtus_device_generation(void);
 GVIRTUS_FRONTEND_API void gvirtus_device_generation_bump(void);
 
+/* Host functions that run in the application while the backend's stream waits for them
+ * (frontend/host_callbacks.h; the backend's gates: backend/services/host_gates.h). A stub
+ * registers the application's function as a callback and sends its token in the function's
+ * place; the session's callback thread runs `run` with the callback and the status the gate
+ * reached (a stream callback's; 0 for a host function) when the backend's stream reaches it. Under
+ * the version node GVIRTUS_FRONTEND_1.5. */
+typedef struct gvirtus_host_callback {
+  void (*run)(const struct gvirtus_host_callback* callback, int32_t status);
+  void* function; /* the application's, and what goes with it, for `run` */
+  void* data;
+  void* extra;
+} gvirtus_host_callback;
+/* Registers a copy of `callback`; returns its token (never 0), or 0 for a NULL callback or run. */
+GVIRTUS_FRONTEND_API uint64_t gvirtus_host_callback_add(const gvirtus_host_callback* callback);
+/* Copies the callback of `token` into *callback: 1 when it is registered, else 0. */
+GVIRTUS_FRONTEND_API int gvirtus_host_callback_find(uint64_t token,
+                                                    gvirtus_host_callback* callback);
+/* Forgets `token`, whose enqueue failed. */
+GVIRTUS_FRONTEND_API void gvirtus_host_callback_drop(uint64_t token);
+/* Makes the calling thread's route's session serve the gates of the plugin whose "next" call is
+ * `next_call_id` (request: u64 the run done or 0, u32 milliseconds to wait; reply: i32 status, u8
+ * reached, then when reached u64 run, u64 token, i32 status, u8 once): the first time, the
+ * session serves every client thread on an executor and a callback thread starts. */
+GVIRTUS_FRONTEND_API int gvirtus_host_callbacks_serve(uint32_t next_call_id);
+
 /* Identifies the session the calling thread's calls go to (its route's, below): it changes when a
  * forked child starts its own, and differs between the backends of a pool, so stubs key what they
  * learnt from a backend (loaded modules, device properties) by it. Never NULL. Does not connect. */

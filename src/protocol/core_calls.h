@@ -9,6 +9,10 @@
 //   Status - the backend's GPUs and sessions, for operators (gvirtus-smi; protocol/status.h).
 //   OpenPlugin - opens one more plugin on a live session (protocol/handshake.h): a stub library
 //           loaded after the first call joins the process's session.
+//   ServeOnExecutors - from now on every client thread's calls run on an executor of their own,
+//           none on the reading thread (backend/session.cpp). A stub asks for it before it sends
+//           anything whose completion waits for the client (a host function's gate): a call
+//           blocked on the reading thread would stop it reading the call that releases the gate.
 #pragma once
 
 #include "common/frame.h"
@@ -21,7 +25,8 @@
   X(Wait, 3, sync, "u32 milliseconds")                                        \
   X(Status, 4, sync, "-> BackendStatus (protocol/status.h)")                  \
   X(Authenticate, 5, sync, "u8 outcome, [32 proof]")                          \
-  X(OpenPlugin, 6, sync, "u16 id, str name, u64 table_hash, u32 version")
+  X(OpenPlugin, 6, sync, "u16 id, str name, u64 table_hash, u32 version")     \
+  X(ServeOnExecutors, 7, sync, "-")
 
 namespace gvirtus::core {
 

@@ -31,8 +31,6 @@ T legacy(const char* name, int version) {
   return reinterpret_cast<T>(found);
 }
 
-void host_function(void*) {}
-
 int main(int argc, char** argv) {
   if (argc != 2) return 2;
   CUdevice device = 0;
@@ -126,8 +124,7 @@ int main(int argc, char** argv) {
   copy.Depth = 1;
   CUgraphNode refused = nullptr;
   SHOW(cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &copy, nullptr));
-  CUDA_HOST_NODE_PARAMS host{};
-  host.fn = host_function;
+  CUDA_HOST_NODE_PARAMS host{};  // no function
   SHOW(cuGraphAddHostNode(&refused, graph, nullptr, 0, &host));
   std::printf("refused node: %s\n", refused == nullptr ? "none" : "set");
 

@@ -3,12 +3,15 @@
 // functions the session never got, parameter buffers unlike the kernel's layout, memset and copy
 // nodes over memory that is not the session's, and malformed requests (a copy node naming the
 // client's memory, lists and descriptor counts over their limits, an attribute or a shape query
-// no driver defines). A bad argument is answered with the driver's own error and the session goes
-// on; a malformed request ends only its own session.
+// no driver defines), and host nodes and host functions (their tokens, and the gates' "next"). A
+// bad argument is answered with the driver's own error and the session goes on; a malformed request
+// ends only its own session.
 #include <cuda.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "common/call_marshal.h"
@@ -17,6 +20,7 @@
 #include "cuda_calls.h"
 #include "hostile_driver.h"
 #include "plugins/cuda/common/graph_node_wire.h"
+#include "protocol/core_calls.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -84,6 +88,21 @@ class HostileGraphNodes : public HostileDriver {
 
   static Reply add_empty(Client& c, CUgraph g, const std::vector<CUgraphNode>& dependencies) {
     return call(c, cu::Fn::cuGraphAddEmptyNode, [&](WireWriter& w) { head(w, g, dependencies); });
+  }
+
+  // The gates' "next" from its own thread, as the stub's callback thread calls it: releases `done`,
+  // waits up to `wait_ms` for a reached gate. The reply's bytes after the status.
+  static std::vector<std::byte> next_gate(Client& c, uint64_t done, uint32_t wait_ms) {
+    std::vector<std::byte> rest;
+    std::thread([&] {
+      const Reply r = call(c, cu::Fn::gvirtusHostCallbackNext, [&](WireWriter& w) {
+        w.put<uint64_t>(done);
+        w.put<uint32_t>(wait_ms);
+      });
+      EXPECT_EQ(r.status, CUDA_SUCCESS);
+      rest = r.rest;
+    }).join();
+    return rest;
   }
 
   // A node from an add's reply (the node follows the status).
@@ -247,6 +266,128 @@ TEST_F(HostileGraphNodes, an_attribute_or_a_query_no_driver_defines_ends_only_it
   });
   EXPECT_NE(r.error, ErrorKind{0});
   expect_session_ended_alone(*second);
+}
+
+TEST_F(HostileGraphNodes, host_nodes_take_only_the_sessions_graphs_and_nodes_and_a_token) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUgraph g = graph(c);
+  auto add_host = [&](CUgraph to, uint64_t token) {
+    return call(c, cu::Fn::cuGraphAddHostNode, [&](WireWriter& w) {
+      head(w, to);
+      w.put<uint64_t>(token);
+    });
+  };
+  Reply r = add_host(g, 0);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE) << "a host node names a callback";
+  EXPECT_EQ(node_of(r), nullptr);
+  EXPECT_EQ(add_host(kForeignGraph, 7).status, CUDA_ERROR_INVALID_HANDLE);
+  r = call(c, cu::Fn::cuGraphHostNodeGetParams,
+           [&](WireWriter& w) { mr::put_value(w, kForeignNode); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(r.rest.empty());
+  r = call(c, cu::Fn::cuGraphHostNodeSetParams, [&](WireWriter& w) {
+    mr::put_value(w, kForeignNode);
+    w.put<uint64_t>(7);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  // The session's own host node gives its token back, and takes a new one.
+  r = add_host(g, 42);
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  const CUgraphNode node = node_of(r);
+  auto token_of = [&] {
+    const Reply got =
+        call(c, cu::Fn::cuGraphHostNodeGetParams, [&](WireWriter& w) { mr::put_value(w, node); });
+    EXPECT_EQ(got.status, CUDA_SUCCESS);
+    uint64_t token = 0;
+    if (got.rest.size() == sizeof token) std::memcpy(&token, got.rest.data(), sizeof token);
+    return token;
+  };
+  EXPECT_EQ(token_of(), 42u);
+  r = call(c, cu::Fn::cuGraphHostNodeSetParams, [&](WireWriter& w) {
+    mr::put_value(w, node);
+    w.put<uint64_t>(43);
+  });
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_EQ(token_of(), 43u);
+  // A host function enqueue needs a token and a stream of the session's.
+  auto enqueue = [&](CUstream stream, uint64_t token) {
+    return call(c, cu::Fn::cuLaunchHostFunc, [&](WireWriter& w) {
+      mr::put_value(w, stream);
+      w.put<uint64_t>(token);
+    });
+  };
+  EXPECT_EQ(enqueue(nullptr, 0).status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(enqueue(reinterpret_cast<CUstream>(uintptr_t{0x8000}), 5).status,
+            CUDA_ERROR_INVALID_HANDLE);
+  // "next" releasing a run never handed out, with nothing reached: nothing, after its wait.
+  const std::vector<std::byte> nothing = next_gate(c, 12345, 20);
+  ASSERT_EQ(nothing.size(), 1u);
+  EXPECT_EQ(nothing[0], std::byte{0});
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileGraphNodes, a_host_function_holds_its_stream_until_the_client_releases_it) {
+  const auto owned = client();
+  Client& c = *owned;
+  // As the stub does before its first host function: no call may wait on the reading thread.
+  c.call(core::call_id(core::Fn::kServeOnExecutors), {}, [](WireReader& in) { in.expect_end(); });
+  // The simulated device runs a host function as it is enqueued: the enqueue waits for its gate.
+  std::atomic<bool> enqueued{false};
+  Reply enqueue_reply;
+  std::thread enqueuer([&] {
+    enqueue_reply = call(c, cu::Fn::cuLaunchHostFunc, [&](WireWriter& w) {
+      mr::put_value(w, CUstream{nullptr});
+      w.put<uint64_t>(77);
+    });
+    enqueued = true;
+  });
+  const std::vector<std::byte> reached = next_gate(c, 0, 5000);
+  ASSERT_EQ(reached.size(), 1u + 8 + 8 + 4 + 1);
+  EXPECT_EQ(reached[0], std::byte{1});
+  uint64_t run = 0, token = 0;
+  std::memcpy(&run, reached.data() + 1, sizeof run);
+  std::memcpy(&token, reached.data() + 9, sizeof token);
+  EXPECT_EQ(token, 77u);
+  EXPECT_EQ(reached.back(), std::byte{1}) << "a stream's host function runs once";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(enqueued) << "the stream waits for the client's function";
+  const std::vector<std::byte> after = next_gate(c, run, 0);  // releases it
+  enqueuer.join();
+  EXPECT_TRUE(enqueued);
+  EXPECT_EQ(enqueue_reply.status, CUDA_SUCCESS);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0], std::byte{0});
+  expect_session_goes_on(c);
+}
+
+TEST_F(HostileGraphNodes, a_client_that_leaves_a_host_function_waiting_frees_its_session) {
+  {
+    const auto owned = client();
+    Client& c = *owned;
+    c.call(core::call_id(core::Fn::kServeOnExecutors), {}, [](WireReader& in) { in.expect_end(); });
+    const ByteView payload[] = {[&] {
+      static WireWriter w;
+      w.clear();
+      mr::put_value(w, CUstream{nullptr});
+      w.put<uint64_t>(78);
+      return w.view();
+    }()};
+    c.send_async(cu::call_id(cu::Fn::cuLaunchHostFunc), payload);
+    c.flush_async();
+    const std::vector<std::byte> reached = next_gate(c, 0, 5000);
+    ASSERT_FALSE(reached.empty());
+    EXPECT_EQ(reached[0], std::byte{1});
+  }  // gone without releasing it
+  // The worker ends (its gate stops waiting once the client is gone), and the backend serves on.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (backend_.log().find("exited with status 0") == std::string::npos &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(backend_.log().find("exited with status 0"), std::string::npos) << backend_.log();
+  const auto fresh = client();
+  EXPECT_TRUE(ping(*fresh));
 }
 
 }  // namespace

@@ -392,7 +392,7 @@ TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
         "legacy read back: grid 8, block 128, n 1024, a 0.5, same function yes",
         "legacy edges: 2, 1 into the second kernel",
         "cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &copy, nullptr) -> 801",
-        "cuGraphAddHostNode(&refused, graph, nullptr, 0, &host) -> 801", "refused node: none",
+        "cuGraphAddHostNode(&refused, graph, nullptr, 0, &host) -> 1", "refused node: none",
         "instantiate_v1(&exec, graph, &error_node, log, sizeof log) -> 0",
         "instantiated: error node none, log \"\"",
         "cuGraphExecKernelNodeSetParams(exec, kernel_node, &wider) -> 0",

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/services/host_gates.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/wire_record.h"
@@ -26,6 +27,7 @@
 #include "plugins/cuda/backend/graph_node_calls.h"
 #include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/backend/graph_queries.h"
+#include "plugins/cuda/backend/host_functions.h"
 #include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/backend/links.h"
@@ -327,6 +329,7 @@ void session_opened(const SessionInfo& session) {
   open_shared_memory(session);
   open_module_cache(session);
   forget_all_nodes();
+  services::host_gates().open(session.client_gone);
 }
 
 bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
@@ -389,7 +392,9 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result) ||
              run_graph_call(fn, in, out, result) || run_ipc(fn, in, out, result) ||
              run_stream_memory_ops(fn, in, out, result) ||
-             run_graph_node_call(fn, in, out, result) || run_graph_shape_call(fn, in, out, result);
+             run_graph_node_call(fn, in, out, result) ||
+             run_graph_shape_call(fn, in, out, result) ||
+             run_host_function_call(fn, in, out, result);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/services/host_gates.h"
 #include "common/call_marshal.h"
 #include "common/error.h"
 #include "cuda_real.h"
@@ -11,6 +12,7 @@
 #include "plugins/cuda/backend/graph_node_calls.h"
 #include "plugins/cuda/backend/graph_node_params.h"
 #include "plugins/cuda/backend/graph_nodes.h"
+#include "plugins/cuda/backend/host_functions.h"
 #include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/common/graph_node_wire.h"
 
@@ -261,6 +263,63 @@ void event_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   }
 }
 
+// Host nodes: the client's callback travels as its token; the driver's node holds a gate of the
+// session's in its place (host_functions.h), kept as long as the session since the graph may run
+// it any number of times. A get answers the token of the node's gate.
+void host_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  const auto& d = real();
+  uint64_t token = 0;
+  auto read = [&](WireReader& r) {
+    token = r.get<uint64_t>();
+    return token != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  };
+  // Runs `call` with the parameters of a new gate for `token`; a refused gate goes again.
+  auto with_gate = [&](auto call) -> CUresult {
+    services::Gate* gate = services::host_gates().make(token, false);
+    if (gate == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;  // HostGates::kMaxGates live already
+    const CUDA_HOST_NODE_PARAMS params{reach_host_gate, gate};
+    const CUresult r = call(params);
+    if (r != CUDA_SUCCESS) services::host_gates().discard(gate);
+    return r;
+  };
+  switch (fn) {
+    case Fn::cuGraphAddHostNode:
+      return add_node(in, out, result, lacks(d.cuGraphAddHostNode), read,
+                      [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
+                        return with_gate([&](const CUDA_HOST_NODE_PARAMS& p) {
+                          return d.cuGraphAddHostNode(node, graph, deps, n, &p);
+                        });
+                      });
+    case Fn::cuGraphHostNodeSetParams:
+      return set_node(in, out, result, false, lacks(d.cuGraphHostNodeSetParams), read,
+                      [&](CUgraphExec, CUgraphNode node) {
+                        return with_gate([&](const CUDA_HOST_NODE_PARAMS& p) {
+                          return d.cuGraphHostNodeSetParams(node, &p);
+                        });
+                      });
+    case Fn::cuGraphExecHostNodeSetParams:
+      return set_node(in, out, result, true, lacks(d.cuGraphExecHostNodeSetParams), read,
+                      [&](CUgraphExec executable, CUgraphNode node) {
+                        return with_gate([&](const CUDA_HOST_NODE_PARAMS& p) {
+                          return d.cuGraphExecHostNodeSetParams(executable, node, &p);
+                        });
+                      });
+    default:  // cuGraphHostNodeGetParams
+      return get_node(
+          in, out, result, lacks(d.cuGraphHostNodeGetParams), [&](CUgraphNode node, WireWriter& w) {
+            CUDA_HOST_NODE_PARAMS p{};
+            const CUresult r = d.cuGraphHostNodeGetParams(node, &p);
+            if (r != CUDA_SUCCESS) return r;
+            // Every host node of the session holds one of its gates.
+            const uint64_t gate_token =
+                p.fn == reach_host_gate ? services::host_gates().token_of(p.userData) : 0;
+            if (gate_token == 0) return CUDA_ERROR_NOT_SUPPORTED;
+            w.put<uint64_t>(gate_token);
+            return CUDA_SUCCESS;
+          });
+  }
+}
+
 // Empty and child graph nodes: a child graph is the session's; the graph a child node owns
 // becomes one the session may use but not destroy.
 void structural_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
@@ -425,6 +484,12 @@ bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resul
     case Fn::cuGraphChildGraphNodeGetGraph:
     case Fn::cuGraphExecChildGraphNodeSetParams:
       structural_nodes(fn, in, out, result);
+      return true;
+    case Fn::cuGraphAddHostNode:
+    case Fn::cuGraphHostNodeGetParams:
+    case Fn::cuGraphHostNodeSetParams:
+    case Fn::cuGraphExecHostNodeSetParams:
+      host_nodes(fn, in, out, result);
       return true;
     case Fn::cuGraphAddMemAllocNode:
     case Fn::cuGraphMemAllocNodeGetParams:

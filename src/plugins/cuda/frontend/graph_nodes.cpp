@@ -14,8 +14,8 @@
 // Page-locked memory in shm's arena is the GPU's to reach and travels as its device pointer.
 //
 // An allocation node's address is recorded as device memory (memory_ranges.h) until its graph is
-// destroyed. Host nodes are not remoted: a host function would have to run on the client in the
-// middle of the graph's execution on the backend (cuGraphAddHostNode is not supported).
+// destroyed. A host node's function runs in this process, on the session's callback thread, each
+// time the graph reaches the node on the backend (host_functions.h): it travels as a token.
 #include <cuda.h>
 
 #include <cstring>
@@ -32,6 +32,7 @@
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/graph_node_wire.h"
 #include "plugins/cuda/frontend/graph_nodes.h"
+#include "plugins/cuda/frontend/host_functions.h"
 #include "plugins/cuda/frontend/kernel_arguments.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
@@ -436,6 +437,57 @@ CUresult get_alloc_node(CUgraphNode node, CUDA_MEM_ALLOC_NODE_PARAMS* params) {
   });
 }
 
+CUresult add_host_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies, size_t n,
+                       const CUDA_HOST_NODE_PARAMS* params) {
+  if (params == nullptr || params->fn == nullptr || node == nullptr || graph == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  const stub::RouteScope route(pool_backend_of_handle("graph", graph));
+  uint64_t token = 0;
+  if (const CUresult r = host_function_token(params->fn, params->userData, token);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
+  const CUresult added = add_node(Fn::cuGraphAddHostNode, node, graph, dependencies, n,
+                                  [&](WireWriter& w) { w.put<uint64_t>(token); });
+  if (added != CUDA_SUCCESS) drop_host_function(token);
+  return added;
+}
+
+CUresult set_host_node(CUgraphExec executable, CUgraphNode node,
+                       const CUDA_HOST_NODE_PARAMS* params) {
+  if (params == nullptr || params->fn == nullptr || node == nullptr) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  uint64_t token = 0;
+  if (const CUresult r = host_function_token(params->fn, params->userData, token);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
+  const bool exec_form = executable != nullptr;
+  const CUresult set =
+      set_node(exec_form ? Fn::cuGraphExecHostNodeSetParams : Fn::cuGraphHostNodeSetParams,
+               executable, exec_form, node, [&](WireWriter& w) { w.put<uint64_t>(token); });
+  if (set != CUDA_SUCCESS) drop_host_function(token);
+  return set;
+}
+
+CUresult get_host_node(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t token = 0;
+  const CUresult got = get_node(Fn::cuGraphHostNodeGetParams, node,
+                                [&](WireReader& r) { token = r.get<uint64_t>(); });
+  if (got != CUDA_SUCCESS) return got;
+  CUhostFn fn = nullptr;
+  void* data = nullptr;
+  // Every host node of the session names a function of this process's, unless it was made
+  // before a fork (the child's session has no such node) or by another process.
+  if (!host_function_of(token, fn, data)) return CUDA_ERROR_INVALID_VALUE;
+  params->fn = fn;
+  params->userData = data;
+  return CUDA_SUCCESS;
+}
+
 void forget_node_copies(CUgraphNode node) {
   drop_copies(node);
 }
@@ -621,4 +673,26 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGraphAddMemFreeNode
 extern "C" __attribute__((visibility("default"))) CUresult cuGraphMemFreeNodeGetParams(
     CUgraphNode hNode, CUdeviceptr* dptr_out) {
   return cr::get_node_value(Fn::cuGraphMemFreeNodeGetParams, hNode, dptr_out);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphAddHostNode(
+    CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+    size_t numDependencies, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  return cr::add_host_node(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphHostNodeGetParams(
+    CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) {
+  return cr::get_host_node(hNode, nodeParams);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphHostNodeSetParams(
+    CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  return cr::set_host_node(nullptr, hNode, nodeParams);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphExecHostNodeSetParams(
+    CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  if (hGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return cr::set_host_node(hGraphExec, hNode, nodeParams);
 }

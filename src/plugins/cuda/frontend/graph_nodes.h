@@ -48,6 +48,14 @@ CUresult add_alloc_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dep
 CUresult add_free_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies, size_t n,
                        CUdeviceptr address);
 
+// The host function travels as a token (host_functions.h): it runs in this process each time
+// the graph reaches the node.
+CUresult add_host_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies, size_t n,
+                       const CUDA_HOST_NODE_PARAMS* params);
+CUresult set_host_node(CUgraphExec executable, CUgraphNode node,
+                       const CUDA_HOST_NODE_PARAMS* params);
+CUresult get_host_node(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params);
+
 // What the stub handed out for a node (argument and descriptor copies) goes with it; a graph's
 // copies and its allocation nodes' memory go with the graph.
 void forget_node_copies(CUgraphNode node);

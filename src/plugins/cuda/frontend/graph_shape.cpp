@@ -208,8 +208,13 @@ CUresult add_generic(CUgraphNode* node, CUgraph graph, const CUgraphNode* depend
     case CU_GRAPH_NODE_TYPE_MEM_FREE:
       result = add_free_node(node, graph, deps, count, p->free.dptr);
       break;
+    case CU_GRAPH_NODE_TYPE_HOST: {
+      const CUDA_HOST_NODE_PARAMS host{p->host.fn, p->host.userData};
+      result = add_host_node(node, graph, deps, count, &host);
+      break;
+    }
     default:
-      break;  // host, external semaphores, batch memory operations, conditional: not remoted
+      break;  // external semaphores, batch memory operations, conditional: not remoted
   }
   if (result != CUDA_SUCCESS || !edged) return result;
   std::vector<CUgraphNode> to(n, *node);
@@ -244,6 +249,10 @@ CUresult set_generic(CUgraphExec executable, CUgraphNode node, const CUgraphNode
       return set_event_node(executable != nullptr ? Fn::cuGraphExecEventWaitNodeSetEvent
                                                   : Fn::cuGraphEventWaitNodeSetEvent,
                             executable, node, p->eventWait.event);
+    case CU_GRAPH_NODE_TYPE_HOST: {
+      const CUDA_HOST_NODE_PARAMS host{p->host.fn, p->host.userData};
+      return set_host_node(executable, node, &host);
+    }
     default:
       return CUDA_ERROR_NOT_SUPPORTED;
   }

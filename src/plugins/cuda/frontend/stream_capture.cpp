@@ -1,8 +1,8 @@
 // Stream capture in the client libcuda.so.1. The backend's driver captures what a stream
 // receives, in order (cuStreamBeginCapture and cuStreamEndCapture are remoted); the stub keeps
 // which streams it began capturing, because some of its own work cannot happen during a capture:
-// waiting for a stream (host functions run on the client after it; device-to-host copies land in
-// the client's memory) would end the capture on the backend. Those are refused with
+// waiting for a stream (device-to-host copies land in the client's memory after it) would end
+// the capture on the backend. Those are refused with
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the driver's error for operations a capture cannot hold,
 // and the backend's capture is invalidated, as the refusal invalidates it natively
 // (refuse_in_capture).

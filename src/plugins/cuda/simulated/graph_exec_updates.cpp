@@ -195,6 +195,22 @@ CUresult set_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeType ty
   });
 }
 
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecHostNodeSetParams(
+    CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+  return sim::guarded([&](sim::State& s) {
+    sim::Node* node = executable_node(s, hGraphExec, hNode, CU_GRAPH_NODE_TYPE_HOST);
+    if (node == nullptr || nodeParams == nullptr || nodeParams->fn == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    node->params = sim::HostNode{nodeParams->fn, nodeParams->userData};
+    return CUDA_SUCCESS;
+  });
+}
+
+namespace {
+
 // The executable's copy of a kernel, memset or memcpy node (the kinds the driver enables and
 // disables), else null.
 sim::Node* switchable_node(sim::State& s, CUgraphExec hGraphExec, CUgraphNode hNode) {

@@ -1,14 +1,15 @@
 // An executable graph's launch on the simulated device: its nodes in a topological order (every
 // edge respected, ties in insertion order), each done at once as streams are here: a kernel node's
 // launch recorded on the launch's stream, marked "graph":true (launches.cpp); a memset or memcpy
-// node performed on the device's memory; an event record node's event marked recorded; a child
+// node performed on the device's memory; a host node's function run (on the launching thread,
+// under the device's lock); an event record node's event marked recorded; a child
 // graph node's graph run the same way. Disabled nodes are skipped; event waits, empty nodes and
 // memory nodes (their memory is there from their adding: graph_memory_nodes.cpp) have nothing to
 // do. A node that fails stops the launch there, its result the launch's, as a device fault would.
 //
 // On a capturing stream the kernel nodes' launches are captured as any launch; work the
-// simulated device cannot capture (memsets, copies, event records) refuses the launch first
-// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), as not_captured() refuses it on a stream.
+// simulated device cannot capture (memsets, copies, event records, host nodes) refuses the launch
+// first (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), as not_captured() refuses it on a stream.
 #include <cstring>
 #include <type_traits>
 
@@ -23,7 +24,7 @@ bool uncapturable(const sim::Graph& graph) {
   for (const auto& node : graph.nodes) {
     if (!node->enabled) continue;
     if (node->type == CU_GRAPH_NODE_TYPE_MEMSET || node->type == CU_GRAPH_NODE_TYPE_MEMCPY ||
-        node->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD) {
+        node->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD || node->type == CU_GRAPH_NODE_TYPE_HOST) {
       return true;
     }
     const auto* child = std::get_if<sim::ChildNode>(&node->params);
@@ -71,6 +72,9 @@ CUresult run(sim::State& s, const sim::Graph& graph, CUstream stream) {
             return memset(s, p.memset);
           } else if constexpr (std::is_same_v<Params, sim::ChildNode>) {
             return run(s, *p.graph, stream);
+          } else if constexpr (std::is_same_v<Params, sim::HostNode>) {
+            p.fn(p.data);  // under the state's lock: the device does nothing else meanwhile
+            return CUDA_SUCCESS;
           } else if constexpr (std::is_same_v<Params, sim::EventNode>) {
             if (node->type != CU_GRAPH_NODE_TYPE_EVENT_RECORD) return CUDA_SUCCESS;  // a wait
             const auto event = s.events.find(p.event);

@@ -168,4 +168,10 @@ CUresult capture_launch(State& s, Graph& graph, const KernelLaunch& launch) {
                   std::move(kernel), &added);
 }
 
+CUresult capture_host_function(State& s, Graph& graph, const HostNode& host) {
+  CUgraphNode last = graph.nodes.empty() ? nullptr : handle_of(*graph.nodes.back());
+  CUgraphNode added = nullptr;
+  return add_node(s, graph, &last, last != nullptr ? 1 : 0, CU_GRAPH_NODE_TYPE_HOST, host, &added);
+}
+
 }  // namespace gvirtus::simulated

@@ -61,8 +61,12 @@ struct FreeNode {
   CUdeviceptr dptr;
 };
 struct EmptyNode {};
+struct HostNode {  // run on the calling thread each time the graph reaches it
+  CUhostFn fn;
+  void* data;
+};
 using NodeParams = std::variant<EmptyNode, KernelNode, MemcpyNode, MemsetNode, ChildNode, EventNode,
-                                AllocNode, FreeNode>;
+                                AllocNode, FreeNode, HostNode>;
 
 struct Node {
   Node(Graph& owner, CUgraphNodeType node_type, NodeParams node_params);
@@ -147,6 +151,9 @@ bool has_memory_nodes(const Graph& graph);
 // A launch taken by a capturing stream, whose capture is `graph`: a kernel node depending on the
 // capture's last node (a capture on one stream is a chain).
 CUresult capture_launch(State& s, Graph& graph, const KernelLaunch& launch);
+
+// A host function taken by a capturing stream: a host node depending on the capture's last node.
+CUresult capture_host_function(State& s, Graph& graph, const HostNode& host);
 
 // Gives back the memory a graph's allocation nodes took that it still owns (cuGraphDestroy;
 // graph_memory_nodes.cpp), and lets the allocations its free nodes named be freed elsewhere again.

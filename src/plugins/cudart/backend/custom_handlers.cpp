@@ -2,6 +2,7 @@
 #include "common/wire_record.h"
 #include "plugins/cudart/backend/arrays.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/host_functions.h"
 #include "plugins/cudart/backend/ipc.h"
 #include "plugins/cudart/backend/memcpy_3d.h"
 #include "plugins/cudart/backend/memory_pools.h"
@@ -190,7 +191,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       return run_array(fn, in, out, result) || run_texture(fn, in, out, result) ||
              run_memcpy_3d(fn, in, out, result) || run_ipc(fn, in, out, result) ||
              run_graph_call(fn, in, out, result) || run_graph_node_call(fn, in, out, result) ||
-             run_memory_pool(fn, in, out, result);
+             run_memory_pool(fn, in, out, result) || run_host_function_call(fn, in, out, result);
   }
 }
 

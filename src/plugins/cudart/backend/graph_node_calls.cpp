@@ -15,6 +15,7 @@
 #include "plugins/cudart/backend/graph_node_params.h"
 #include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
+#include "plugins/cudart/backend/host_functions.h"
 #include "plugins/cudart/backend/loaded_driver.h"
 #include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/backend/vetting.h"
@@ -674,6 +675,48 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
       return run_dependencies(fn, in, out);
     case Fn::cudaGraphDestroy:
       return run_graph_destroy(in, out);
+    case Fn::cudaGraphAddHostNode: {
+      const AddHead head = get_add_head(in);
+      const uint64_t token = in.get<uint64_t>();
+      in.expect_end();
+      return finish_add(
+          out, head, token != 0 ? cudaSuccess : cudaErrorInvalidValue, [&](cudaGraphNode_t* node) {
+            return with_host_gate(token, [&](const cudaHostNodeParams& p) {
+              return ::cudaGraphAddHostNode(node, head.graph, head.dependencies.data(),
+                                            head.dependencies.size(), &p);
+            });
+          });
+    }
+    case Fn::cudaGraphHostNodeGetParams: {
+      const cudaGraphNode_t node = get_node(in);
+      in.expect_end();
+      cudaHostNodeParams p{};
+      cudaError_t result = vet_node(node);
+      if (result == cudaSuccess) result = ::cudaGraphHostNodeGetParams(node, &p);
+      const uint64_t token = result == cudaSuccess ? host_gate_token(p) : 0;
+      if (result == cudaSuccess && token == 0) result = cudaErrorNotSupported;  // not ours
+      out.put<int32_t>(result);
+      if (result == cudaSuccess) out.put<uint64_t>(token);
+      return result;
+    }
+    case Fn::cudaGraphHostNodeSetParams:
+    case Fn::cudaGraphExecHostNodeSetParams: {
+      const bool exec_form = fn == Fn::cudaGraphExecHostNodeSetParams;
+      const auto exec = exec_form ? handle_from_wire<cudaGraphExec_t>(in.get<uint64_t>()) : nullptr;
+      const cudaGraphNode_t node = get_node(in);
+      const uint64_t token = in.get<uint64_t>();
+      in.expect_end();
+      cudaError_t result = first_failure(vet(exec), vet_node(node),
+                                         token != 0 ? cudaSuccess : cudaErrorInvalidValue);
+      if (result == cudaSuccess) {
+        result = with_host_gate(token, [&](const cudaHostNodeParams& p) {
+          return exec_form ? ::cudaGraphExecHostNodeSetParams(exec, node, &p)
+                           : ::cudaGraphHostNodeSetParams(node, &p);
+        });
+      }
+      out.put<int32_t>(result);
+      return result;
+    }
     default:
       raise(ErrorKind::kUnimplemented, "not a graph node call");
   }
@@ -683,7 +726,7 @@ bool is_node_call(Fn fn) {
   const auto id = static_cast<uint32_t>(fn);
   return (id >= static_cast<uint32_t>(Fn::cudaGraphAddEmptyNode) &&
           id <= static_cast<uint32_t>(Fn::cudaGraphKernelNodeSetAttribute)) ||
-         fn == Fn::cudaGraphDestroy;
+         fn == Fn::cudaGraphDestroy || is_host_node_call(fn);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Graph nodes' parameters from the wire (graph_node_params.h).
 #include "plugins/cudart/backend/graph_node_params.h"
+#include "plugins/cudart/backend/host_functions.h"
 
 #include <cstring>
 #include <string>
@@ -188,6 +189,18 @@ cudaGraphNodeParams get_node_params(WireReader& in, std::vector<cudaMemAccessDes
       params.free.dptr = reinterpret_cast<void*>(in.get<uint64_t>());
       vetted = vet_device_pointer(params.free.dptr);
       break;
+    case cudaGraphNodeTypeHost: {
+      // A gate of the session's for the client's token (host_functions.h), kept for the
+      // session's life, as a graph's node may run any number of times.
+      const uint64_t token = in.get<uint64_t>();
+      services::Gate* gate = token != 0 ? services::host_gates().make(token, false) : nullptr;
+      vetted = token == 0        ? cudaErrorInvalidValue
+               : gate == nullptr ? cudaErrorMemoryAllocation
+                                 : cudaSuccess;
+      params.host.fn = reach_host_gate;
+      params.host.userData = gate;
+      break;
+    }
     default:
       raise(ErrorKind::kInvalidInput, "graph node type " + std::to_string(type) + " on the wire");
   }

@@ -6,6 +6,7 @@
 // the application unchanged, exactly as a native run would see them.
 #include "backend/plugin.h"
 #include "backend/plugin_export.h"
+#include "backend/services/host_gates.h"
 #include "plugins/cudart/backend/arrays.h"
 #include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
@@ -72,6 +73,7 @@ class CudartPlugin final : public BackendPlugin {
                                        forget_device);
     forget_modules();
     forget_all_nodes();
+    services::host_gates().open(session.client_gone);
     return std::make_unique<CudartSession>();
   }
 };

@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "plugins/cudart/frontend/address_ranges.h"
+#include "plugins/cudart/frontend/host_functions.h"
 #include "plugins/cudart/frontend/kernel_arguments.h"
 #include "plugins/cudart/frontend/shared_host.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -200,10 +201,14 @@ cudaError_t pack(const cudaGraphNodeParams* p, PackedNodeParams& packed, const c
       packed.handle = reinterpret_cast<uint64_t>(p->free.dptr);
       return cudaSuccess;
     case cudaGraphNodeTypeHost:
+      if (p->host.fn == nullptr) return invalid_value();
+      // The function travels as its token (host_functions.h); a failed call leaves it registered
+      // (a token costs a few bytes and names no gate).
+      return host_function_token(p->host.fn, p->host.userData, packed.handle);
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
     case cudaGraphNodeTypeConditional:
-      return not_supported(call, "host, external semaphore and conditional nodes are not remoted");
+      return not_supported(call, "external semaphore and conditional nodes are not remoted");
     default:
       return invalid_value();
   }
@@ -228,6 +233,7 @@ void put_node_params(WireWriter& w, const PackedNodeParams& packed) {
     case cudaGraphNodeTypeWaitEvent:
     case cudaGraphNodeTypeEventRecord:
     case cudaGraphNodeTypeMemFree:
+    case cudaGraphNodeTypeHost:
       w.put<uint64_t>(packed.handle);
       break;
     case cudaGraphNodeTypeMemAlloc:

@@ -51,7 +51,8 @@ struct PackedNodeParams {
   PackedKernelParams kernel;
   MemcpyNodeWire memcpy{};
   MemsetNodeWire memset{};
-  uint64_t handle = 0;  // the event, the child graph or the freed address
+  // The event, the child graph, the freed address or the host function's token.
+  uint64_t handle = 0;
   uint32_t ownership = 0;
   const cudaMemAllocNodeParamsV2* alloc = nullptr;
 };

@@ -17,8 +17,8 @@
 //
 // A memory allocation node's address is recorded as device memory until its graph is destroyed.
 //
-// Host nodes are not remoted: a host function would have to run on the client in the middle of
-// the graph's execution on the backend (cudaGraphAddHostNode answers cudaErrorNotSupported).
+// A host node's function runs in this process, on the session's callback thread, each time the
+// graph reaches the node on the backend (host_functions.h): it travels as a token.
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -32,6 +32,7 @@
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/graph_node_params.h"
+#include "plugins/cudart/frontend/host_functions.h"
 #include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -864,4 +865,76 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t gra
   }
   return cr::set_node(cr::Fn::cudaGraphExecNodeSetParams, graphExec, true, node,
                       [&](WireWriter& w) { cr::put_node_params(w, packed); });
+}
+
+// Host nodes: the function travels as a token (host_functions.h); a failed call forgets it.
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* pGraphNode,
+                                                       cudaGraph_t graph,
+                                                       const cudaGraphNode_t* pDependencies,
+                                                       size_t numDependencies,
+                                                       const cudaHostNodeParams* pNodeParams) {
+  if (pNodeParams == nullptr || pNodeParams->fn == nullptr || pGraphNode == nullptr) {
+    return cr::invalid_value();
+  }
+  uint64_t token = 0;
+  if (const cudaError_t r = cr::host_function_token(pNodeParams->fn, pNodeParams->userData, token);
+      r != cudaSuccess) {
+    return r;
+  }
+  const cudaError_t added =
+      cr::add_node(cr::Fn::cudaGraphAddHostNode, pGraphNode, graph, pDependencies, numDependencies,
+                   [&](WireWriter& w) { w.put<uint64_t>(token); });
+  if (added != cudaSuccess) cr::drop_host_function(token);
+  return added;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+                                                             cudaHostNodeParams* pNodeParams) {
+  if (pNodeParams == nullptr) return cr::invalid_value();
+  uint64_t token = 0;
+  const cudaError_t got = cr::remote_sync(
+      cr::Fn::cudaGraphHostNodeGetParams,
+      [&](WireWriter& w) { w.put<uint64_t>(cr::wire_handle(node)); },
+      [&](WireReader& r) {
+        if (r.remaining() != 0) token = r.get<uint64_t>();
+      });
+  if (got != cudaSuccess) return got;
+  cudaHostFn_t fn = nullptr;
+  void* data = nullptr;
+  // Every host node of the session names a function of this process's, unless it was made
+  // before a fork (the child's session has no such node).
+  if (!cr::host_function_of(token, fn, data)) return cr::record_local_error(cudaErrorInvalidValue);
+  pNodeParams->fn = fn;
+  pNodeParams->userData = data;
+  return cudaSuccess;
+}
+
+namespace {
+
+cudaError_t set_host_node(cr::Fn fn, cudaGraphExec_t exec, cudaGraphNode_t node,
+                          const cudaHostNodeParams* params) {
+  if (params == nullptr || params->fn == nullptr) return cr::invalid_value();
+  uint64_t token = 0;
+  if (const cudaError_t r = cr::host_function_token(params->fn, params->userData, token);
+      r != cudaSuccess) {
+    return r;
+  }
+  const bool exec_form = fn == cr::Fn::cudaGraphExecHostNodeSetParams;
+  const cudaError_t set =
+      cr::set_node(fn, exec, exec_form, node, [&](WireWriter& w) { w.put<uint64_t>(token); });
+  if (set != cudaSuccess) cr::drop_host_function(token);
+  return set;
+}
+
+}  // namespace
+
+GVIRTUS_CUDART_EXPORT cudaError_t
+cudaGraphHostNodeSetParams(cudaGraphNode_t node, const cudaHostNodeParams* pNodeParams) {
+  return set_host_node(cr::Fn::cudaGraphHostNodeSetParams, nullptr, node, pNodeParams);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaHostNodeParams* pNodeParams) {
+  return set_host_node(cr::Fn::cudaGraphExecHostNodeSetParams, hGraphExec, node, pNodeParams);
 }
