@@ -390,5 +390,55 @@ TEST_F(HostileGraphNodes, a_client_that_leaves_a_host_function_waiting_frees_its
   EXPECT_TRUE(ping(*fresh));
 }
 
+TEST_F(HostileGraphNodes, user_object_references_the_session_does_not_hold_are_refused) {
+  const auto owned = client();
+  Client& c = *owned;
+  const Reply made = call(c, cu::Fn::cuUserObjectCreate, [&](WireWriter& w) {
+    w.put<uint64_t>(91);  // the destructor's token: no callback thread runs it here
+    w.put<uint32_t>(1);
+    w.put<uint32_t>(CU_USER_OBJECT_NO_DESTRUCTOR_SYNC);
+  });
+  ASSERT_EQ(made.status, CUDA_SUCCESS);
+  ASSERT_EQ(made.rest.size(), sizeof(uint64_t));
+  CUuserObject object = nullptr;
+  std::memcpy(&object, made.rest.data(), sizeof object);
+  auto about = [&](cu::Fn fn, CUgraph g, CUuserObject o, uint32_t count) {
+    return call(c, fn,
+                [&](WireWriter& w) {
+                  if (fn == cu::Fn::cuGraphRetainUserObject ||
+                      fn == cu::Fn::cuGraphReleaseUserObject) {
+                    mr::put_value(w, g);
+                  }
+                  mr::put_value(w, o);
+                  w.put<uint32_t>(count);
+                  if (fn == cu::Fn::cuGraphRetainUserObject) w.put<uint32_t>(0);
+                })
+        .status;
+  };
+  const auto foreign = reinterpret_cast<CUuserObject>(uintptr_t{0x9000});
+  EXPECT_EQ(about(cu::Fn::cuUserObjectRetain, nullptr, foreign, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(about(cu::Fn::cuUserObjectRelease, nullptr, object, 2), CUDA_ERROR_INVALID_VALUE)
+      << "one reference held, two released: the driver would free it and go on with it";
+  EXPECT_EQ(about(cu::Fn::cuUserObjectRetain, nullptr, object, 0), CUDA_ERROR_INVALID_VALUE);
+  const CUgraph g = graph(c);
+  EXPECT_EQ(about(cu::Fn::cuGraphRetainUserObject, g, object, 1), CUDA_SUCCESS);
+  EXPECT_EQ(about(cu::Fn::cuGraphReleaseUserObject, g, object, 2), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(about(cu::Fn::cuGraphReleaseUserObject, kForeignGraph, object, 1),
+            CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(about(cu::Fn::cuGraphReleaseUserObject, g, object, 1), CUDA_SUCCESS);
+  EXPECT_EQ(about(cu::Fn::cuUserObjectRelease, nullptr, object, 1), CUDA_SUCCESS);
+  // Every reference is gone: the handle is refused from now on.
+  EXPECT_EQ(about(cu::Fn::cuUserObjectRetain, nullptr, object, 1), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(about(cu::Fn::cuUserObjectRelease, nullptr, object, 1), CUDA_ERROR_INVALID_VALUE);
+  // Its destructor was handed to the client, once, with nothing waiting for it.
+  const std::vector<std::byte> reached = next_gate(c, 0, 5000);
+  ASSERT_EQ(reached.size(), 1u + 8 + 8 + 4 + 1);
+  uint64_t token = 0;
+  std::memcpy(&token, reached.data() + 9, sizeof token);
+  EXPECT_EQ(token, 91u);
+  EXPECT_EQ(reached.back(), std::byte{1});
+  expect_session_goes_on(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

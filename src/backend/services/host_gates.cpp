@@ -55,19 +55,26 @@ uint64_t HostGates::token_of(const void* data) const {
 
 void HostGates::reach(void* gate, int32_t status) {
   auto* g = static_cast<Gate*>(gate);
-  g->owner->reach_gate(g, status);
+  g->owner->reach_gate(g, status, true);
 }
 
-void HostGates::reach_gate(Gate* gate, int32_t status) {
+void HostGates::notify(void* gate) {
+  auto* g = static_cast<Gate*>(gate);
+  g->owner->reach_gate(g, 0, false);
+}
+
+void HostGates::reach_gate(Gate* gate, int32_t status, bool wait) {
   std::unique_lock lock(mutex_);
   const bool once = gate->once;
   if (!gone()) {
     const uint64_t run = next_run_++;
     reached_.push_back(ReachedGate{run, gate->token, status, once});
-    released_[run] = false;
     changed_.notify_all();
-    while (!gone() && !released_[run]) changed_.wait_for(lock, kGoneCheck);
-    released_.erase(run);
+    if (wait) {
+      released_[run] = false;
+      while (!gone() && !released_[run]) changed_.wait_for(lock, kGoneCheck);
+      released_.erase(run);
+    }
   }
   if (once) gates_.erase(gate);
 }

@@ -11,10 +11,12 @@
 // client's function has returned, the order CUDA guarantees, and the enqueueing call itself
 // returns at once, as natively.
 //
-// A gate made for one run (a host function enqueued on a stream that is not capturing) is freed
-// after it; any other (a graph's host node, a host function captured into a graph) lives until
-// the session ends, since the graph may run it any number of times. next() says which, so the
-// client knows when to forget its token. At most kMaxGates gates live at once.
+// A user object's destructor is a gate too, one that nothing waits on (notify()).
+//
+// A gate made for one run (a host function enqueued on a stream that is not capturing, a
+// destructor) is freed after it; any other (a graph's host node, a host function captured into a
+// graph) lives until the session ends, since the graph may run it any number of times. next() says
+// which, so the client knows when to forget its token. At most kMaxGates gates live at once.
 //
 // A gate never outwaits its client: once the session's client is gone (SessionInfo::client_gone)
 // or close() was called, every waiting gate returns and later ones return at once, so a worker
@@ -84,13 +86,17 @@ class HostGates {
   // (or is gone). `gate` is the data the library was given.
   static void reach(void* gate, int32_t status);
 
+  // The same for a gate nothing waits on (a user object's destructor: the library runs it on a
+  // shared thread that must not block): queued for the client, and the library goes on at once.
+  static void notify(void* gate);
+
   // The client's side: releases run `done` (0: none; an unknown run is ignored), then waits up to
   // `wait` for a reached gate. nullopt when none was reached in time or the session is ending.
   std::optional<ReachedGate> next(uint64_t done, std::chrono::milliseconds wait);
 
  private:
   bool gone() const;
-  void reach_gate(Gate* gate, int32_t status);
+  void reach_gate(Gate* gate, int32_t status, bool wait);
 
   mutable std::mutex mutex_;  // guards the fields below
   std::condition_variable changed_;

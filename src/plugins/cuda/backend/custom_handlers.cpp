@@ -41,6 +41,7 @@
 #include "plugins/cuda/backend/stream_attributes.h"
 #include "plugins/cuda/backend/stream_memory_ops.h"
 #include "plugins/cuda/backend/textures.h"
+#include "plugins/cuda/backend/user_objects.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/jit_options.h"
@@ -330,6 +331,7 @@ void session_opened(const SessionInfo& session) {
   open_module_cache(session);
   forget_all_nodes();
   services::host_gates().open(session.client_gone);
+  forget_all_user_objects();
 }
 
 bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
@@ -394,7 +396,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_stream_memory_ops(fn, in, out, result) ||
              run_graph_node_call(fn, in, out, result) ||
              run_graph_shape_call(fn, in, out, result) ||
-             run_host_function_call(fn, in, out, result);
+             run_host_function_call(fn, in, out, result) ||
+             run_user_object_call(fn, in, out, result);
   }
 }
 

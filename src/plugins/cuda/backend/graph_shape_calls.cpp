@@ -16,6 +16,7 @@
 #include "plugins/cuda/backend/graph_node_calls.h"
 #include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/backend/request_checks.h"
+#include "plugins/cuda/backend/user_objects.h"
 #include "plugins/cuda/common/graph_node_wire.h"
 
 namespace gvirtus::cuda {
@@ -184,6 +185,7 @@ void destroy_graph(WireReader& in, WireWriter& out, CUresult& result) {
   if (result != CUDA_SUCCESS) return;
   graph_release.destroyed();
   forget_graph_nodes(graph);
+  forget_user_object_references(graph);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ Graph::Graph() : id(state().next_graph_object++) {
 
 Graph::~Graph() {
   nodes.clear();  // before the graph stops being live: a child node's graph goes with it
+  release_user_objects(user_objects);
   state().live_graphs.erase(this);
 }
 
@@ -102,6 +103,8 @@ std::unique_ptr<Graph> clone_graph(const Graph& graph) {
   for (const Edge& edge : graph.edges) {
     clone->edges.push_back({copies.at(edge.from), copies.at(edge.to), edge.data});
   }
+  clone->user_objects = graph.user_objects;
+  retain_user_objects(clone->user_objects);
   return clone;
 }
 

@@ -101,9 +101,10 @@ struct Graph {
   Graph& operator=(const Graph&) = delete;
 
   const uint64_t id;
-  std::vector<std::unique_ptr<Node>> nodes;  // in insertion order
-  std::vector<Edge> edges;                   // in insertion order
-  std::map<const Node*, NodeCopy> copies;    // original -> copy, in a clone or an executable
+  std::vector<std::unique_ptr<Node>> nodes;       // in insertion order
+  std::vector<Edge> edges;                        // in insertion order
+  std::map<const Node*, NodeCopy> copies;         // original -> copy, in a clone or an executable
+  std::map<CUuserObject, uint64_t> user_objects;  // the references it holds (user_objects.cpp)
 };
 
 // An executable graph: its own copy of the graph it was instantiated from.
@@ -127,6 +128,12 @@ Node* copy_of(const Graph& copy, const Node& original);
 // `graph`, none twice; else CUDA_ERROR_INVALID_VALUE and nothing added); its handle in *out.
 CUresult add_node(State& s, Graph& graph, const CUgraphNode* dependencies, size_t count,
                   CUgraphNodeType type, NodeParams params, CUgraphNode* out);
+
+// User objects (user_objects.cpp): a graph's references, taken again by each copy of it (a
+// clone, an instantiation, a child node's graph) and given back as a graph is destroyed; an
+// object whose last reference goes runs its destructor at once.
+void retain_user_objects(const std::map<CUuserObject, uint64_t>& references);
+void release_user_objects(const std::map<CUuserObject, uint64_t>& references);
 
 // A node's parameters for a copy of it: a child node's graph is cloned, never shared.
 NodeParams copy_params(const NodeParams& params);

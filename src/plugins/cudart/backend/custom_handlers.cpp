@@ -8,6 +8,7 @@
 #include "plugins/cudart/backend/memory_pools.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/backend/textures.h"
+#include "plugins/cudart/backend/user_objects.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 
@@ -191,7 +192,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
       return run_array(fn, in, out, result) || run_texture(fn, in, out, result) ||
              run_memcpy_3d(fn, in, out, result) || run_ipc(fn, in, out, result) ||
              run_graph_call(fn, in, out, result) || run_graph_node_call(fn, in, out, result) ||
-             run_memory_pool(fn, in, out, result) || run_host_function_call(fn, in, out, result);
+             run_memory_pool(fn, in, out, result) || run_host_function_call(fn, in, out, result) ||
+             run_user_object_call(fn, in, out, result);
   }
 }
 

@@ -18,6 +18,7 @@
 #include "plugins/cudart/backend/host_functions.h"
 #include "plugins/cudart/backend/loaded_driver.h"
 #include "plugins/cudart/backend/modules.h"
+#include "plugins/cudart/backend/user_objects.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/graph_node_wire.h"
 #include "plugins/cudart/common/module_wire.h"
@@ -292,6 +293,7 @@ cudaError_t run_graph_destroy(WireReader& in, WireWriter& out) {
   if (result == cudaSuccess) {
     held.destroyed();
     forget_graph_nodes(graph);
+    forget_user_object_references(graph);
     services::session_services().allocations.owner_gone(graph);
   }
   return result;

@@ -14,6 +14,7 @@
 #include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 #include "plugins/cudart/backend/textures.h"
+#include "plugins/cudart/backend/user_objects.h"
 #include "plugins/cudart/backend/vetting.h"
 
 namespace gvirtus::cudart {
@@ -74,6 +75,7 @@ class CudartPlugin final : public BackendPlugin {
     forget_modules();
     forget_all_nodes();
     services::host_gates().open(session.client_gone);
+    forget_all_user_objects();
     return std::make_unique<CudartSession>();
   }
 };
