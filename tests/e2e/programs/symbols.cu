@@ -210,6 +210,47 @@ int main() {
   if (OK(cudaMemcpyFromSymbol(&scalar_back, d_scalar, sizeof scalar_back)))
     std::printf("d_scalar after the invalid calls: %d\n", scalar_back);
 
+  std::printf("== graph copy nodes to and from a symbol\n");
+  {
+    // staging[0..4) -> c_table[8..12) -> staging[4..8), as two nodes of one graph.
+    int* staging = nullptr;
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    cudaGraphNode_t to = nullptr, from = nullptr;
+    const int sevens[4] = {7, 7, 7, 7};
+    int got[4] = {};
+    if (OK(cudaMalloc((void**)&staging, 8 * sizeof(int))) &&
+        OK(cudaMemcpy(staging, sevens, sizeof sevens, cudaMemcpyHostToDevice)) &&
+        OK(cudaGraphCreate(&graph, 0)) &&
+        OK(cudaGraphAddMemcpyNodeToSymbol(&to, graph, nullptr, 0, c_table, staging, sizeof sevens,
+                                          8 * sizeof(int), cudaMemcpyDeviceToDevice)) &&
+        OK(cudaGraphAddMemcpyNodeFromSymbol(&from, graph, &to, 1, staging + 4, c_table, sizeof got,
+                                            8 * sizeof(int), cudaMemcpyDefault)) &&
+        OK(cudaGraphInstantiate(&exec, graph, 0)) && OK(cudaGraphLaunch(exec, stream)) &&
+        OK(cudaStreamSynchronize(stream)) &&
+        OK(cudaMemcpy(got, staging + 4, sizeof got, cudaMemcpyDeviceToHost))) {
+      EXPECT(std::memcmp(got, sevens, sizeof got) == 0);
+    }
+    // New parameters in the executable graph and in the graph; one past the symbol's end.
+    SHOW(cudaGraphExecMemcpyNodeSetParamsToSymbol(exec, to, c_table, staging, sizeof sevens,
+                                                  12 * sizeof(int), cudaMemcpyDeviceToDevice));
+    SHOW(cudaGraphExecMemcpyNodeSetParamsFromSymbol(exec, from, staging + 4, c_table, sizeof got,
+                                                    12 * sizeof(int), cudaMemcpyDeviceToDevice));
+    SHOW(cudaGraphMemcpyNodeSetParamsToSymbol(to, c_table, staging, sizeof sevens, 16 * sizeof(int),
+                                              cudaMemcpyDeviceToDevice));
+    SHOW(cudaGraphMemcpyNodeSetParamsFromSymbol(from, staging + 4, c_table, sizeof got,
+                                                16 * sizeof(int), cudaMemcpyDeviceToDevice));
+    SHOW(cudaGraphMemcpyNodeSetParamsToSymbol(to, c_table, staging, sizeof sevens,
+                                              256 * sizeof(int), cudaMemcpyDeviceToDevice));
+    if (exec != nullptr && OK(cudaGraphLaunch(exec, stream)) && OK(cudaStreamSynchronize(stream)) &&
+        OK(cudaMemcpyFromSymbol(got, c_table, sizeof got, 12 * sizeof(int)))) {
+      EXPECT(std::memcmp(got, sevens, sizeof got) == 0);
+    }
+    if (exec != nullptr) SHOW(cudaGraphExecDestroy(exec));
+    if (graph != nullptr) SHOW(cudaGraphDestroy(graph));
+    if (staging != nullptr) SHOW(cudaFree(staging));
+  }
+
   if (have_stream) SHOW(cudaStreamDestroy(stream));
   SHOW(cudaDeviceSynchronize());
   SHOW(cudaGetLastError());

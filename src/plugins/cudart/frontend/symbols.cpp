@@ -1,5 +1,6 @@
-// __device__ and __constant__ variables: cudaMemcpyToSymbol/FromSymbol (and Async), and
-// cudaGetSymbolAddress/Size. A variable is resolved once per session to its address on the
+// __device__ and __constant__ variables: cudaMemcpyToSymbol/FromSymbol (and Async),
+// cudaGetSymbolAddress/Size, and graph copy nodes to and from a symbol (the 1D copy nodes at the
+// symbol's address, graph_nodes.cpp). A variable is resolved once per session to its address on the
 // backend (registry.h); copies then are ordinary copies at that address.
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/registry.h"
@@ -106,4 +107,79 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGetSymbolSize(size_t* size, const void* sy
   if (size == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
   *size = bytes;
   return cudaSuccess;
+}
+
+// Graph copy nodes to and from a symbol: 1D copy nodes at the symbol's address, checked as the
+// copies above (the direction, the range within the symbol).
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(
+    cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+    size_t numDependencies, const void* symbol, const void* src, size_t count, size_t offset,
+    cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, device, src,
+                                  count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
+    cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
+    size_t numDependencies, void* dst, const void* symbol, size_t count, size_t offset,
+    cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, dst, device,
+                                  count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node,
+                                                                       const void* symbol,
+                                                                       const void* src,
+                                                                       size_t count, size_t offset,
+                                                                       cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaGraphMemcpyNodeSetParams1D(node, device, src, count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t
+cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst, const void* symbol,
+                                       size_t count, size_t offset, cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaGraphMemcpyNodeSetParams1D(node, dst, device, count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void* symbol, const void* src,
+    size_t count, size_t offset, cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, device, src, count, kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* symbol, size_t count,
+    size_t offset, cudaMemcpyKind kind) {
+  char* device = nullptr;
+  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, device, count, kind);
 }
