@@ -440,5 +440,47 @@ TEST_F(HostileGraphNodes, user_object_references_the_session_does_not_hold_are_r
   expect_session_goes_on(c);
 }
 
+TEST_F(HostileGraphNodes, a_capture_into_a_graph_takes_only_the_sessions_graph_and_nodes) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUgraph g = graph(c);
+  auto begin = [&](CUgraph into, const std::vector<CUgraphNode>& dependencies) {
+    return call(c, cu::Fn::cuStreamBeginCaptureToGraph,
+                [&](WireWriter& w) {
+                  mr::put_value(w, CUstream{nullptr});
+                  mr::put_value(w, into);
+                  w.put<uint32_t>(static_cast<uint32_t>(dependencies.size()));
+                  for (CUgraphNode node : dependencies) mr::put_value(w, node);
+                  w.put_bool(false);
+                  w.put<uint32_t>(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+                })
+        .status;
+  };
+  EXPECT_EQ(begin(kForeignGraph, {}), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(begin(g, {kForeignNode}), CUDA_ERROR_INVALID_VALUE);
+  // The dependencies of a stream that captures nothing: the driver's answer, and no node of
+  // another graph (nor one never handed out) reaches the driver.
+  auto update = [&](const std::vector<CUgraphNode>& nodes) {
+    return call(c, cu::Fn::cuStreamUpdateCaptureDependencies_v2,
+                [&](WireWriter& w) {
+                  mr::put_value(w, CUstream{nullptr});
+                  w.put<uint32_t>(static_cast<uint32_t>(nodes.size()));
+                  for (CUgraphNode node : nodes) mr::put_value(w, node);
+                  w.put_bool(false);
+                  w.put<uint32_t>(CU_STREAM_SET_CAPTURE_DEPENDENCIES);
+                })
+        .status;
+  };
+  EXPECT_EQ(update({kForeignNode}), CUDA_ERROR_ILLEGAL_STATE);
+  expect_session_goes_on(c);
+  // A list longer than any graph may have is malformed: it ends only its session.
+  const Reply r = call(c, cu::Fn::cuStreamUpdateCaptureDependencies_v2, [&](WireWriter& w) {
+    mr::put_value(w, CUstream{nullptr});
+    w.put<uint32_t>(static_cast<uint32_t>(cu::kMaxNodeEdges + 1));
+  });
+  EXPECT_NE(r.error, ErrorKind{0});
+  expect_session_ended_alone(c);
+}
+
 }  // namespace
 }  // namespace gvirtus::testing

@@ -22,6 +22,7 @@
 #include "fatbin.h"
 #include "plugins/cuda/backend/array_boxes.h"
 #include "plugins/cuda/backend/array_copies.h"
+#include "plugins/cuda/backend/capture_dependencies.h"
 #include "plugins/cuda/backend/copies_2d.h"
 #include "plugins/cuda/backend/graph_calls.h"
 #include "plugins/cuda/backend/graph_node_calls.h"
@@ -397,7 +398,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_graph_node_call(fn, in, out, result) ||
              run_graph_shape_call(fn, in, out, result) ||
              run_host_function_call(fn, in, out, result) ||
-             run_user_object_call(fn, in, out, result);
+             run_user_object_call(fn, in, out, result) ||
+             run_capture_dependencies_call(fn, in, out, result);
   }
 }
 

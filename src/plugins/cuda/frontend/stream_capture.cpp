@@ -24,9 +24,11 @@
 #include "common/call_marshal.h"
 #include "common/error.h"
 #include "cuda_remote_calls.h"
+#include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/graph_node_wire.h"
 #include "plugins/cuda/frontend/per_thread.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
 namespace gvirtus::cuda {
@@ -201,4 +203,108 @@ GVIRTUS_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
                                                        size_t* numDependencies_out) {
   return cr::capture_info(cr::per_thread(hStream), captureStatus_out, id_out, graph_out,
                           dependencies_out, edgeData_out, numDependencies_out);
+}
+
+// Capturing into a graph of the application's (row 272) and a capture's dependencies (row 273;
+// wire: backend/capture_dependencies.h).
+namespace gvirtus::cuda {
+namespace {
+
+bool put_node_list(WireWriter& w, const CUgraphNode* nodes, const CUgraphEdgeData* edges,
+                   size_t n) {
+  if ((n > 0 && nodes == nullptr) || n > kMaxNodeEdges) return false;
+  w.put<uint32_t>(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) marshal::put_value(w, nodes[i]);
+  w.put_bool(edges != nullptr);
+  if (edges != nullptr && n > 0) w.put_raw(edges, n * sizeof(CUgraphEdgeData));
+  return true;
+}
+
+CUresult begin_capture_to_graph(CUstream stream, CUgraph graph, const CUgraphNode* dependencies,
+                                const CUgraphEdgeData* edges, size_t n, CUstreamCaptureMode mode) {
+  if ((n > 0 && dependencies == nullptr) || n > kMaxNodeEdges) return CUDA_ERROR_INVALID_VALUE;
+  const stub::RouteScope route(pool_backend_of_handle("graph", graph));
+  const CUresult result = remote_sync(
+      Fn::cuStreamBeginCaptureToGraph,
+      [&](WireWriter& w) {
+        marshal::put_value(w, stream);
+        marshal::put_value(w, graph);
+        put_node_list(w, dependencies, edges, n);
+        w.put<uint32_t>(static_cast<uint32_t>(marshal::enum_bits(mode)));
+      },
+      [](WireReader&) {});
+  if (result == CUDA_SUCCESS) {
+    std::lock_guard lock(capturing_mutex);
+    capturing_streams.insert(stream);
+  }
+  return result;
+}
+
+CUresult update_dependencies(CUstream stream, CUgraphNode* nodes, const CUgraphEdgeData* edges,
+                             size_t n, unsigned int flags) {
+  if ((n > 0 && nodes == nullptr) || n > kMaxNodeEdges) return CUDA_ERROR_INVALID_VALUE;
+  return remote_sync(
+      Fn::cuStreamUpdateCaptureDependencies_v2,
+      [&](WireWriter& w) {
+        marshal::put_value(w, stream);
+        put_node_list(w, nodes, edges, n);
+        w.put<uint32_t>(flags);
+      },
+      [](WireReader&) {});
+}
+
+}  // namespace
+}  // namespace gvirtus::cuda
+
+#undef cuStreamBeginCaptureToGraph
+#undef cuStreamUpdateCaptureDependencies
+#undef cuStreamUpdateCaptureDependencies_v2
+
+GVIRTUS_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                                    const CUgraphNode* dependencies,
+                                                    const CUgraphEdgeData* dependencyData,
+                                                    size_t numDependencies,
+                                                    CUstreamCaptureMode mode) {
+  return cr::begin_capture_to_graph(hStream, hGraph, dependencies, dependencyData, numDependencies,
+                                    mode);
+}
+
+GVIRTUS_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                         const CUgraphNode* dependencies,
+                                                         const CUgraphEdgeData* dependencyData,
+                                                         size_t numDependencies,
+                                                         CUstreamCaptureMode mode) {
+  return cr::begin_capture_to_graph(cr::per_thread(hStream), hGraph, dependencies, dependencyData,
+                                    numDependencies, mode);
+}
+
+GVIRTUS_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream,
+                                                             CUgraphNode* dependencies,
+                                                             const CUgraphEdgeData* dependencyData,
+                                                             size_t numDependencies,
+                                                             unsigned int flags) {
+  return cr::update_dependencies(hStream, dependencies, dependencyData, numDependencies, flags);
+}
+
+GVIRTUS_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(
+    CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData,
+    size_t numDependencies, unsigned int flags) {
+  return cr::update_dependencies(cr::per_thread(hStream), dependencies, dependencyData,
+                                 numDependencies, flags);
+}
+
+// CUDA 11.3's form, without edge data: cuda.h names the current one by this name.
+GVIRTUS_EXPORT CUresult cuStreamUpdateCaptureDependencies(CUstream hStream,
+                                                          CUgraphNode* dependencies,
+                                                          size_t numDependencies,
+                                                          unsigned int flags) {
+  return cr::update_dependencies(hStream, dependencies, nullptr, numDependencies, flags);
+}
+
+GVIRTUS_EXPORT CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream,
+                                                               CUgraphNode* dependencies,
+                                                               size_t numDependencies,
+                                                               unsigned int flags) {
+  return cr::update_dependencies(cr::per_thread(hStream), dependencies, nullptr, numDependencies,
+                                 flags);
 }

@@ -160,21 +160,35 @@ bool has_memory_nodes(const Graph& graph) {
   });
 }
 
-CUresult capture_launch(State& s, Graph& graph, const KernelLaunch& launch) {
+namespace {
+
+// A node the capture takes: it depends on the capture's dependencies, and becomes them.
+CUresult capture_node(State& s, Capture& capture, CUgraphNodeType type, NodeParams params) {
+  // The application may have destroyed the graph it captures into.
+  if (s.live_graphs.count(capture.graph) == 0) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  std::vector<CUgraphNode> dependencies;
+  for (Node* node : capture.dependencies) {
+    if (s.live_nodes.count(node) != 0) dependencies.push_back(handle_of(*node));  // not destroyed
+  }
+  CUgraphNode added = nullptr;
+  const CUresult r = add_node(s, *capture.graph, dependencies.data(), dependencies.size(), type,
+                              std::move(params), &added);
+  if (r == CUDA_SUCCESS) capture.dependencies = {find_node(s, added)};
+  return r;
+}
+
+}  // namespace
+
+CUresult capture_launch(State& s, Capture& capture, const KernelLaunch& launch) {
   KernelNode kernel;
   kernel.launch = launch;
   kernel.func = launch.function;
   kernel.ctx = effective_context();
-  CUgraphNode last = graph.nodes.empty() ? nullptr : handle_of(*graph.nodes.back());
-  CUgraphNode added = nullptr;
-  return add_node(s, graph, &last, last != nullptr ? 1 : 0, CU_GRAPH_NODE_TYPE_KERNEL,
-                  std::move(kernel), &added);
+  return capture_node(s, capture, CU_GRAPH_NODE_TYPE_KERNEL, std::move(kernel));
 }
 
-CUresult capture_host_function(State& s, Graph& graph, const HostNode& host) {
-  CUgraphNode last = graph.nodes.empty() ? nullptr : handle_of(*graph.nodes.back());
-  CUgraphNode added = nullptr;
-  return add_node(s, graph, &last, last != nullptr ? 1 : 0, CU_GRAPH_NODE_TYPE_HOST, host, &added);
+CUresult capture_host_function(State& s, Capture& capture, const HostNode& host) {
+  return capture_node(s, capture, CU_GRAPH_NODE_TYPE_HOST, host);
 }
 
 }  // namespace gvirtus::simulated

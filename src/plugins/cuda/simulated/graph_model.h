@@ -107,6 +107,15 @@ struct Graph {
   std::map<CUuserObject, uint64_t> user_objects;  // the references it holds (user_objects.cpp)
 };
 
+// A stream's capture in progress: the graph it builds - its own (cuStreamBeginCapture), or one
+// of the application's (cuStreamBeginCaptureToGraph) - and the nodes the next work it takes
+// depends on (the node it took last, or what cuStreamUpdateCaptureDependencies set).
+struct Capture {
+  std::unique_ptr<Graph> owned;  // null when capturing into an existing graph
+  Graph* graph = nullptr;        // owned.get(), or the application's graph
+  std::vector<Node*> dependencies;
+};
+
 // An executable graph: its own copy of the graph it was instantiated from.
 struct Executable {
   std::unique_ptr<Graph> graph;
@@ -155,12 +164,12 @@ bool reaches(const Graph& graph, const Node& start, const Node& target);
 // and edges, cloning it and embedding it in a child node.
 bool has_memory_nodes(const Graph& graph);
 
-// A launch taken by a capturing stream, whose capture is `graph`: a kernel node depending on the
-// capture's last node (a capture on one stream is a chain).
-CUresult capture_launch(State& s, Graph& graph, const KernelLaunch& launch);
+// A launch taken by a capturing stream: a kernel node depending on the capture's dependencies,
+// which it then replaces.
+CUresult capture_launch(State& s, Capture& capture, const KernelLaunch& launch);
 
-// A host function taken by a capturing stream: a host node depending on the capture's last node.
-CUresult capture_host_function(State& s, Graph& graph, const HostNode& host);
+// A host function taken by a capturing stream: a host node, as a launch's kernel node.
+CUresult capture_host_function(State& s, Capture& capture, const HostNode& host);
 
 // Gives back the memory a graph's allocation nodes took that it still owns (cuGraphDestroy;
 // graph_memory_nodes.cpp), and lets the allocations its free nodes named be freed elsewhere again.

@@ -1,14 +1,17 @@
 // Stream capture and graphs as wholes on the simulated device (graph_model.h is the model): a
-// capturing stream builds a graph of the kernel launches it takes, each a kernel node depending on
-// the one before; graphs are created, cloned, instantiated into executable graphs (their own
-// copies), queried, described in DOT and destroyed here. Only kernel launches are captured:
-// copies, memsets and waits on a capturing stream are refused
+// capturing stream builds a graph of the kernel launches (and host functions) it takes, each a
+// node depending on the one before or on the dependencies set for it
+// (cuStreamUpdateCaptureDependencies), into a graph of its own or one of the application's
+// (cuStreamBeginCaptureToGraph); graphs are created, cloned, instantiated into executable graphs
+// (their own copies), queried, described in DOT and destroyed here. Only kernel launches are
+// captured: copies, memsets and waits on a capturing stream are refused
 // (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver would have captured - the simulated
 // device says so rather than running them at capture time. Nodes are added one by one in
 // graph_nodes.cpp and graph_memory_nodes.cpp, shaped in graph_shape.cpp, updated in executables
 // in graph_exec_updates.cpp and launched in graph_launch.cpp.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,6 +26,12 @@ namespace {
 bool capturable(const sim::State& s, CUstream stream) {
   // The legacy default stream synchronises with every other: it can never be captured.
   return stream != nullptr && stream != CU_STREAM_LEGACY && sim::known_stream(s, stream);
+}
+
+// Whether an edge's data is the default (no ports, the full dependency).
+bool default_edge(const CUgraphEdgeData& edge) {
+  const CUgraphEdgeData none{};
+  return std::memcmp(&edge, &none, sizeof edge) == 0;
 }
 
 // Keeps a graph made here (a capture, cuGraphCreate, a clone) and gives its handle.
@@ -43,8 +52,76 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream,
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     if (!capturable(s, hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (s.capturing.count(hStream) != 0) return CUDA_ERROR_ILLEGAL_STATE;
-    s.capturing.emplace(hStream, std::make_unique<sim::Graph>());
+    sim::Capture capture;
+    capture.owned = std::make_unique<sim::Graph>();
+    capture.graph = capture.owned.get();
+    s.capturing.emplace(hStream, std::move(capture));
     s.invalidated_captures.erase(hStream);
+    return CUDA_SUCCESS;
+  });
+}
+
+// Capturing into an application's graph: the captured work depends on `dependencies`, nodes of
+// that graph. Edge data must be the default (the simulated device keeps none for captures).
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                                              const CUgraphNode* dependencies,
+                                                              const CUgraphEdgeData* dependencyData,
+                                                              size_t numDependencies,
+                                                              CUstreamCaptureMode mode) {
+  return sim::guarded([&](sim::State& s) {
+    if (mode < CU_STREAM_CAPTURE_MODE_GLOBAL || mode > CU_STREAM_CAPTURE_MODE_RELAXED ||
+        (numDependencies > 0 && dependencies == nullptr)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    sim::Graph* graph = sim::find_graph(s, hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (!capturable(s, hStream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (s.capturing.count(hStream) != 0) return CUDA_ERROR_ILLEGAL_STATE;
+    sim::Capture capture;
+    capture.graph = graph;
+    for (size_t i = 0; i < numDependencies; ++i) {
+      sim::Node* node = sim::find_node(s, dependencies[i]);
+      if (node == nullptr || &node->graph != graph) return CUDA_ERROR_INVALID_VALUE;
+      if (dependencyData != nullptr && !default_edge(dependencyData[i])) {
+        return CUDA_ERROR_NOT_SUPPORTED;
+      }
+      capture.dependencies.push_back(node);
+    }
+    s.capturing.emplace(hStream, std::move(capture));
+    s.invalidated_captures.erase(hStream);
+    return CUDA_SUCCESS;
+  });
+}
+
+// The nodes a capture's next work depends on: added to (CU_STREAM_ADD_CAPTURE_DEPENDENCIES) or
+// in place of (CU_STREAM_SET_CAPTURE_DEPENDENCIES) the present ones; nodes of the capture's graph.
+GVIRTUS_SIMULATED_EXPORT CUresult cuStreamUpdateCaptureDependencies_v2(
+    CUstream hStream, CUgraphNode* dependencies, const CUgraphEdgeData* dependencyData,
+    size_t numDependencies, unsigned int flags) {
+  return sim::guarded([&](sim::State& s) {
+    if ((numDependencies > 0 && dependencies == nullptr) ||
+        (flags != CU_STREAM_ADD_CAPTURE_DEPENDENCIES &&
+         flags != CU_STREAM_SET_CAPTURE_DEPENDENCIES)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    const auto capture = s.capturing.find(hStream);
+    if (capture == s.capturing.end()) return CUDA_ERROR_ILLEGAL_STATE;
+    std::vector<sim::Node*> nodes;
+    for (size_t i = 0; i < numDependencies; ++i) {
+      sim::Node* node = sim::find_node(s, dependencies[i]);
+      if (node == nullptr || &node->graph != capture->second.graph) return CUDA_ERROR_INVALID_VALUE;
+      if (dependencyData != nullptr && !default_edge(dependencyData[i])) {
+        return CUDA_ERROR_NOT_SUPPORTED;
+      }
+      nodes.push_back(node);
+    }
+    std::vector<sim::Node*>& present = capture->second.dependencies;
+    if (flags == CU_STREAM_SET_CAPTURE_DEPENDENCIES) present.clear();
+    for (sim::Node* node : nodes) {
+      if (std::find(present.begin(), present.end(), node) == present.end()) present.push_back(node);
+    }
     return CUDA_SUCCESS;
   });
 }
@@ -60,16 +137,22 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* 
       *phGraph = nullptr;
       return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     }
-    std::unique_ptr<sim::Graph> graph = std::move(capture->second);
+    std::unique_ptr<sim::Graph> owned = std::move(capture->second.owned);
+    sim::Graph* const into = capture->second.graph;
     s.capturing.erase(capture);
-    *phGraph = keep(s, std::move(graph));
+    if (owned != nullptr) {
+      *phGraph = keep(s, std::move(owned));
+    } else {  // captured into the application's graph, which it may have destroyed meanwhile
+      if (s.live_graphs.count(into) == 0) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+      *phGraph = sim::handle_of(*into);
+    }
     return CUDA_SUCCESS;
   });
 }
 
-// A capture in progress: its graph, and as dependencies the node captured last (the simulated
-// device captures a chain), in an array valid until the next such call, as the driver's until the
-// stream's next call.
+// A capture in progress: its graph, and the nodes its next work depends on (the node captured
+// last, or what was set), in an array valid until the next such call on this thread, as the
+// driver's until the stream's next call.
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetCaptureInfo_v3(
     CUstream hStream, CUstreamCaptureStatus* captureStatus_out, cuuint64_t* id_out,
     CUgraph* graph_out, const CUgraphNode** dependencies_out, const CUgraphEdgeData** edgeData_out,
@@ -85,15 +168,28 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetCaptureInfo_v3(
     *captureStatus_out = s.invalidated_captures.count(hStream) != 0
                              ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
                              : CU_STREAM_CAPTURE_STATUS_ACTIVE;
-    sim::Graph& graph = *capture->second;
-    thread_local CUgraphNode last[1];
-    thread_local const CUgraphEdgeData default_edge[1]{};
-    const size_t n = graph.nodes.empty() ? 0 : 1;
-    if (n != 0) last[0] = sim::handle_of(*graph.nodes.back());
+    if (s.live_graphs.count(capture->second.graph) == 0) {  // destroyed while captured into
+      s.invalidated_captures.insert(hStream);
+      *captureStatus_out = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+      if (graph_out != nullptr) *graph_out = nullptr;
+      if (dependencies_out != nullptr) *dependencies_out = nullptr;
+      if (edgeData_out != nullptr) *edgeData_out = nullptr;
+      if (numDependencies_out != nullptr) *numDependencies_out = 0;
+      return CUDA_SUCCESS;
+    }
+    sim::Graph& graph = *capture->second.graph;
+    thread_local std::vector<CUgraphNode> handed_out;
+    thread_local std::vector<CUgraphEdgeData> default_edges;
+    handed_out.clear();
+    for (sim::Node* node : capture->second.dependencies) {
+      if (s.live_nodes.count(node) != 0) handed_out.push_back(sim::handle_of(*node));
+    }
+    default_edges.assign(handed_out.size(), CUgraphEdgeData{});
+    const size_t n = handed_out.size();
     if (id_out != nullptr) *id_out = graph.id;
     if (graph_out != nullptr) *graph_out = sim::handle_of(graph);
-    if (dependencies_out != nullptr) *dependencies_out = n != 0 ? last : nullptr;
-    if (edgeData_out != nullptr) *edgeData_out = n != 0 ? default_edge : nullptr;
+    if (dependencies_out != nullptr) *dependencies_out = n != 0 ? handed_out.data() : nullptr;
+    if (edgeData_out != nullptr) *edgeData_out = n != 0 ? default_edges.data() : nullptr;
     if (numDependencies_out != nullptr) *numDependencies_out = n;
     return CUDA_SUCCESS;
   });

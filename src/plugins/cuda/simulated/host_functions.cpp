@@ -15,7 +15,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn
     if (fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     if (const auto capture = s.capturing.find(hStream); capture != s.capturing.end()) {
-      return sim::capture_host_function(s, *capture->second, sim::HostNode{fn, userData});
+      return sim::capture_host_function(s, capture->second, sim::HostNode{fn, userData});
     }
     run_now = true;
     return CUDA_SUCCESS;

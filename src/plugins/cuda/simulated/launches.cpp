@@ -80,7 +80,7 @@ namespace gvirtus::simulated {
 
 CUresult record_launch(State& s, CUstream stream, const KernelLaunch& launch, bool from_graph) {
   if (const auto capture = s.capturing.find(stream); capture != s.capturing.end()) {
-    return capture_launch(s, *capture->second, launch);
+    return capture_launch(s, capture->second, launch);
   }
   const auto number = s.streams.find(stream);
   char dims[192];

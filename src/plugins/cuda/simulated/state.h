@@ -162,8 +162,8 @@ struct State {
   std::map<uintptr_t, Mapping> mappings;                   // start -> mapping
   std::map<uint64_t, std::unique_ptr<Physical>> physical;  // CUmemGenericAllocationHandle ->
   uint64_t next_physical = 1;
-  // Stream capture (graphs.cpp): the graph each capturing stream builds so far.
-  std::map<CUstream, std::unique_ptr<Graph>> capturing;
+  // Stream capture (graphs.cpp): what each capturing stream builds so far.
+  std::map<CUstream, Capture> capturing;
   // Captures an operation they cannot hold invalidated, as the driver invalidates them: their
   // cuStreamEndCapture gives no graph (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).
   std::set<CUstream> invalidated_captures;

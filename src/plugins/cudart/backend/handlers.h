@@ -28,6 +28,10 @@ bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result)
 // `fn` is not one.
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 
+// cudaStreamBeginCaptureToGraph, cudaStreamUpdateCaptureDependencies
+// (capture_dependencies.cpp); false if `fn` is neither.
+bool run_capture_dependencies_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
 // An attribute call after its target (attribute_calls.cpp): i32 id bits, then for a set the
 // value's bytes; the reply is the result, then a successful get's value. `vet_target` vets the
 // target, `apply` calls the runtime.

@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "common/call_marshal.h"
+#include "plugins/cudart/common/graph_node_wire.h"
 #include "plugins/cudart/common/graph_wire.h"
 #include "plugins/cudart/frontend/stream_capture.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -153,6 +155,63 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
     cr::capturing_streams.insert(stream);
   }
   return result;
+}
+
+namespace {
+
+using gvirtus::WireReader;
+using gvirtus::WireWriter;
+
+// A node list and its edge data on the wire (backend/capture_dependencies.cpp).
+void put_node_list(WireWriter& w, const cudaGraphNode_t* nodes, const cudaGraphEdgeData* edges,
+                   size_t n) {
+  w.put<uint32_t>(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) w.put<uint64_t>(cr::wire_handle(nodes[i]));
+  w.put_bool(edges != nullptr);
+  if (edges != nullptr && n > 0) w.put_raw(edges, n * sizeof(cudaGraphEdgeData));
+}
+
+}  // namespace
+
+// Capturing into a graph of the application's: the capture is the stub's to know of, as
+// cudaStreamBeginCapture's.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(
+    cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* dependencies,
+    const cudaGraphEdgeData* dependencyData, size_t numDependencies, cudaStreamCaptureMode mode) {
+  if (graph == nullptr || (numDependencies > 0 && dependencies == nullptr) ||
+      numDependencies > cr::kMaxNodeEdges) {
+    return cr::refuse_locally(cudaErrorInvalidValue);
+  }
+  const cudaError_t result = cr::remote_sync(
+      cr::Fn::cudaStreamBeginCaptureToGraph,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(cr::wire_handle(stream));
+        w.put<uint64_t>(cr::wire_handle(graph));
+        put_node_list(w, dependencies, dependencyData, numDependencies);
+        w.put<uint32_t>(static_cast<uint32_t>(gvirtus::marshal::enum_bits(mode)));
+      },
+      [](WireReader&) {});
+  if (result == cudaSuccess) {
+    std::lock_guard lock(cr::capturing_mutex);
+    cr::capturing_streams.insert(stream);
+  }
+  return result;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(
+    cudaStream_t stream, cudaGraphNode_t* dependencies, const cudaGraphEdgeData* dependencyData,
+    size_t numDependencies, unsigned int flags) {
+  if ((numDependencies > 0 && dependencies == nullptr) || numDependencies > cr::kMaxNodeEdges) {
+    return cr::refuse_locally(cudaErrorInvalidValue);
+  }
+  return cr::remote_sync(
+      cr::Fn::cudaStreamUpdateCaptureDependencies,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(cr::wire_handle(stream));
+        put_node_list(w, dependencies, dependencyData, numDependencies);
+        w.put<uint32_t>(flags);
+      },
+      [](WireReader&) {});
 }
 
 // Whatever the backend answers, the stream's capture is over (the runtime ends it, invalidated
