@@ -109,6 +109,19 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) 
   return cudaSuccess;
 }
 
+// A user object of the device's (cudaUserObjectCreate): the backend's ledger guarantees that
+// only references held are released.
+struct UserObject {
+  void* ptr;
+  cudaHostFn_t destroy;
+  uint64_t references;
+};
+
+std::mutex& user_objects_mutex() {
+  static std::mutex* const kept = new std::mutex;
+  return *kept;
+}
+
 }  // namespace
 
 extern "C" {
@@ -224,6 +237,59 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaDeviceSynchronize() {
   return cudaSuccess;
 }
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t) {
+  return cudaSuccess;
+}
+
+// Host functions and stream callbacks run as they are enqueued: the device's streams never have
+// work in flight. No stream captures.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
+  if (fn == nullptr) return cudaErrorInvalidValue;
+  fn(data);
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream,
+                                                          cudaStreamCallback_t callback, void* data,
+                                                          unsigned int flags) {
+  if (callback == nullptr || flags != 0) return cudaErrorInvalidValue;
+  callback(stream, cudaSuccess, data);
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t,
+                                                          cudaStreamCaptureStatus* status) {
+  if (status == nullptr) return cudaErrorInvalidValue;
+  *status = cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+
+// User objects: counted references, the destructor run as the last one goes.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t* object, void* ptr,
+                                                         cudaHostFn_t destroy, unsigned int count,
+                                                         unsigned int flags) {
+  if (object == nullptr || destroy == nullptr || count == 0 ||
+      flags != cudaUserObjectNoDestructorSync) {
+    return cudaErrorInvalidValue;
+  }
+  std::lock_guard lock(user_objects_mutex());
+  auto* made = new UserObject{ptr, destroy, count};
+  *object = reinterpret_cast<cudaUserObject_t>(made);
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object,
+                                                         unsigned int count) {
+  std::lock_guard lock(user_objects_mutex());
+  reinterpret_cast<UserObject*>(object)->references += count;
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object,
+                                                          unsigned int count) {
+  auto* o = reinterpret_cast<UserObject*>(object);
+  {
+    std::lock_guard lock(user_objects_mutex());
+    o->references -= std::min<uint64_t>(count, o->references);
+    if (o->references != 0) return cudaSuccess;
+  }
+  o->destroy(o->ptr);
+  delete o;
   return cudaSuccess;
 }
 

@@ -154,6 +154,9 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaModuleLoad:
       result = run_module_load(in, out);
       return true;
+    case Fn::cudaModuleUnload:
+      result = run_module_unload(in, out);
+      return true;
     case Fn::cudaKernelResolve:
       result = run_kernel_resolve(in, out);
       return true;

@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -27,16 +28,19 @@ struct Library {
 };
 
 struct ResolvedKernel {
-  cudaKernel_t handle = nullptr;
+  // Null once its library is unloaded (cudaLibraryUnload): a launch then names no kernel, which
+  // the runtime refuses, rather than a kernel the runtime has freed. Read without the lock.
+  std::atomic<cudaKernel_t> handle = nullptr;
+  uint64_t library = 0;  // the module id it was resolved in
   uint32_t param_bytes = 0;
   std::vector<uint32_t> offsets;  // of each parameter in the parameter bytes
   std::vector<uint32_t> sizes;    // and its size
 };
 
 // The session's calls run on several threads (one per client thread), so the tables are
-// guarded. Entries are never removed while a session runs, and a resolved kernel never changes,
-// so a pointer to one
-// stays valid and may be read without the lock.
+// guarded. Resolved kernels are never removed while a session runs, and never change but for
+// their handle going null as their library is unloaded, so a pointer to one stays valid and may
+// be read without the lock. A library is removed as it is unloaded; the stub never reuses an id.
 struct State {
   std::mutex mutex;
   std::unordered_map<uint64_t, Library> libraries;
@@ -169,6 +173,7 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
   if (result == cudaSuccess && !s.kernels.contains(id)) {  // a resolved kernel never changes
     ResolvedKernel& kernel = s.kernels[id];
     kernel.handle = handle;
+    kernel.library = module;
     kernel.param_bytes = param_bytes;
     for (const auto& [offset, size] : layout) {
       kernel.offsets.push_back(offset);
@@ -176,6 +181,23 @@ cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out) {
     }
   }
   out.put<int32_t>(result);
+  return result;
+}
+
+cudaError_t run_module_unload(WireReader& in, WireWriter& out) {
+  const auto id = in.get<uint64_t>();
+  in.expect_end();
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  Library& library = loaded_library(id);
+  const cudaError_t result = ::cudaLibraryUnload(library.handle);
+  out.put<int32_t>(result);
+  if (result != cudaSuccess) return result;
+  for (auto& [kernel_id, kernel] : s.kernels) {
+    if (kernel.library == id) kernel.handle = nullptr;
+  }
+  s.module_bytes -= library.expected_bytes;
+  s.libraries.erase(id);
   return result;
 }
 
@@ -220,7 +242,8 @@ KernelArguments kernel_arguments(uint64_t id, std::span<const std::byte> params)
   std::memcpy(buffer, params.data(), params.size());
   args.clear();
   for (uint32_t offset : kernel.offsets) args.push_back(buffer + offset);
-  return {reinterpret_cast<const void*>(kernel.handle), args.empty() ? nullptr : args.data()};
+  return {reinterpret_cast<const void*>(kernel.handle.load()),
+          args.empty() ? nullptr : args.data()};
 }
 
 std::optional<uint64_t> kernel_parameters(const void* function, void* const* args,
@@ -230,10 +253,11 @@ std::optional<uint64_t> kernel_parameters(const void* function, void* const* arg
   // The runtime may report the node's kernel as the handle it was given or as the function of
   // the current context that handle stands for: either names the resolved kernel.
   auto names = [&](const ResolvedKernel& kernel) {
-    if (reinterpret_cast<const void*>(kernel.handle) == function) return true;
+    const cudaKernel_t handle = kernel.handle.load();
+    if (handle == nullptr) return false;  // its library is unloaded
+    if (reinterpret_cast<const void*>(handle) == function) return true;
     cudaFunction_t resolved = nullptr;
-    return ::cudaGetFuncBySymbol(&resolved, reinterpret_cast<const void*>(kernel.handle)) ==
-               cudaSuccess &&
+    return ::cudaGetFuncBySymbol(&resolved, reinterpret_cast<const void*>(handle)) == cudaSuccess &&
            reinterpret_cast<const void*>(resolved) == function;
   };
   for (const auto& [id, kernel] : s.kernels) {
@@ -309,7 +333,7 @@ void forget_modules() {
 }
 
 const void* kernel_handle(WireReader& in) {
-  return reinterpret_cast<const void*>(resolved_kernel(in.get<uint64_t>()).handle);
+  return reinterpret_cast<const void*>(resolved_kernel(in.get<uint64_t>()).handle.load());
 }
 
 }  // namespace gvirtus::cudart

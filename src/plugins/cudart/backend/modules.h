@@ -18,6 +18,9 @@
 namespace gvirtus::cudart {
 
 cudaError_t run_module_load(WireReader& in, WireWriter& out);
+// Unloads a module the program loaded as a library (cudaLibraryUnload): its kernels' launches
+// name no kernel from then on.
+cudaError_t run_module_unload(WireReader& in, WireWriter& out);
 cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out);
 cudaError_t run_var_resolve(WireReader& in, WireWriter& out);
 // A launch; `cooperative` launches with cudaLaunchCooperativeKernel.

@@ -9,6 +9,9 @@
 //                      A module's fatbinary travels in chunks of at most kModuleChunkBytes, in
 //                      order; the backend loads it (cudaLibraryLoadData) when the last chunk
 //                      arrives and answers cudaSuccess for the ones before.
+//   cudaModuleUnload   u64 module                     -> i32 result
+//                      A module the program loaded as a library (cudaLibraryLoadData) goes; its
+//                      kernels' launches name no kernel from then on. Its id is never reused.
 //   cudaKernelResolve  KernelResolve, string name, KernelLayout, then layout.count ParamSlots
 //                                                                       -> i32 result
 //                      The layout is the stub's reading of the fatbinary's .nv.info; the backend

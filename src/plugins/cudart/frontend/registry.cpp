@@ -5,13 +5,18 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "frontend/process_session.h"
+#include "plugins/cuda/common/module_image.h"
 #include "plugins/cudart/common/module_wire.h"
+#include "plugins/cudart/fatbin/elf_nv_info.h"
+#include "plugins/cudart/fatbin/ptx_params.h"
 #include "plugins/cudart/frontend/registration.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -22,6 +27,13 @@ struct Module {
   uint64_t id() const { return reinterpret_cast<uintptr_t>(this); }
 
   const void* wrapper;  // the program's fatbin wrapper, valid while the module is registered
+  // A module the program loaded itself (cudaLibraryLoadData, libraries.cpp): its own copy of the
+  // image (a fatbinary, a cubin or PTX), and whether the program has unloaded it. An unloaded
+  // library's record stays, without its image, so that its id and its kernels' never name
+  // anything else on the backend.
+  std::vector<std::byte> owned_image;
+  bool library = false;
+  bool unloaded = false;
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::vector<std::unique_ptr<Variable>> variables;
 
@@ -54,6 +66,9 @@ const void* current_session() {
 // Ships the module's fatbinary to the current session. Called with module.mutex held.
 cudaError_t load_module_locked(Module& module, const void* session) {
   if (module.loaded_in == session) return cudaSuccess;
+  if (module.library && module.unloaded) {  // its kernels' handles are gone with it
+    return record_local_error(cudaErrorInvalidResourceHandle);
+  }
   if (module.image.empty()) {
     try {
       module.image = fatbin::fatbin_from_wrapper(module.wrapper);
@@ -81,18 +96,35 @@ cudaError_t load_module_locked(Module& module, const void* session) {
   return cudaSuccess;
 }
 
-// The kernel's parameter layout from the module's fatbinary. Called with module.mutex held.
+// The module's kernels' parameter layouts, read once from its image: a fatbinary (a registered
+// module's always), or a library's cubin or PTX. Called with module.mutex held.
+cudaError_t read_layouts_locked(Module& module) {
+  if (module.layouts_read) return cudaSuccess;
+  try {
+    switch (cuda::module_image_kind(module.image.data(), module.image.size())) {
+      case cuda::ModuleImageKind::kFatbin:
+        module.layouts = fatbin::kernel_layouts(module.image);
+        break;
+      case cuda::ModuleImageKind::kCubin:
+        module.layouts = fatbin::elf_kernel_layouts(module.image);
+        break;
+      case cuda::ModuleImageKind::kPtx:
+        module.layouts = fatbin::ptx_kernel_layouts(std::string_view(
+            reinterpret_cast<const char*>(module.image.data()), module.image.size()));
+        break;
+    }
+  } catch (const Error& e) {
+    GVIRTUS_LOG(kWarning) << "kernel layouts of a module cannot be read: " << e.what();
+    return record_local_error(cudaErrorInvalidKernelImage);
+  }
+  module.layouts_read = true;
+  return cudaSuccess;
+}
+
+// The kernel's parameter layout from the module's image. Called with module.mutex held.
 cudaError_t read_layout_locked(Kernel& kernel) {
   Module& module = *kernel.module;
-  if (!module.layouts_read) {
-    try {
-      module.layouts = fatbin::kernel_layouts(module.image);
-    } catch (const Error& e) {
-      GVIRTUS_LOG(kWarning) << "kernel layouts of a module cannot be read: " << e.what();
-      return record_local_error(cudaErrorInvalidKernelImage);
-    }
-    module.layouts_read = true;
-  }
+  if (const cudaError_t rc = read_layouts_locked(module); rc != cudaSuccess) return rc;
   for (const fatbin::KernelLayout& layout : module.layouts) {
     if (layout.name == kernel.name) {
       kernel.layout = &layout;
@@ -170,6 +202,104 @@ cudaError_t prepare(Variable& variable) {
       });
   if (rc == cudaSuccess) variable.resolved_in.store(session, std::memory_order_release);
   return rc;
+}
+
+// Libraries the program loads itself (registry.h).
+
+Module* load_library(std::vector<std::byte> image, cudaError_t& result) {
+  auto owned = std::make_unique<Module>(nullptr);
+  Module* module = owned.get();
+  module->owned_image = std::move(image);
+  module->image = module->owned_image;
+  module->library = true;
+  {
+    std::lock_guard lock(module->mutex);
+    result = load_module_locked(*module, current_session());
+  }
+  if (result != cudaSuccess) return nullptr;
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.modules.push_back(std::move(owned));
+  return module;
+}
+
+Module* find_library(const void* handle) {
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const auto& module : r.modules) {
+    if (module.get() == handle)
+      return module->library && !module->unloaded ? module.get() : nullptr;
+  }
+  return nullptr;
+}
+
+cudaError_t library_kernel_names(Module& module, std::vector<std::string>& names) {
+  std::lock_guard lock(module.mutex);
+  if (const cudaError_t rc = read_layouts_locked(module); rc != cudaSuccess) return rc;
+  names.clear();
+  for (const fatbin::KernelLayout& layout : module.layouts) names.push_back(layout.name);
+  return cudaSuccess;
+}
+
+cudaError_t library_kernel(Module& module, const char* name, Kernel*& out) {
+  std::lock_guard lock(module.mutex);
+  if (const cudaError_t rc = read_layouts_locked(module); rc != cudaSuccess) return rc;
+  const auto layout = std::find_if(module.layouts.begin(), module.layouts.end(),
+                                   [&](const fatbin::KernelLayout& l) { return l.name == name; });
+  if (layout == module.layouts.end()) return record_local_error(cudaErrorSymbolNotFound);
+  for (const auto& kernel : module.kernels) {
+    if (kernel->name == name) {
+      out = kernel.get();
+      return cudaSuccess;
+    }
+  }
+  auto kernel = std::make_unique<Kernel>();
+  kernel->module = &module;
+  kernel->host_function = nullptr;
+  kernel->name = name;
+  kernel->layout = &*layout;
+  out = kernel.get();
+  Registry& r = registry();
+  std::unique_lock registry_lock(r.mutex);
+  r.kernels_by_handle[kernel.get()] = kernel.get();
+  module.kernels.push_back(std::move(kernel));
+  return cudaSuccess;
+}
+
+cudaError_t library_variable(Module& module, const char* name, Variable*& out) {
+  {
+    std::lock_guard lock(module.mutex);
+    for (const auto& variable : module.variables) {
+      if (variable->name == name) out = variable.get();
+    }
+    if (out == nullptr) {
+      auto variable = std::make_unique<Variable>();
+      variable->module = &module;
+      variable->name = name;
+      variable->size = 0;  // the backend's runtime says
+      out = variable.get();
+      module.variables.push_back(std::move(variable));
+    }
+  }
+  return prepare(*out);
+}
+
+cudaError_t unload_library(Module& module) {
+  std::lock_guard lock(module.mutex);
+  if (module.loaded_in == current_session()) {
+    const cudaError_t rc = remote_sync(
+        Fn::cudaModuleUnload, [&](WireWriter& w) { w.put<uint64_t>(module.id()); },
+        [](WireReader&) {});
+    if (rc != cudaSuccess) return rc;
+  }
+  module.unloaded = true;
+  module.loaded_in = nullptr;
+  module.owned_image = {};
+  module.image = {};
+  Registry& r = registry();
+  std::unique_lock registry_lock(r.mutex);
+  for (const auto& kernel : module.kernels) r.kernels_by_handle.erase(kernel.get());
+  return cudaSuccess;
 }
 
 // Registration (registration.h): called by the exported __cuda* entry points.

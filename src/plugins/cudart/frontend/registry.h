@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "plugins/cudart/fatbin/fatbin.h"
 
@@ -52,5 +53,21 @@ Variable* find_variable(const void* host_variable);
 // uninitialisable runtime) or cudaErrorInvalidKernelImage for a fatbinary the stub cannot read.
 cudaError_t prepare(Kernel& kernel);
 cudaError_t prepare(Variable& variable);
+
+// Modules the program loads itself (cudaLibraryLoadData and the rest: libraries.cpp). A library
+// is loaded into the session at once (its errors are the load's); its cudaLibrary_t is the
+// Module's address. Its kernels are records like a registered module's, with no host function:
+// their handles (cudaKernel_t) launch as cudaGetKernel's do. An unloaded library keeps its
+// records, so that no later module or kernel takes its ids.
+Module* load_library(std::vector<std::byte> image, cudaError_t& result);
+// The library `handle` names, if it is one loaded and not unloaded; else null.
+Module* find_library(const void* handle);
+// The names of the library's kernels (as their layouts were read from its image).
+cudaError_t library_kernel_names(Module& module, std::vector<std::string>& names);
+// The library's kernel of that (mangled) name: cudaErrorSymbolNotFound when it has none.
+cudaError_t library_kernel(Module& module, const char* name, Kernel*& out);
+// The library's global variable of that name, resolved in the session.
+cudaError_t library_variable(Module& module, const char* name, Variable*& out);
+cudaError_t unload_library(Module& module);
 
 }  // namespace gvirtus::cudart
