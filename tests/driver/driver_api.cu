@@ -13,6 +13,9 @@
 
 #include "show_calls.h"
 
+// The driver's earlier names (after main: cuda.h's names are undefined there).
+void earlier_names(CUcontext context);
+
 // The dynamic shared memory a block of `threads` needs: 16 bytes a thread.
 size_t shared_for(int threads) {
   return static_cast<size_t>(threads) * 16;
@@ -565,5 +568,54 @@ int main(int argc, char** argv) {
   SHOW(cuLibraryLoadData(&damaged, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   SHOW(cuLibraryGetKernel(&kernel, damaged, "_Z5saxpyifPKfPf"));
   SHOW(cuLibraryUnload(damaged));
+
+  earlier_names(context);
   return 0;
+}
+
+// The driver's earlier names of functions it has under new ones (cuda.h's macros would call the
+// new ones): called by their old symbols, as a program built against an older cuda.h does.
+#undef cuStreamBeginCapture
+#undef cuEventElapsedTime
+#undef cuEventDestroy
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+#undef cuStreamDestroy
+extern "C" CUresult cuStreamBeginCapture(CUstream hStream);
+extern "C" CUresult cuEventElapsedTime(float* pMilliseconds, CUevent hStart, CUevent hEnd);
+extern "C" CUresult cuEventDestroy(CUevent hEvent);
+extern "C" CUresult cuCtxPushCurrent(CUcontext ctx);
+extern "C" CUresult cuCtxPopCurrent(CUcontext* pctx);
+extern "C" CUresult cuStreamDestroy(CUstream hStream);
+
+// A capture begun without a mode, the stream's context with no green one, events timed and
+// destroyed, a context pushed and popped, a stream destroyed.
+void earlier_names(CUcontext context) {
+  CUstream legacy_stream = nullptr;
+  SHOW(cuStreamCreate(&legacy_stream, CU_STREAM_NON_BLOCKING));
+  SHOW(cuStreamBeginCapture(legacy_stream));
+  CUgraph legacy_graph = nullptr;
+  SHOW(cuStreamEndCapture(legacy_stream, &legacy_graph));
+  SHOW(cuGraphDestroy(legacy_graph));
+  CUcontext stream_context = nullptr;
+  CUgreenCtx green = reinterpret_cast<CUgreenCtx>(uintptr_t{1});
+  SHOW(cuStreamGetCtx_v2(legacy_stream, &stream_context, &green));
+  std::printf("stream context: %s, green context: %s\n",
+              stream_context == context ? "the primary" : "another",
+              green == nullptr ? "none" : "some");
+  CUevent start = nullptr, end = nullptr;
+  SHOW(cuEventCreate(&start, CU_EVENT_DEFAULT));
+  SHOW(cuEventCreate(&end, CU_EVENT_DEFAULT));
+  SHOW(cuEventRecord(start, legacy_stream));
+  SHOW(cuEventRecord(end, legacy_stream));
+  SHOW(cuEventSynchronize(end));
+  float elapsed = -1;
+  SHOW(cuEventElapsedTime(&elapsed, start, end));
+  SHOW(cuEventDestroy(start));
+  SHOW(cuEventDestroy(end));
+  SHOW(cuCtxPushCurrent(context));
+  CUcontext popped = nullptr;
+  SHOW(cuCtxPopCurrent(&popped));
+  std::printf("popped the pushed context: %s\n", popped == context ? "yes" : "no");
+  SHOW(cuStreamDestroy(legacy_stream));
 }
