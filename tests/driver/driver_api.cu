@@ -176,6 +176,7 @@ int main(int argc, char** argv) {
   SHOW(cuDeviceGetHostAtomicCapabilities(capabilities, operations, 2, device));
   std::printf("host atomics answered: %s\n",
               capabilities[0] != 0xdead && capabilities[1] != 0xdead ? "yes" : "no");
+  SHOW(cuDeviceGetP2PAtomicCapabilities(capabilities, operations, 2, device, device));
   SHOW(cuDeviceGraphMemTrim(device));
   SHOW(cuModuleUnload(module));
   // A 3D box of 100 x 4 x 3 bytes up into pitched device memory and back into a host box of

@@ -379,6 +379,7 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
         "1d linear texture: wide",
         "cuDeviceGetHostAtomicCapabilities(capabilities, operations, 2, device) -> 0",
         "host atomics answered: yes",
+        "cuDeviceGetP2PAtomicCapabilities(capabilities, operations, 2, device, device) -> 101",
         "cuDeviceGraphMemTrim(device) -> 0"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }

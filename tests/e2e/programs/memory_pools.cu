@@ -66,6 +66,8 @@ int main() {
   cudaAtomicOperation operations[2] = {cudaAtomicOperationIntegerAdd, cudaAtomicOperationFloatAdd};
   unsigned capabilities[2] = {0xdead, 0xdead};
   SHOW(cudaDeviceGetHostAtomicCapabilities(capabilities, operations, 2, 0));
+  int valid_devices[1] = {0};
+  SHOW(cudaSetValidDevices(valid_devices, 1));
   size_t max_width = 0;
   cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
   if (OK(cudaDeviceGetTexture1DLinearMaxWidth(&max_width, &desc, 0))) EXPECT(max_width > 0);

@@ -53,6 +53,21 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetP2PAttribu
   return cr::remote::cuDeviceGetP2PAttribute(value, attrib, srcDevice, dstDevice);
 }
 
+// Across backends: no atomic operation at all, as for two devices that are not peers.
+extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetP2PAtomicCapabilities(
+    unsigned int* capabilities, const CUatomicOperation* operations, unsigned int count,
+    CUdevice srcDevice, CUdevice dstDevice) {
+  if ((capabilities == nullptr || operations == nullptr) && count > 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (cr::on_different_backends(srcDevice, dstDevice)) {
+    for (unsigned int i = 0; i < count; ++i) capabilities[i] = 0;
+    return CUDA_SUCCESS;
+  }
+  return cr::remote::cuDeviceGetP2PAtomicCapabilities(capabilities, operations, count, srcDevice,
+                                                      dstDevice);
+}
+
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxEnablePeerAccess(
     CUcontext peerContext, unsigned int Flags) {
   if (cr::on_another_backend(peerContext)) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;

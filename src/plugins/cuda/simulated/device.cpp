@@ -529,6 +529,33 @@ cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOper
   });
 }
 
+// Atomics between two simulated devices (peers in one memory, as their P2P attributes say):
+// every operation, of every width, as NVLink peers have; a device and itself are no pair.
+GVIRTUS_SIMULATED_EXPORT CUresult
+cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOperation* operations,
+                                 unsigned int count, CUdevice srcDevice, CUdevice dstDevice) {
+  return sim::guarded([&](sim::State&) {
+    if (capabilities == nullptr || operations == nullptr || count == 0) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!valid_device(srcDevice) || !valid_device(dstDevice) || srcDevice == dstDevice) {
+      return CUDA_ERROR_INVALID_DEVICE;
+    }
+    for (unsigned i = 0; i < count; ++i) {
+      const int operation = operations[i];
+      if (operation < CU_ATOMIC_OPERATION_INTEGER_ADD ||
+          operation > CU_ATOMIC_OPERATION_FLOAT_MAX) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    for (unsigned i = 0; i < count; ++i) {
+      capabilities[i] = unsigned{CU_ATOMIC_CAPABILITY_SIGNED | CU_ATOMIC_CAPABILITY_UNSIGNED |
+                                 CU_ATOMIC_CAPABILITY_SCALAR_32 | CU_ATOMIC_CAPABILITY_SCALAR_64};
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
 // Graph memory the device keeps for graphs' allocations: none here, so nothing to trim.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGraphMemTrim(CUdevice device) {
   return sim::guarded(
