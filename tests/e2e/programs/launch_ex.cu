@@ -67,6 +67,15 @@ int main() {
   config.numAttrs = 2;
   launch_and_check("a priority and clusters of one", config, out, in, 4.0f, host);
 
+  // Cluster occupancy under the same configuration: clusters of one fit, and some size does.
+  int clusters = -1, cluster_size = -1;
+  if (OK(cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(scale), &config)))
+    EXPECT(clusters > 0);
+  config.numAttrs = 1;  // no cluster dimension: the largest the kernel may use
+  if (OK(cudaOccupancyMaxPotentialClusterSize(&cluster_size, reinterpret_cast<const void*>(scale),
+                                              &config)))
+    EXPECT(cluster_size > 0);
+
   // The C form on the per-thread default stream (a null stream in the _ptsz form's configuration).
   config.stream = nullptr;
   config.numAttrs = 1;

@@ -221,20 +221,25 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, LaunchForm
   out.put<int32_t>(result);
 }
 
-// cuOccupancyMaxActiveClusters: the configuration's attributes vetted as a launch's.
-void max_active_clusters(WireReader& in, WireWriter& out, CUresult& result) {
+// cuOccupancyMaxActiveClusters (`potential_size` false) and cuOccupancyMaxPotentialClusterSize:
+// the configuration's attributes vetted as a launch's.
+void cluster_occupancy(WireReader& in, WireWriter& out, CUresult& result, bool potential_size) {
   const auto request = get_record<LaunchRequest>(in);
   std::vector<CUlaunchAttribute> attributes;
   const CUresult attributes_vetted = launch_attributes(in, attributes);
   in.expect_end();
+  const auto& d = real();
   result = first_failure(CUDA_SUCCESS, vet(request.function),
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
                          vet(request.stream), attributes_vetted,
-                         lacks(real().cuOccupancyMaxActiveClusters));
+                         potential_size ? lacks(d.cuOccupancyMaxPotentialClusterSize)
+                                        : lacks(d.cuOccupancyMaxActiveClusters));
   int clusters = 0;
   if (result == CUDA_SUCCESS) {
     const CUlaunchConfig config = launch_config(request, attributes);
-    result = real().cuOccupancyMaxActiveClusters(&clusters, request.function, &config);
+    result = potential_size
+                 ? d.cuOccupancyMaxPotentialClusterSize(&clusters, request.function, &config)
+                 : d.cuOccupancyMaxActiveClusters(&clusters, request.function, &config);
   }
   out.put<int32_t>(result);
   out.put<int32_t>(result == CUDA_SUCCESS ? clusters : 0);  // the stub reads it either way
@@ -372,7 +377,10 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       launch_kernel(in, out, result, LaunchForm::kExtensible);
       return true;
     case Fn::cuOccupancyMaxActiveClusters:
-      max_active_clusters(in, out, result);
+      cluster_occupancy(in, out, result, false);
+      return true;
+    case Fn::cuOccupancyMaxPotentialClusterSize:
+      cluster_occupancy(in, out, result, true);
       return true;
     case Fn::cuMemcpyHtoD_v2:
       host_to_device(in, out, result, false);

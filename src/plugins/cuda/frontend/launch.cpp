@@ -376,11 +376,13 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLaunchKernelEx_ptsz
   return cuLaunchKernelEx(&own, f, kernelParams, extra);
 }
 
-// How many clusters of the configuration's shape fit at once: asked of the backend's driver with
-// the configuration's attributes (the cluster dimension is one).
-extern "C" __attribute__((visibility("default"))) CUresult cuOccupancyMaxActiveClusters(
-    int* numClusters, CUfunction func, const CUlaunchConfig* config) {
-  if (numClusters == nullptr) return CUDA_ERROR_INVALID_VALUE;
+namespace {
+
+// cuOccupancyMaxActiveClusters, cuOccupancyMaxPotentialClusterSize: the kernel and the launch
+// configuration with its attributes, asked of the backend's driver.
+CUresult cluster_occupancy(gvirtus::cuda::Fn fn, int* answer, CUfunction func,
+                           const CUlaunchConfig* config) {
+  if (answer == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::span<const CUlaunchAttribute> attributes;
   if (const CUresult r = gvirtus::cuda::attributes_of(config, attributes); r != CUDA_SUCCESS) {
     return r;
@@ -395,10 +397,27 @@ extern "C" __attribute__((visibility("default"))) CUresult cuOccupancyMaxActiveC
                                              config->sharedMemBytes,
                                              config->hStream};
   return gvirtus::cuda::remote_sync(
-      gvirtus::cuda::Fn::cuOccupancyMaxActiveClusters,
+      fn,
       [&](gvirtus::WireWriter& w) {
         gvirtus::put_record(w, request);
         w.put_blob(attributes.data(), attributes.size_bytes());
       },
-      [&](gvirtus::WireReader& r) { *numClusters = r.get<int32_t>(); });
+      [&](gvirtus::WireReader& r) { *answer = r.get<int32_t>(); });
+}
+
+}  // namespace
+
+// How many clusters of the configuration's shape fit at once (the cluster dimension is one of
+// the configuration's attributes).
+extern "C" __attribute__((visibility("default"))) CUresult cuOccupancyMaxActiveClusters(
+    int* numClusters, CUfunction func, const CUlaunchConfig* config) {
+  return cluster_occupancy(gvirtus::cuda::Fn::cuOccupancyMaxActiveClusters, numClusters, func,
+                           config);
+}
+
+// The largest cluster the configuration may launch with.
+extern "C" __attribute__((visibility("default"))) CUresult cuOccupancyMaxPotentialClusterSize(
+    int* clusterSize, CUfunction func, const CUlaunchConfig* config) {
+  return cluster_occupancy(gvirtus::cuda::Fn::cuOccupancyMaxPotentialClusterSize, clusterSize, func,
+                           config);
 }

@@ -226,6 +226,21 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig* config,
                 kernelParams, extra);
 }
 
+// The model's largest cluster: 8 blocks (16 would need the non-portable attribute).
+GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int* clusterSize,
+                                                                     CUfunction func,
+                                                                     const CUlaunchConfig* config) {
+  if (clusterSize == nullptr || config == nullptr ||
+      (config->numAttrs != 0 && config->attrs == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return sim::guarded([&](sim::State& s) {
+    if (sim::function_of(s, func) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    *clusterSize = 8;
+    return CUDA_SUCCESS;
+  });
+}
+
 // The model's answer: 132 multiprocessors, at most 8 blocks of a cluster on one, clusters of at
 // most 8 blocks (16 would need the non-portable attribute).
 GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,

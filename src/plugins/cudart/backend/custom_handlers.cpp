@@ -173,6 +173,12 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaLaunchEx:
       result = run_launch_ex(in, out);
       return true;
+    case Fn::cudaOccupancyMaxActiveClusters:
+      result = run_cluster_occupancy(in, out, false);
+      return true;
+    case Fn::cudaOccupancyMaxPotentialClusterSize:
+      result = run_cluster_occupancy(in, out, true);
+      return true;
     case Fn::cudaLaunchCooperative:
       result = run_launch(in, out, true);
       return true;

@@ -321,6 +321,36 @@ cudaError_t run_launch_ex(WireReader& in, WireWriter& out) {
   return result;
 }
 
+cudaError_t run_cluster_occupancy(WireReader& in, WireWriter& out, bool potential_size) {
+  const auto request = get_record<LaunchRequest>(in);
+  std::vector<cudaLaunchAttribute> attributes;
+  if (in.get<uint8_t>() != 0) attributes = get_launch_attributes(in);
+  in.expect_end();
+  const void* function =
+      reinterpret_cast<const void*>(resolved_kernel(request.kernel).handle.load());
+  cudaError_t result = vet(request.stream);
+  for (const cudaLaunchAttribute& a : attributes) {
+    int32_t bits = 0;
+    std::memcpy(&bits, &a.id, sizeof bits);
+    result = first_failure(result, vet_launch_attribute(bits, a.val));
+  }
+  int answer = 0;
+  if (result == cudaSuccess) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(request.grid.x, request.grid.y, request.grid.z);
+    config.blockDim = dim3(request.block.x, request.block.y, request.block.z);
+    config.dynamicSmemBytes = request.shared_bytes;
+    config.stream = request.stream;
+    config.attrs = attributes.empty() ? nullptr : attributes.data();
+    config.numAttrs = static_cast<unsigned int>(attributes.size());
+    result = potential_size ? ::cudaOccupancyMaxPotentialClusterSize(&answer, function, &config)
+                            : ::cudaOccupancyMaxActiveClusters(&answer, function, &config);
+  }
+  out.put<int32_t>(result);
+  if (result == cudaSuccess) out.put<int32_t>(answer);
+  return result;
+}
+
 void forget_modules() {
   State& s = state();
   std::lock_guard lock(s.mutex);

@@ -26,6 +26,9 @@ cudaError_t run_var_resolve(WireReader& in, WireWriter& out);
 // A launch; `cooperative` launches with cudaLaunchCooperativeKernel.
 cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative);
 cudaError_t run_launch_ex(WireReader& in, WireWriter& out);
+// cudaOccupancyMaxActiveClusters (`potential_size` false) or MaxPotentialClusterSize of a
+// resolved kernel under a launch configuration (common/module_wire.h).
+cudaError_t run_cluster_occupancy(WireReader& in, WireWriter& out, bool potential_size);
 
 // Unloads and forgets every module and kernel: a new session starts with none. Only while no
 // call runs (resolved kernels are read without the lock).

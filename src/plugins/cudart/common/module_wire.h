@@ -20,6 +20,11 @@
 //   cudaLaunch, cudaLaunchCooperative
 //                      LaunchRequest, then a blob: the kernel's parameter bytes, each argument at
 //                      its offset                     -> i32 result when the launch waits
+//   cudaOccupancyMaxActiveClusters, cudaOccupancyMaxPotentialClusterSize
+//                      LaunchRequest (the kernel and the configuration's dimensions, dynamic
+//                      shared memory and stream), u8 attributes given, then the attributes
+//                      (put_launch_attributes) when given -> i32 result, then on success i32 the
+//                      answer
 //   cudaLaunchEx       cudaLaunchKernelExC with attributes: LaunchRequest, the attributes
 //                      (put_launch_attributes), then the parameter bytes' blob -> i32 result
 #pragma once

@@ -131,6 +131,48 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLaunchCooperativeKernel(const void* functi
   return cr::launch(function, grid, block, args, shared_bytes, stream, true);
 }
 
+namespace {
+
+// cudaOccupancyMaxActiveClusters, cudaOccupancyMaxPotentialClusterSize: the kernel and the launch
+// configuration, asked of the backend's runtime (common/module_wire.h).
+cudaError_t cluster_occupancy(cr::Fn fn, int* answer, const void* function,
+                              const cudaLaunchConfig_t* config) {
+  if (answer == nullptr || config == nullptr ||
+      (config->numAttrs > 0 && config->attrs == nullptr) ||
+      config->numAttrs > cr::kMaxLaunchAttributes) {
+    return cr::refuse_locally(cudaErrorInvalidValue);
+  }
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(function, id); rc != cudaSuccess) return rc;
+  return cr::remote_sync(
+      fn,
+      [&](gvirtus::WireWriter& w) {
+        const dim3 grid = config->gridDim, block = config->blockDim;
+        gvirtus::put_record(w, cr::LaunchRequest{reinterpret_cast<uintptr_t>(id),
+                                                 {grid.x, grid.y, grid.z},
+                                                 {block.x, block.y, block.z},
+                                                 config->dynamicSmemBytes,
+                                                 config->stream});
+        w.put<uint8_t>(config->numAttrs > 0 ? 1 : 0);
+        if (config->numAttrs > 0) cr::put_launch_attributes(w, config->attrs, config->numAttrs);
+      },
+      [&](gvirtus::WireReader& r) {
+        if (r.remaining() != 0) *answer = r.get<int32_t>();
+      });
+}
+
+}  // namespace
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int* numClusters, const void* func,
+                                                                 const cudaLaunchConfig_t* config) {
+  return cluster_occupancy(cr::Fn::cudaOccupancyMaxActiveClusters, numClusters, func, config);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(
+    int* clusterSize, const void* func, const cudaLaunchConfig_t* config) {
+  return cluster_occupancy(cr::Fn::cudaOccupancyMaxPotentialClusterSize, clusterSize, func, config);
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr,
                                                         const void* function) {
   const void* id = nullptr;
