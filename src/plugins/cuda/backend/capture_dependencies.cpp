@@ -1,12 +1,9 @@
 // Capturing into a graph, and a capture's dependencies (capture_dependencies.h).
 #include "plugins/cuda/backend/capture_dependencies.h"
 
-#include <algorithm>
-#include <cstring>
-#include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "backend/services/graph_node_lists.h"
 #include "common/call_marshal.h"
 #include "common/error.h"
 #include "cuda_real.h"
@@ -20,27 +17,10 @@ namespace {
 
 using services::first_failure;
 
-// A node list and its edge data as they travel.
-struct NodeList {
-  std::vector<CUgraphNode> nodes;
-  std::vector<CUgraphEdgeData> edges;  // empty when none were given
-};
+using NodeList = services::NodeList<CUgraphNode, CUgraphEdgeData>;
 
 NodeList get_node_list(WireReader& in) {
-  NodeList list;
-  const auto n = in.get<uint32_t>();
-  // Bounded, and the bytes must be there before anything is allocated.
-  if (n > kMaxNodeEdges || in.remaining() < uint64_t{n} * sizeof(uint64_t)) {
-    raise(ErrorKind::kInvalidInput, "a capture's list of " + std::to_string(n) + " nodes");
-  }
-  list.nodes.resize(n);
-  for (auto& node : list.nodes) node = marshal::get_value<CUgraphNode>(in);
-  if (in.get_bool() && n > 0) {
-    list.edges.resize(n);
-    std::memcpy(list.edges.data(), in.get_raw(n * sizeof(CUgraphEdgeData)).data(),
-                n * sizeof(CUgraphEdgeData));
-  }
-  return list;
+  return services::get_node_list<CUgraphNode, CUgraphEdgeData>(in, kMaxNodeEdges);
 }
 
 // CUDA_SUCCESS when every node lies in the graph `stream` captures into; CUDA_ERROR_INVALID_VALUE
@@ -58,20 +38,10 @@ CUresult in_capture_graph(CUstream stream, const std::vector<CUgraphNode>& nodes
   if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || graph == nullptr) {
     return CUDA_ERROR_ILLEGAL_STATE;  // the driver's answer for a stream not capturing
   }
-  if (nodes.empty()) return CUDA_SUCCESS;
-  size_t count = 0;
-  if ((r = d.cuGraphGetNodes(graph, nullptr, &count)) != CUDA_SUCCESS) return r;
-  if (count > kMaxGraphNodes) return CUDA_ERROR_NOT_SUPPORTED;
-  std::vector<CUgraphNode> present(count);
-  if (count > 0 && (r = d.cuGraphGetNodes(graph, present.data(), &count)) != CUDA_SUCCESS) {
-    return r;
-  }
-  const std::unordered_set<CUgraphNode> in_graph(present.begin(),
-                                                 present.begin() + std::min(count, present.size()));
-  for (CUgraphNode node : nodes) {
-    if (!in_graph.contains(node)) return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
+  return services::nodes_in_graph(
+      nodes,
+      [&](CUgraphNode* array, size_t* count) { return d.cuGraphGetNodes(graph, array, count); },
+      kMaxGraphNodes, CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_NOT_SUPPORTED);
 }
 
 void begin_capture_to_graph(WireReader& in, WireWriter& out, CUresult& result) {

@@ -6,12 +6,9 @@
 // sees them, since a capture's nodes are not yet the session's.
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
-#include <cstring>
-#include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "backend/services/graph_node_lists.h"
 #include "common/error.h"
 #include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
@@ -22,26 +19,7 @@
 namespace gvirtus::cudart {
 namespace {
 
-struct NodeList {
-  std::vector<cudaGraphNode_t> nodes;
-  std::vector<cudaGraphEdgeData> edges;  // empty when none were given
-};
-
-NodeList get_node_list(WireReader& in) {
-  NodeList list;
-  const auto n = in.get<uint32_t>();
-  if (n > kMaxNodeEdges || in.remaining() < uint64_t{n} * sizeof(uint64_t)) {
-    raise(ErrorKind::kInvalidInput, "a capture's list of " + std::to_string(n) + " nodes");
-  }
-  list.nodes.resize(n);
-  for (auto& node : list.nodes) node = handle_from_wire<cudaGraphNode_t>(in.get<uint64_t>());
-  if (in.get_bool() && n > 0) {
-    list.edges.resize(n);
-    std::memcpy(list.edges.data(), in.get_raw(n * sizeof(cudaGraphEdgeData)).data(),
-                n * sizeof(cudaGraphEdgeData));
-  }
-  return list;
-}
+using NodeList = services::NodeList<cudaGraphNode_t, cudaGraphEdgeData>;
 
 cudaError_t in_capture_graph(cudaStream_t stream, const std::vector<cudaGraphNode_t>& nodes) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
@@ -52,20 +30,12 @@ cudaError_t in_capture_graph(cudaStream_t stream, const std::vector<cudaGraphNod
   if (status != cudaStreamCaptureStatusActive || graph == nullptr) {
     return cudaErrorIllegalState;  // the runtime's answer for a stream not capturing
   }
-  if (nodes.empty()) return cudaSuccess;
-  size_t count = 0;
-  if ((r = ::cudaGraphGetNodes(graph, nullptr, &count)) != cudaSuccess) return r;
-  if (count > kMaxGraphNodes) return cudaErrorNotSupported;
-  std::vector<cudaGraphNode_t> present(count);
-  if (count > 0 && (r = ::cudaGraphGetNodes(graph, present.data(), &count)) != cudaSuccess) {
-    return r;
-  }
-  const std::unordered_set<cudaGraphNode_t> in_graph(
-      present.begin(), present.begin() + std::min(count, present.size()));
-  for (cudaGraphNode_t node : nodes) {
-    if (!in_graph.contains(node)) return cudaErrorInvalidValue;
-  }
-  return cudaSuccess;
+  return services::nodes_in_graph(
+      nodes,
+      [&](cudaGraphNode_t* array, size_t* count) {
+        return ::cudaGraphGetNodes(graph, array, count);
+      },
+      kMaxGraphNodes, cudaSuccess, cudaErrorInvalidValue, cudaErrorNotSupported);
 }
 
 }  // namespace
@@ -74,7 +44,8 @@ bool run_capture_dependencies_call(Fn fn, WireReader& in, WireWriter& out, cudaE
   if (fn == Fn::cudaStreamBeginCaptureToGraph) {
     const auto stream = handle_from_wire<cudaStream_t>(in.get<uint64_t>());
     const auto graph = handle_from_wire<cudaGraph_t>(in.get<uint64_t>());
-    const NodeList list = get_node_list(in);
+    const NodeList list =
+        services::get_node_list<cudaGraphNode_t, cudaGraphEdgeData>(in, kMaxNodeEdges);
     const auto mode = in.get<uint32_t>();
     in.expect_end();
     result =
@@ -92,7 +63,7 @@ bool run_capture_dependencies_call(Fn fn, WireReader& in, WireWriter& out, cudaE
   }
   if (fn == Fn::cudaStreamUpdateCaptureDependencies) {
     const auto stream = handle_from_wire<cudaStream_t>(in.get<uint64_t>());
-    NodeList list = get_node_list(in);
+    NodeList list = services::get_node_list<cudaGraphNode_t, cudaGraphEdgeData>(in, kMaxNodeEdges);
     const auto flags = in.get<uint32_t>();
     in.expect_end();
     result = vet(stream);
