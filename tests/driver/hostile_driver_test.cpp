@@ -415,6 +415,21 @@ TEST_F(HostileDriver, virtual_memory_is_vetted_against_the_sessions_own_ranges) 
   };
   EXPECT_EQ(memset(base, kPage), CUDA_SUCCESS) << "mapped memory is the session's";
   EXPECT_EQ(memset(base + kPage, 64), CUDA_ERROR_INVALID_VALUE) << "reserved, not mapped";
+  // The queries name only the session's mappings and handles.
+  Reply got =
+      vm(cu::Fn::cuMemGetAccess, {base + 64, 1, 0, 0, 0}, &prop.location, sizeof prop.location);
+  EXPECT_EQ(got.status, CUDA_SUCCESS);
+  EXPECT_EQ(answer(got), CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  EXPECT_EQ(
+      vm(cu::Fn::cuMemGetAccess, {base + kPage, 1, 0, 0, 0}, &prop.location, sizeof prop.location)
+          .status,
+      CUDA_ERROR_INVALID_VALUE)
+      << "reserved, not mapped";
+  EXPECT_EQ(vm(cu::Fn::cuMemGetAllocationPropertiesFromHandle, {0, 0, 0, handle, 0}).status,
+            CUDA_SUCCESS);
+  EXPECT_EQ(vm(cu::Fn::cuMemGetAllocationPropertiesFromHandle, {0, 0, 0, handle + 1000, 0}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "a handle the session never got";
   EXPECT_EQ(vm(cu::Fn::cuMemAddressFree, {base, 4 * kPage, 0, 0, 0}).status,
             CUDA_ERROR_INVALID_VALUE)
       << "still mapped";

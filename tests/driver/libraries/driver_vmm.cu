@@ -1,5 +1,6 @@
 // The driver's virtual memory management, as PyTorch's expandable segments use it: a reservation,
-// two physical allocations mapped side by side, access set over both at once, then a copy across
+// two physical allocations mapped side by side, access set over both at once and read back with an
+// allocation's properties, then a copy across
 // the seam, a kernel writing through the mapped address, a copy back, and everything undone. The
 // result is the kernel's work on the copied data; on the simulated device, which runs no kernel,
 // the copies alone round-trip.
@@ -48,6 +49,16 @@ int main() {
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   CHECK_CU(cuMemSetAccess(base, 2 * granularity, &access, 1));
+  // The access as set, and the properties the allocation was made with.
+  unsigned long long flags = 0;
+  CHECK_CU(cuMemGetAccess(&flags, &prop.location, base + granularity + 64));
+  CUmemAllocationProp made{};
+  CHECK_CU(cuMemGetAllocationPropertiesFromHandle(&made, second));
+  if (flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE || made.type != prop.type ||
+      made.location.type != prop.location.type || made.location.id != prop.location.id) {
+    std::printf("CUDA driver error: access %llu, or properties unlike the allocation's\n", flags);
+    return 1;
+  }
   CUdeviceptr start = 0;
   CHECK_CU(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
                                  base + granularity + 64));

@@ -78,6 +78,8 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
     case Fn::cuMemUnmap:
     case Fn::cuMemSetAccess:
     case Fn::cuMemGetAllocationGranularity:
+    case Fn::cuMemGetAccess:
+    case Fn::cuMemGetAllocationPropertiesFromHandle:
       break;
     default:
       return false;
@@ -195,12 +197,43 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
       if (result == CUDA_SUCCESS) answer = granularity;
       break;
     }
+    case Fn::cuMemGetAccess: {
+      // A mapped address of the session's, for a location the driver judges.
+      CUmemLocation location{};
+      const auto bytes = in.get_blob(sizeof location);
+      if (bytes.size() != sizeof location) {
+        raise(ErrorKind::kInvalidInput,
+              "a CUmemLocation of " + std::to_string(bytes.size()) + " bytes");
+      }
+      std::memcpy(&location, bytes.data(), sizeof location);
+      in.expect_end();
+      result =
+          s.ranges.mapped(r.address, 1) ? lacks(real().cuMemGetAccess) : CUDA_ERROR_INVALID_VALUE;
+      unsigned long long flags = 0;
+      if (result == CUDA_SUCCESS) result = real().cuMemGetAccess(&flags, &location, r.address);
+      if (result == CUDA_SUCCESS) answer = flags;
+      break;
+    }
+    case Fn::cuMemGetAllocationPropertiesFromHandle: {
+      in.expect_end();
+      CUmemAllocationProp prop{};
+      result = s.physical.count(r.handle) != 0
+                   ? lacks(real().cuMemGetAllocationPropertiesFromHandle)
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMemGetAllocationPropertiesFromHandle(&prop, r.handle);
+      }
+      out.put<int32_t>(result);
+      prop.win32HandleMetaData = nullptr;  // the backend's pointer means nothing to the client
+      if (result == CUDA_SUCCESS) out.put_blob(&prop, sizeof prop);
+      return true;
+    }
     default:
       break;
   }
   out.put<int32_t>(result);
   if (fn == Fn::cuMemAddressReserve || fn == Fn::cuMemCreate ||
-      fn == Fn::cuMemGetAllocationGranularity) {
+      fn == Fn::cuMemGetAllocationGranularity || fn == Fn::cuMemGetAccess) {
     out.put<uint64_t>(result == CUDA_SUCCESS ? answer : 0);
   }
   return true;

@@ -147,3 +147,35 @@ GVIRTUS_EXPORT CUresult cuMemGetAllocationGranularity(size_t* granularity,
   if (result == CUDA_SUCCESS) *granularity = answer;
   return result;
 }
+
+// The access `location` has to the mapping at `ptr` (a mapping of the session's).
+GVIRTUS_EXPORT CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location,
+                                       CUdeviceptr ptr) {
+  if (flags == nullptr || location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t answer = 0;
+  const CUresult result =
+      cr::call(cr::Fn::cuMemGetAccess, {ptr, 1, 0, 0, 0}, location, sizeof *location, &answer);
+  if (result == CUDA_SUCCESS) *flags = answer;
+  return result;
+}
+
+// The properties a physical allocation of the session's was created with (no Windows handle
+// metadata: none crosses).
+GVIRTUS_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(
+    CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
+  if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return cr::remote_sync(
+      cr::Fn::cuMemGetAllocationPropertiesFromHandle,
+      [&](gvirtus::WireWriter& w) {
+        gvirtus::put_record(w, cr::VirtualMemoryRequest{0, 0, 0, handle, 0});
+      },
+      [&](gvirtus::WireReader& r) {
+        if (r.remaining() == 0) return;  // a failure: nothing follows
+        const auto bytes = r.get_blob(sizeof *prop);
+        if (bytes.size() != sizeof *prop) {
+          gvirtus::raise(gvirtus::ErrorKind::kInvalidInput,
+                         "allocation properties of a wrong size");
+        }
+        std::memcpy(prop, bytes.data(), sizeof *prop);
+      });
+}

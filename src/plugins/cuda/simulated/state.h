@@ -71,6 +71,7 @@ struct Event {
 struct Physical {
   int fd = -1;
   uint64_t bytes = 0;
+  CUmemAllocationProp prop{};  // as created
   Physical() = default;
   Physical(int f, uint64_t b) : fd(f), bytes(b) {}
   Physical(const Physical&) = delete;

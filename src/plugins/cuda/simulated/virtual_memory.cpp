@@ -118,6 +118,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* hand
     const int fd = ::memfd_create("gvirtus-simulated-physical", MFD_CLOEXEC);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     auto physical = std::make_unique<sim::Physical>(fd, size);
+    physical->prop = *prop;
+    physical->prop.win32HandleMetaData = nullptr;
     if (::ftruncate(fd, static_cast<off_t>(size)) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
     s.allocated += size;
     *handle = s.next_physical++;
@@ -199,6 +201,38 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size,
       if (at > ptr + size) return CUDA_ERROR_INVALID_VALUE;
     }
     for (sim::Mapping* m : covered) m->accessible = device_access;
+    return CUDA_SUCCESS;
+  });
+}
+
+// The access of a mapping that holds `ptr`: read and write for a device once cuMemSetAccess gave
+// the devices access (the simulated devices share one memory), none before; none for the host.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetAccess(unsigned long long* flags,
+                                                 const CUmemLocation* location, CUdeviceptr ptr) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags == nullptr || location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto it = s.mappings.upper_bound(ptr);
+    if (it == s.mappings.begin()) return CUDA_ERROR_INVALID_VALUE;
+    --it;
+    if (ptr >= it->first + it->second.bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (location->type != CU_MEM_LOCATION_TYPE_DEVICE) {
+      *flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+      return location->type == CU_MEM_LOCATION_TYPE_HOST ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!device_location(s, *location)) return CUDA_ERROR_INVALID_DEVICE;
+    *flags =
+        it->second.accessible ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(
+    CUmemAllocationProp* prop, CUmemGenericAllocationHandle handle) {
+  return sim::guarded([&](sim::State& s) {
+    if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const auto it = s.physical.find(handle);
+    if (it == s.physical.end()) return CUDA_ERROR_INVALID_VALUE;
+    *prop = it->second->prop;
     return CUDA_SUCCESS;
   });
 }
