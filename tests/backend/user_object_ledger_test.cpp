@@ -37,7 +37,7 @@ const void* made(UserObjectLedger& ledger, uint32_t count) {
 }
 
 TEST(UserObjectLedger, the_applications_references_allow_as_many_releases_as_it_holds) {
-  UserObjectLedger ledger(kInvalid);
+  UserObjectLedger ledger(kInvalid, "test");
   Library library;
   const void* object = made(ledger, 2);
   EXPECT_EQ(ledger.retain(object, 1, std::ref(library)), 0);  // 3
@@ -50,7 +50,7 @@ TEST(UserObjectLedger, the_applications_references_allow_as_many_releases_as_it_
 }
 
 TEST(UserObjectLedger, counts_out_of_the_librarys_range_are_refused) {
-  UserObjectLedger ledger(kInvalid);
+  UserObjectLedger ledger(kInvalid, "test");
   Library library;
   const void* object = made(ledger, 1);
   EXPECT_EQ(ledger.retain(object, 0, std::ref(library)), kInvalid);
@@ -60,7 +60,7 @@ TEST(UserObjectLedger, counts_out_of_the_librarys_range_are_refused) {
 }
 
 TEST(UserObjectLedger, a_failed_library_call_changes_nothing) {
-  UserObjectLedger ledger(kInvalid);
+  UserObjectLedger ledger(kInvalid, "test");
   Library failing{.answer = 700};
   const void* object = made(ledger, 1);
   EXPECT_EQ(ledger.release(object, 1, std::ref(failing)), 700);
@@ -77,7 +77,7 @@ TEST(UserObjectLedger, a_failed_library_call_changes_nothing) {
 }
 
 TEST(UserObjectLedger, references_moved_to_a_graph_are_the_graphs_to_release) {
-  UserObjectLedger ledger(kInvalid);
+  UserObjectLedger ledger(kInvalid, "test");
   Library library;
   const void* object = made(ledger, 1);
   EXPECT_EQ(ledger.graph_retain(kGraph, object, 2, true, std::ref(library)), kInvalid)
@@ -91,7 +91,7 @@ TEST(UserObjectLedger, references_moved_to_a_graph_are_the_graphs_to_release) {
 }
 
 TEST(UserObjectLedger, a_destroyed_graphs_references_go_with_it) {
-  UserObjectLedger ledger(kInvalid);
+  UserObjectLedger ledger(kInvalid, "test");
   Library library;
   const void* kept = made(ledger, 1);
   const void* moved = made(ledger, 1);

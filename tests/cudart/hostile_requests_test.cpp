@@ -198,8 +198,8 @@ TEST_F(HostileCudart, a_generic_node_of_a_type_never_remoted_ends_the_session) {
   w.put<uint8_t>(0);  // no edge data
   w.put<int32_t>(cudaGraphNodeTypeConditional);
   EXPECT_EQ(send(c, cr::Fn::cudaGraphAddNode, w), ErrorKind::kDisconnected);
-  EXPECT_TRUE(logged("graph node type " + std::to_string(cudaGraphNodeTypeConditional) +
-                     " on the wire"))
+  EXPECT_TRUE(
+      logged("graph node type " + std::to_string(cudaGraphNodeTypeConditional) + " on the wire"))
       << backend_.log();
   expect_session_ended_alone(c);
 }

@@ -2,6 +2,8 @@
 
 #include <climits>
 
+#include "backend/services/rejections.h"
+
 namespace gvirtus::services {
 namespace {
 
@@ -12,12 +14,17 @@ bool valid_count(uint32_t count) {
 
 }  // namespace
 
+int32_t UserObjectLedger::refuse(const void* object) const {
+  return services::refuse(invalid_value_, library_, "user object", object,
+                          "a count out of range, or more references than the session holds");
+}
+
 void UserObjectLedger::drop_if_unheld(std::unordered_map<const void*, Entry>::iterator it) {
   if (it->second.own == 0 && it->second.by_graph.empty()) objects_.erase(it);
 }
 
 int32_t UserObjectLedger::create(uint32_t count, FunctionRef<int32_t(const void*& made)> create) {
-  if (!valid_count(count)) return invalid_value_;
+  if (!valid_count(count)) return refuse(nullptr);
   std::lock_guard lock(mutex_);
   const void* made = nullptr;
   const int32_t result = create(made);
@@ -28,7 +35,7 @@ int32_t UserObjectLedger::create(uint32_t count, FunctionRef<int32_t(const void*
 int32_t UserObjectLedger::retain(const void* object, uint32_t count, LibraryCall call) {
   std::lock_guard lock(mutex_);
   const auto it = objects_.find(object);
-  if (!valid_count(count) || it == objects_.end() || it->second.own == 0) return invalid_value_;
+  if (!valid_count(count) || it == objects_.end() || it->second.own == 0) return refuse(object);
   const int32_t result = call();
   if (result == 0) it->second.own += count;
   return result;
@@ -37,7 +44,7 @@ int32_t UserObjectLedger::retain(const void* object, uint32_t count, LibraryCall
 int32_t UserObjectLedger::release(const void* object, uint32_t count, LibraryCall call) {
   std::lock_guard lock(mutex_);
   const auto it = objects_.find(object);
-  if (!valid_count(count) || it == objects_.end() || it->second.own < count) return invalid_value_;
+  if (!valid_count(count) || it == objects_.end() || it->second.own < count) return refuse(object);
   const int32_t result = call();
   if (result == 0) {
     it->second.own -= count;
@@ -51,7 +58,7 @@ int32_t UserObjectLedger::graph_retain(const void* graph, const void* object, ui
   std::lock_guard lock(mutex_);
   const auto it = objects_.find(object);
   if (!valid_count(count) || it == objects_.end() || it->second.own < (move ? count : 1)) {
-    return invalid_value_;
+    return refuse(object);
   }
   const int32_t result = call();
   if (result == 0) {
@@ -65,9 +72,9 @@ int32_t UserObjectLedger::graph_release(const void* graph, const void* object, u
                                         LibraryCall call) {
   std::lock_guard lock(mutex_);
   const auto it = objects_.find(object);
-  if (!valid_count(count) || it == objects_.end()) return invalid_value_;
+  if (!valid_count(count) || it == objects_.end()) return refuse(object);
   const auto held = it->second.by_graph.find(graph);
-  if (held == it->second.by_graph.end() || held->second < count) return invalid_value_;
+  if (held == it->second.by_graph.end() || held->second < count) return refuse(object);
   const int32_t result = call();
   if (result == 0) {
     held->second -= count;

@@ -11,6 +11,9 @@
 // executable graph. An object the session holds no reference to is forgotten: its handle is
 // refused from then on, as a handle never handed out is.
 //
+// A refusal goes through services::refuse (rejections.h): the library's own "invalid value",
+// logged and kept as the thread's pending error, as the library never saw the call.
+//
 // Each change runs the library's call under the ledger's lock and is recorded only when the call
 // succeeded (status 0), so two threads cannot both release the last reference. The destructor,
 // which the library may run synchronously inside a release, must not use the ledger.
@@ -30,8 +33,9 @@ namespace gvirtus::services {
 class UserObjectLedger {
  public:
   using LibraryCall = FunctionRef<int32_t()>;
-  // What refuses a call: the library's "invalid value" status, passed in by the plugin.
-  explicit UserObjectLedger(int32_t invalid_value) : invalid_value_(invalid_value) {}
+  // `invalid_value`: the library's status for a refused call; `library`: its name in the log.
+  UserObjectLedger(int32_t invalid_value, const char* library)
+      : invalid_value_(invalid_value), library_(library) {}
 
   // `create` makes the object (returning it through `made`) with `count` references.
   int32_t create(uint32_t count, FunctionRef<int32_t(const void*& made)> create);
@@ -54,8 +58,10 @@ class UserObjectLedger {
     std::map<const void*, uint64_t> by_graph;  // each graph's, got through this session
   };
   void drop_if_unheld(std::unordered_map<const void*, Entry>::iterator it);
+  int32_t refuse(const void* object) const;
 
   const int32_t invalid_value_;
+  const char* const library_;
   mutable std::mutex mutex_;
   std::unordered_map<const void*, Entry> objects_;
 };

@@ -20,3 +20,8 @@ inline bool ok_impl(cudaError_t rc, const char* text) {
 }
 
 #define EXPECT(cond) std::printf("check %-38s %s\n", #cond, (cond) ? "ok" : "FAILED")
+
+// A check that means something only where the device works (`working`: it took a stream, memory):
+// without a device it prints nothing, as natively, so that native and remoted runs compare.
+#define EXPECT_IF(working, cond) \
+  if (working) EXPECT(cond)

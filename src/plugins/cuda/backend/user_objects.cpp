@@ -14,7 +14,7 @@ namespace {
 using services::first_failure;
 
 services::UserObjectLedger& ledger() {
-  static auto* const kept = new services::UserObjectLedger(CUDA_ERROR_INVALID_VALUE);
+  static auto* const kept = new services::UserObjectLedger(CUDA_ERROR_INVALID_VALUE, "cuda");
   return *kept;
 }
 

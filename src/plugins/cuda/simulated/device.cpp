@@ -501,6 +501,22 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetTexture1DLinearMaxWidth(size_t* max
   });
 }
 
+namespace {
+
+// Whether every operation is one CUatomicOperation names (the application's values, which may be
+// any int).
+bool known_operations(const CUatomicOperation* operations, unsigned count) {
+  for (unsigned i = 0; i < count; ++i) {
+    const int operation = operations[i];
+    if (operation < CU_ATOMIC_OPERATION_INTEGER_ADD || operation > CU_ATOMIC_OPERATION_FLOAT_MAX) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 // Atomics between a simulated device and the host, as over PCIe: integer operations of 32 and
 // 64 bits, signed and unsigned; no floating-point ones.
 GVIRTUS_SIMULATED_EXPORT CUresult
@@ -511,13 +527,7 @@ cuDeviceGetHostAtomicCapabilities(unsigned int* capabilities, const CUatomicOper
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    for (unsigned i = 0; i < count; ++i) {
-      const int operation = operations[i];
-      if (operation < CU_ATOMIC_OPERATION_INTEGER_ADD ||
-          operation > CU_ATOMIC_OPERATION_FLOAT_MAX) {
-        return CUDA_ERROR_INVALID_VALUE;
-      }
-    }
+    if (!known_operations(operations, count)) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < count; ++i) {
       capabilities[i] =
           operations[i] >= CU_ATOMIC_OPERATION_FLOAT_ADD
@@ -541,13 +551,7 @@ cuDeviceGetP2PAtomicCapabilities(unsigned int* capabilities, const CUatomicOpera
     if (!valid_device(srcDevice) || !valid_device(dstDevice) || srcDevice == dstDevice) {
       return CUDA_ERROR_INVALID_DEVICE;
     }
-    for (unsigned i = 0; i < count; ++i) {
-      const int operation = operations[i];
-      if (operation < CU_ATOMIC_OPERATION_INTEGER_ADD ||
-          operation > CU_ATOMIC_OPERATION_FLOAT_MAX) {
-        return CUDA_ERROR_INVALID_VALUE;
-      }
-    }
+    if (!known_operations(operations, count)) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < count; ++i) {
       capabilities[i] = unsigned{CU_ATOMIC_CAPABILITY_SIGNED | CU_ATOMIC_CAPABILITY_UNSIGNED |
                                  CU_ATOMIC_CAPABILITY_SCALAR_32 | CU_ATOMIC_CAPABILITY_SCALAR_64};

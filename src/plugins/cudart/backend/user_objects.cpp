@@ -3,11 +3,11 @@
 // client's, named by a token; the runtime gets a gate nothing waits on in its place
 // (services/host_gates.h). References are counted by the session's ledger
 // (services/user_object_ledger.h): a release of references the session does not hold, or a use
-// of an object it holds none of, is cudaErrorInvalidValue before the runtime sees it.
+// of an object it holds none of, is cudaErrorInvalidValue before the runtime sees it, kept as the
+// thread's pending error (the ledger refuses through services::refuse).
 #include <cuda_runtime_api.h>
 
 #include "backend/services/host_gates.h"
-#include "backend/services/rejections.h"
 #include "backend/services/user_object_ledger.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/user_objects.h"
@@ -18,22 +18,12 @@ namespace gvirtus::cudart {
 namespace {
 
 services::UserObjectLedger& ledger() {
-  static auto* const kept = new services::UserObjectLedger(cudaErrorInvalidValue);
+  static auto* const kept = new services::UserObjectLedger(cudaErrorInvalidValue, "cudart");
   return *kept;
 }
 
 void CUDART_CB run_destructor(void* gate) {
   services::HostGates::notify(gate);
-}
-
-// A refusal the runtime never saw: kept as the thread's pending error (rejections.h).
-cudaError_t refused(int32_t result, const void* object) {
-  if (result == cudaErrorInvalidValue) {
-    return static_cast<cudaError_t>(
-        services::refuse(cudaErrorInvalidValue, "cudart", "user object", object,
-                         "the session does not hold that many references to it (or none)"));
-  }
-  return static_cast<cudaError_t>(result);
 }
 
 cudaError_t create(WireReader& in, WireWriter& out) {
@@ -78,9 +68,8 @@ bool run_user_object_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& r
         return retain ? ::cudaUserObjectRetain(object, count)
                       : ::cudaUserObjectRelease(object, count);
       };
-      result = refused(
-          retain ? ledger().retain(object, count, call) : ledger().release(object, count, call),
-          object);
+      result = static_cast<cudaError_t>(retain ? ledger().retain(object, count, call)
+                                               : ledger().release(object, count, call));
       out.put<int32_t>(result);
       return true;
     }
@@ -94,12 +83,9 @@ bool run_user_object_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& r
           graph != nullptr ? vet(graph) : cudaErrorInvalidValue,
           flags == 0 || flags == cudaGraphUserObjectMove ? cudaSuccess : cudaErrorInvalidValue);
       if (result == cudaSuccess) {
-        result = refused(
-            ledger().graph_retain(graph, object, count, flags == cudaGraphUserObjectMove,
-                                  [&]() -> int32_t {
-                                    return ::cudaGraphRetainUserObject(graph, object, count, flags);
-                                  }),
-            object);
+        result = static_cast<cudaError_t>(ledger().graph_retain(
+            graph, object, count, flags == cudaGraphUserObjectMove,
+            [&]() -> int32_t { return ::cudaGraphRetainUserObject(graph, object, count, flags); }));
       }
       out.put<int32_t>(result);
       return true;
@@ -111,11 +97,10 @@ bool run_user_object_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& r
       in.expect_end();
       result = graph != nullptr ? vet(graph) : cudaErrorInvalidValue;
       if (result == cudaSuccess) {
-        result = refused(
-            ledger().graph_release(
-                graph, object, count,
-                [&]() -> int32_t { return ::cudaGraphReleaseUserObject(graph, object, count); }),
-            object);
+        result =
+            static_cast<cudaError_t>(ledger().graph_release(graph, object, count, [&]() -> int32_t {
+              return ::cudaGraphReleaseUserObject(graph, object, count);
+            }));
       }
       out.put<int32_t>(result);
       return true;

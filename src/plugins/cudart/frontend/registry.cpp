@@ -32,8 +32,8 @@ struct Module {
   // library's record stays, without its image, so that its id and its kernels' never name
   // anything else on the backend.
   std::vector<std::byte> owned_image;
-  bool library = false;
   bool unloaded = false;
+  bool library() const { return wrapper == nullptr; }  // a registered module has its wrapper
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::vector<std::unique_ptr<Variable>> variables;
 
@@ -66,7 +66,7 @@ const void* current_session() {
 // Ships the module's fatbinary to the current session. Called with module.mutex held.
 cudaError_t load_module_locked(Module& module, const void* session) {
   if (module.loaded_in == session) return cudaSuccess;
-  if (module.library && module.unloaded) {  // its kernels' handles are gone with it
+  if (module.unloaded) {  // a library the program unloaded: its kernels' handles went with it
     return record_local_error(cudaErrorInvalidResourceHandle);
   }
   if (module.image.empty()) {
@@ -211,7 +211,6 @@ Module* load_library(std::vector<std::byte> image, cudaError_t& result) {
   Module* module = owned.get();
   module->owned_image = std::move(image);
   module->image = module->owned_image;
-  module->library = true;
   {
     std::lock_guard lock(module->mutex);
     result = load_module_locked(*module, current_session());
@@ -228,7 +227,7 @@ Module* find_library(const void* handle) {
   std::shared_lock lock(r.mutex);
   for (const auto& module : r.modules) {
     if (module.get() == handle)
-      return module->library && !module->unloaded ? module.get() : nullptr;
+      return module->library() && !module->unloaded ? module.get() : nullptr;
   }
   return nullptr;
 }

@@ -43,6 +43,19 @@ cudaError_t symbol_span(const void* symbol, size_t count, size_t offset, cudaMem
   return cudaSuccess;
 }
 
+// A symbol copy checked by symbol_span, then `copy(device, kind)` at the symbol's device address
+// with the direction it settled.
+template <typename Copy>
+cudaError_t at_symbol(const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
+                      const void* other, bool to_symbol, Copy copy) {
+  char* device = nullptr;
+  if (const cudaError_t rc = symbol_span(symbol, count, offset, kind, other, to_symbol, device);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  return copy(device, kind);
+}
+
 }  // namespace
 }  // namespace gvirtus::cudart
 
@@ -51,46 +64,35 @@ namespace cr = gvirtus::cudart;
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src,
                                                      size_t count, size_t offset,
                                                      cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaMemcpy(device, src, count, kind);
+  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
+    return cudaMemcpy(device, src, count, k);
+  });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count,
                                                        size_t offset, cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaMemcpy(dst, device, count, kind);
+  return cr::at_symbol(
+      symbol, count, offset, kind, dst, false,
+      [&](char* device, cudaMemcpyKind k) { return cudaMemcpy(dst, device, count, k); });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src,
                                                           size_t count, size_t offset,
                                                           cudaMemcpyKind kind,
                                                           cudaStream_t stream) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaMemcpyAsync(device, src, count, kind, stream);
+  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
+    return cudaMemcpyAsync(device, src, count, k, stream);
+  });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol,
                                                             size_t count, size_t offset,
                                                             cudaMemcpyKind kind,
                                                             cudaStream_t stream) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaMemcpyAsync(dst, device, count, kind, stream);
+  return cr::at_symbol(symbol, count, offset, kind, dst, false,
+                       [&](char* device, cudaMemcpyKind k) {
+                         return cudaMemcpyAsync(dst, device, count, k, stream);
+                       });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGetSymbolAddress(void** address, const void* symbol) {
@@ -116,26 +118,21 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(
     cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
     size_t numDependencies, const void* symbol, const void* src, size_t count, size_t offset,
     cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, device, src,
-                                  count, kind);
+  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
+    return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, device, src,
+                                    count, k);
+  });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
     cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
     size_t numDependencies, void* dst, const void* symbol, size_t count, size_t offset,
     cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, dst, device,
-                                  count, kind);
+  return cr::at_symbol(symbol, count, offset, kind, dst, false,
+                       [&](char* device, cudaMemcpyKind k) {
+                         return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies,
+                                                         numDependencies, dst, device, count, k);
+                       });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node,
@@ -143,43 +140,33 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraph
                                                                        const void* src,
                                                                        size_t count, size_t offset,
                                                                        cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaGraphMemcpyNodeSetParams1D(node, device, src, count, kind);
+  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
+    return cudaGraphMemcpyNodeSetParams1D(node, device, src, count, k);
+  });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t
 cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst, const void* symbol,
                                        size_t count, size_t offset, cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaGraphMemcpyNodeSetParams1D(node, dst, device, count, kind);
+  return cr::at_symbol(symbol, count, offset, kind, dst, false,
+                       [&](char* device, cudaMemcpyKind k) {
+                         return cudaGraphMemcpyNodeSetParams1D(node, dst, device, count, k);
+                       });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void* symbol, const void* src,
     size_t count, size_t offset, cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, src, true, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, device, src, count, kind);
+  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
+    return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, device, src, count, k);
+  });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* symbol, size_t count,
     size_t offset, cudaMemcpyKind kind) {
-  char* device = nullptr;
-  if (auto rc = cr::symbol_span(symbol, count, offset, kind, dst, false, device);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, device, count, kind);
+  return cr::at_symbol(
+      symbol, count, offset, kind, dst, false, [&](char* device, cudaMemcpyKind k) {
+        return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, device, count, k);
+      });
 }
