@@ -919,10 +919,29 @@ def handler_case(c, d):
     if d.real_library:
         # An older library may lack the function: the call is not supported, as natively.
         checks.append(f"(real().{c.name} != nullptr ? {d.success} : {d.not_supported})")
+    # What a free or a destroy takes from the ledger goes before the library's call, and back
+    # if it fails: once freed, an address may be handed to another executor's allocation, which
+    # a late drop would forget (allocation_ledger.h).
+    withdrawals = []
+    for p in c.params:
+        if p.direction == "free":
+            withdrawals.append(f"{p.name}_withdrawn.allocation({freed_address(p, d)});")
+        elif p.direction == "destroy":
+            withdrawals.append(f"{p.name}_withdrawn.owned_by({p.name});")
+        if p.direction in ("free", "destroy"):
+            out.append(f"      gvirtus::services::LedgerWithdrawal {p.name}_withdrawn("
+                       "gvirtus::services::session_services().allocations);")
     if checks:
         out.append(f"      result = gvirtus::services::first_failure({d.success}, {', '.join(checks)});")
-        out.append(f"      if (result == {d.success}) result = {call};")
+        if withdrawals:
+            out.append(f"      if (result == {d.success}) {{")
+            out += [f"        {w}" for w in withdrawals]
+            out.append(f"        result = {call};")
+            out.append("      }")
+        else:
+            out.append(f"      if (result == {d.success}) result = {call};")
     else:
+        out += [f"      {w}" for w in withdrawals]
         out.append(f"      result = {call};")
     out.append("      out.put<int32_t>(result);")
     for p in c.params:
@@ -934,7 +953,7 @@ def handler_case(c, d):
             effects.append(f"        if ({p.name} != nullptr) adopt(*{p.name});")
         elif p.direction == "destroy":
             effects.append(f"        {p.name}_release.destroyed();")
-            effects.append(f"        gvirtus::services::session_services().allocations.owner_gone({p.name});")
+            effects.append(f"        {p.name}_withdrawn.done();")
         elif p.direction == "global":
             owner = global_owner(c, d)
             effects.append(f"        if ({present(p)}) gvirtus::services::session_services().allocations.owned("
@@ -943,7 +962,7 @@ def handler_case(c, d):
             effects.append(f"        if ({present(p)}) gvirtus::services::session_services().allocations.allocated("
                            f"{allocation_address(p, d)}, {p.expr});")
         elif p.direction == "free":
-            effects.append(f"        gvirtus::services::session_services().allocations.freed({freed_address(p, d)});")
+            effects.append(f"        {p.name}_withdrawn.done();")
     if effects:
         out.append(f"      if (result == {d.success}) {{")
         out += effects

@@ -22,15 +22,6 @@ void AllocationLedger::allocated(const void* address, uint64_t bytes) {
   publish(delta);
 }
 
-void AllocationLedger::freed(const void* address) {
-  std::lock_guard lock(mutex_);
-  const auto it = sizes_.find(reinterpret_cast<uintptr_t>(address));
-  if (it == sizes_.end()) return;
-  bytes_ -= it->second;
-  publish(-static_cast<int64_t>(it->second));
-  sizes_.erase(it);
-}
-
 namespace {
 
 // Whether [first, first + span) lies inside the range of `ranges` starting at or before `first`.
@@ -62,6 +53,40 @@ void AllocationLedger::owned(const void* owner, const void* address, uint64_t by
 void AllocationLedger::owner_gone(const void* owner) {
   std::lock_guard lock(mutex_);
   std::erase_if(owned_, [&](const auto& entry) { return entry.second.owner == owner; });
+}
+
+void AllocationLedger::withdraw_allocation(const void* address, Withdrawn& into) {
+  std::lock_guard lock(mutex_);
+  const auto it = sizes_.find(reinterpret_cast<uintptr_t>(address));
+  if (it == sizes_.end()) return;
+  into.sizes.emplace_back(*it);
+  bytes_ -= it->second;
+  publish(-static_cast<int64_t>(it->second));
+  sizes_.erase(it);
+}
+
+void AllocationLedger::withdraw_owned(const void* owner, Withdrawn& into) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(owned_, [&](const auto& entry) {
+    if (entry.second.owner != owner) return false;
+    into.owned.emplace_back(entry);
+    return true;
+  });
+}
+
+void AllocationLedger::put_back(const Withdrawn& entries) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [address, bytes] : entries.sizes) {
+    // A failed free left the memory allocated, so nothing can have been handed its address.
+    if (!sizes_.emplace(address, bytes).second) continue;
+    bytes_ += bytes;
+    publish(static_cast<int64_t>(bytes));
+  }
+  for (const auto& entry : entries.owned) owned_.insert(entry);
+}
+
+LedgerWithdrawal::~LedgerWithdrawal() {
+  if (!done_) ledger_.put_back(entries_);
 }
 
 uint64_t AllocationLedger::bytes() const {

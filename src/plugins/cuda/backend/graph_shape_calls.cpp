@@ -179,11 +179,18 @@ void destroy_graph(WireReader& in, WireWriter& out, CUresult& result) {
     return;
   }
   auto graph_release = release(graph);
+  // The memory its allocation nodes placed leaves the ledger before the destroy, and comes back
+  // if it fails (allocation_ledger.h says why first).
+  services::LedgerWithdrawal withdrawn(services::session_services().allocations);
   result = first_failure(CUDA_SUCCESS, graph_release.vetted(), lacks(real().cuGraphDestroy));
-  if (result == CUDA_SUCCESS) result = real().cuGraphDestroy(graph);
+  if (result == CUDA_SUCCESS) {
+    withdrawn.owned_by(graph);
+    result = real().cuGraphDestroy(graph);
+  }
   out.put<int32_t>(result);
   if (result != CUDA_SUCCESS) return;
   graph_release.destroyed();
+  withdrawn.done();
   forget_graph_nodes(graph);
   forget_user_object_references(graph);
 }

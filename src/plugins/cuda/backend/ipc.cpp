@@ -53,22 +53,30 @@ void open_memory(WireReader& in, WireWriter& out, CUresult& result) {
 void close_memory(WireReader& in, WireWriter& out, CUresult& result) {
   const auto address = in.get<uint64_t>();
   in.expect_end();
+  // Out of the session's records before the close, back if it fails: once closed, the address
+  // may be handed to another executor's open or allocation, which a late erase would forget
+  // (allocation_ledger.h).
+  services::LedgerWithdrawal withdrawn(ledger());
   {
     const std::lock_guard lock(opened_mutex);
-    result = opened.contains(address)
+    result = opened.erase(address) == 1
                  ? CUDA_SUCCESS
                  : static_cast<CUresult>(services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda",
                                                           "IPC pointer", device_address(address),
                                                           "not memory this session opened"));
   }
-  if (result == CUDA_SUCCESS && real().cuIpcCloseMemHandle == nullptr) {
-    result = CUDA_ERROR_NOT_SUPPORTED;
+  if (result != CUDA_SUCCESS) {
+    out.put<int32_t>(result);
+    return;
   }
-  if (result == CUDA_SUCCESS) result = real().cuIpcCloseMemHandle(address);
+  withdrawn.owned_by(device_address(address));
+  result = real().cuIpcCloseMemHandle != nullptr ? real().cuIpcCloseMemHandle(address)
+                                                 : CUDA_ERROR_NOT_SUPPORTED;
   if (result == CUDA_SUCCESS) {
+    withdrawn.done();
+  } else {
     const std::lock_guard lock(opened_mutex);
-    opened.erase(address);
-    ledger().owner_gone(device_address(address));
+    opened.insert(address);
   }
   out.put<int32_t>(result);
 }

@@ -287,14 +287,20 @@ cudaError_t run_graph_destroy(WireReader& in, WireWriter& out) {
     return result;
   }
   auto held = release(graph);
+  // The memory its allocation nodes placed leaves the ledger before the destroy, and comes back
+  // if it fails (allocation_ledger.h says why first).
+  services::LedgerWithdrawal withdrawn(services::session_services().allocations);
   cudaError_t result = held.vetted();
-  if (result == cudaSuccess) result = ::cudaGraphDestroy(graph);
+  if (result == cudaSuccess) {
+    withdrawn.owned_by(graph);
+    result = ::cudaGraphDestroy(graph);
+  }
   out.put<int32_t>(result);
   if (result == cudaSuccess) {
     held.destroyed();
+    withdrawn.done();
     forget_graph_nodes(graph);
     forget_user_object_references(graph);
-    services::session_services().allocations.owner_gone(graph);
   }
   return result;
 }

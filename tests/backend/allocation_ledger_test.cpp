@@ -1,0 +1,93 @@
+// The session's ledger of device memory (backend/services/allocation_ledger.h): a free in flight
+// withdraws its allocation first, so that an allocation another executor is handed at the same
+// address meanwhile survives the free's success, and a failed free puts its allocation back.
+#include "backend/services/allocation_ledger.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+namespace gvirtus::services {
+namespace {
+
+const void* at(uintptr_t address) {
+  return reinterpret_cast<const void*>(address);
+}
+
+TEST(LedgerWithdrawal, an_allocation_made_at_the_freed_address_meanwhile_survives_the_free) {
+  AllocationLedger ledger;
+  std::atomic<uint64_t> published{0};
+  ledger.reset(&published);
+  ledger.allocated(at(0x1000), 256);
+  {
+    LedgerWithdrawal withdrawn(ledger);
+    withdrawn.allocation(at(0x1000));
+    EXPECT_FALSE(ledger.contains(at(0x1000), 1));
+    // The library freed 0x1000; another executor's allocation is given it before the free
+    // returns to its handler.
+    ledger.allocated(at(0x1000), 64);
+    withdrawn.done();
+  }
+  EXPECT_TRUE(ledger.contains(at(0x1000), 64));
+  EXPECT_FALSE(ledger.contains(at(0x1000), 65));
+  EXPECT_EQ(ledger.bytes(), 64u);
+  EXPECT_EQ(published.load(), 64u);
+}
+
+TEST(LedgerWithdrawal, a_failed_free_puts_its_allocation_back) {
+  AllocationLedger ledger;
+  std::atomic<uint64_t> published{0};
+  ledger.reset(&published);
+  ledger.allocated(at(0x1000), 256);
+  {
+    LedgerWithdrawal withdrawn(ledger);
+    withdrawn.allocation(at(0x1000));
+    EXPECT_EQ(ledger.bytes(), 0u);
+  }
+  EXPECT_TRUE(ledger.contains(at(0x10ff), 1));
+  EXPECT_EQ(ledger.bytes(), 256u);
+  EXPECT_EQ(published.load(), 256u);
+}
+
+TEST(LedgerWithdrawal, an_owner_s_ranges_leave_with_its_destroy_and_come_back_if_it_fails) {
+  AllocationLedger ledger;
+  ledger.reset(nullptr);
+  const void* const graph = at(0x10);
+  ledger.owned(graph, at(0x2000), 128);
+  ledger.owned(graph, at(0x3000), 128);
+  {
+    LedgerWithdrawal withdrawn(ledger);
+    withdrawn.owned_by(graph);
+    EXPECT_FALSE(ledger.contains(at(0x2000), 1));
+    EXPECT_FALSE(ledger.contains(at(0x3000), 1));
+  }
+  EXPECT_TRUE(ledger.contains(at(0x2000), 128));
+  EXPECT_TRUE(ledger.contains(at(0x3000), 128));
+  {
+    LedgerWithdrawal withdrawn(ledger);
+    withdrawn.owned_by(graph);
+    // A graph made meanwhile at the same handle places memory of its own.
+    ledger.owned(graph, at(0x4000), 32);
+    withdrawn.done();
+  }
+  EXPECT_FALSE(ledger.contains(at(0x2000), 1));
+  EXPECT_TRUE(ledger.contains(at(0x4000), 32));
+  // Memory the session does not hold is not counted as its own.
+  EXPECT_EQ(ledger.bytes(), 0u);
+}
+
+TEST(LedgerWithdrawal, withdrawing_what_the_ledger_lacks_changes_nothing) {
+  AllocationLedger ledger;
+  ledger.reset(nullptr);
+  ledger.allocated(at(0x1000), 16);
+  {
+    LedgerWithdrawal withdrawn(ledger);
+    withdrawn.allocation(at(0x1008));  // not a start
+    withdrawn.owned_by(at(0x99));
+  }
+  EXPECT_TRUE(ledger.contains(at(0x1000), 16));
+  EXPECT_EQ(ledger.bytes(), 16u);
+}
+
+}  // namespace
+}  // namespace gvirtus::services
