@@ -20,8 +20,11 @@
 // Host-to-host copies are always done for real. 3D copies between pitched pointers are copies of
 // their rows. In "keep" mode cudaMallocManaged places page-aligned memory of its own from
 // kManagedBase (a client mirrors it at the same address: docs/managed-memory.md); it is device
-// memory to copies, and managed to cudaPointerGetAttributes.
+// memory to copies, and managed to cudaPointerGetAttributes. "keep" mode also counts one device
+// and loads libraries (cudaLibraryLoadData takes any image), whose managed variables it places
+// packed in managed memory (cudaLibraryGetManaged), sizes read from the image's symbol tables.
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -29,9 +32,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <span>
+#include <string>
 #include <utility>
 #include <vector>
+
+#include "elf_symbols.h"
 
 namespace {
 
@@ -122,6 +131,40 @@ std::mutex& user_objects_mutex() {
   return *kept;
 }
 
+// Libraries ("keep" mode; the others leave them to the runtime): an image accepted as it is, and
+// its managed variables placed side by side in a managed region of the library's own, as a
+// driver packs them - several share a page - with the sizes its symbol tables give.
+struct Library {
+  std::map<std::string, uint64_t> sizes;
+  std::map<std::string, uintptr_t> placed;
+  uintptr_t region = 0;
+  size_t used = 0;
+};
+constexpr size_t kLibraryManagedBytes = size_t{8} << 20;
+std::mutex& libraries_mutex() {
+  static std::mutex* const kept = new std::mutex;
+  return *kept;
+}
+
+// A fatbinary's bytes, from its own header (magic, version, header size, then the size of what
+// follows it), or none for anything else.
+std::span<const std::byte> fatbin_image(const void* code) {
+  constexpr uint32_t kFatbinMagic = 0xBA55ED50;
+  uint32_t magic = 0;
+  uint16_t header_bytes = 0;
+  uint64_t body_bytes = 0;
+  std::memcpy(&magic, code, sizeof magic);
+  if (magic != kFatbinMagic) return {};
+  std::memcpy(&header_bytes, static_cast<const std::byte*>(code) + 6, sizeof header_bytes);
+  std::memcpy(&body_bytes, static_cast<const std::byte*>(code) + 8, sizeof body_bytes);
+  return {static_cast<const std::byte*>(code), header_bytes + body_bytes};
+}
+
+template <typename Function>
+Function next_definition(const char* name) {
+  return reinterpret_cast<Function>(::dlsym(RTLD_NEXT, name));
+}
+
 }  // namespace
 
 extern "C" {
@@ -136,6 +179,17 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaFree(void*) {
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaGetDevice(int* device) {
   if (device == nullptr) return cudaErrorInvalidValue;
   *device = 0;
+  return cudaSuccess;
+}
+// One device in "keep" mode, which has memory; the others leave the count to the runtime.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
+  if (!device().keep) {
+    using Count = cudaError_t (*)(int*);
+    const auto next = next_definition<Count>("cudaGetDeviceCount");
+    return next != nullptr ? next(count) : cudaErrorNoDevice;
+  }
+  if (count == nullptr) return cudaErrorInvalidValue;
+  *count = 1;
   return cudaSuccess;
 }
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaSetDevice(int device) {
@@ -290,6 +344,82 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t objec
   }
   o->destroy(o->ptr);
   delete o;
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int);
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t* library, const void* code,
+                                                        cudaJitOption* jit_options,
+                                                        void** jit_values, unsigned int jit_count,
+                                                        cudaLibraryOption* options, void** values,
+                                                        unsigned int count) {
+  if (!device().keep) {
+    using Load = cudaError_t (*)(cudaLibrary_t*, const void*, cudaJitOption*, void**, unsigned,
+                                 cudaLibraryOption*, void**, unsigned);
+    const auto next = next_definition<Load>("cudaLibraryLoadData");
+    return next != nullptr
+               ? next(library, code, jit_options, jit_values, jit_count, options, values, count)
+               : cudaErrorNotSupported;
+  }
+  if (library == nullptr || code == nullptr) return cudaErrorInvalidValue;
+  auto made = std::make_unique<Library>();
+  const auto image = fatbin_image(code);
+  if (!image.empty()) {
+    try {
+      for (const auto& v : gvirtus::fatbin::fatbin_variables(image)) made->sizes[v.name] = v.bytes;
+    } catch (...) {
+      return cudaErrorInvalidKernelImage;
+    }
+  }
+  std::lock_guard lock(libraries_mutex());
+  *library = reinterpret_cast<cudaLibrary_t>(made.release());
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLibraryGetManaged(void** dptr, size_t* bytes,
+                                                          cudaLibrary_t library, const char* name) {
+  if (!device().keep) {
+    using Get = cudaError_t (*)(void**, size_t*, cudaLibrary_t, const char*);
+    const auto next = next_definition<Get>("cudaLibraryGetManaged");
+    return next != nullptr ? next(dptr, bytes, library, name) : cudaErrorNotSupported;
+  }
+  if (library == nullptr || name == nullptr) return cudaErrorInvalidValue;
+  std::lock_guard lock(libraries_mutex());
+  auto& l = *reinterpret_cast<Library*>(library);
+  const auto size = l.sizes.find(name);
+  if (size == l.sizes.end()) return cudaErrorSymbolNotFound;
+  auto placed = l.placed.find(name);
+  if (placed == l.placed.end()) {
+    constexpr size_t kAlign = 16;
+    const size_t offset = (l.used + kAlign - 1) / kAlign * kAlign;
+    if (l.region == 0) {
+      void* region = nullptr;
+      if (cudaMallocManaged(&region, kLibraryManagedBytes, 0) != cudaSuccess) {
+        return cudaErrorMemoryAllocation;
+      }
+      l.region = reinterpret_cast<uintptr_t>(region);
+    }
+    if (offset > kLibraryManagedBytes || size->second > kLibraryManagedBytes - offset) {
+      return cudaErrorMemoryAllocation;
+    }
+    l.used = offset + size->second;
+    placed = l.placed.emplace(name, l.region + offset).first;
+  }
+  if (dptr != nullptr) *dptr = reinterpret_cast<void*>(placed->second);
+  if (bytes != nullptr) *bytes = size->second;
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library) {
+  if (!device().keep) {
+    using Unload = cudaError_t (*)(cudaLibrary_t);
+    const auto next = next_definition<Unload>("cudaLibraryUnload");
+    return next != nullptr ? next(library) : cudaErrorNotSupported;
+  }
+  if (library == nullptr) return cudaErrorInvalidValue;
+  std::lock_guard lock(libraries_mutex());
+  delete reinterpret_cast<Library*>(library);  // its managed region stays: no free of it here
   return cudaSuccess;
 }
 

@@ -19,6 +19,7 @@
 #include "frontend/client.h"
 #include "frontend/host_callbacks.h"
 #include "frontend/managed_memory.h"
+#include "frontend/managed_variables.h"
 #include "frontend/pool.h"
 
 namespace gvirtus {
@@ -398,25 +399,56 @@ void gvirtus_register_call_names(uint16_t plugin, const char* plugin_name,
 
 }  // extern "C"
 
+namespace {
+
+// A stub's transfer functions as the mirror takes them.
+gvirtus::ManagedTransfer stub_transfer(gvirtus_managed_move fetch, gvirtus_managed_move flush,
+                                       void* context) {
+  return {
+      [=](uint64_t at, void* host, size_t n) { return fetch(context, at, host, n) == GVIRTUS_OK; },
+      [=](uint64_t at, const void* host, size_t n) {
+        return flush(context, at, const_cast<void*>(host), n) == GVIRTUS_OK;
+      }};
+}
+
+}  // namespace
+
 int gvirtus_managed_map(uint64_t address, uint64_t bytes, gvirtus_managed_move fetch,
                         gvirtus_managed_move flush, void* context) {
   return gvirtus::guarded([&] {
     if (fetch == nullptr || flush == nullptr) {
       gvirtus::raise(gvirtus::ErrorKind::kInvalidInput, "gvirtus_managed_map: no transfers");
     }
-    gvirtus::ManagedTransfer transfer{[=](uint64_t at, void* host, size_t n) {
-                                        return fetch(context, at, host, n) == GVIRTUS_OK;
-                                      },
-                                      [=](uint64_t at, const void* host, size_t n) {
-                                        return flush(context, at, const_cast<void*>(host), n) ==
-                                               GVIRTUS_OK;
-                                      }};
     std::string why;
     if (!gvirtus::ManagedMirror::instance().map(address, static_cast<size_t>(bytes),
-                                                std::move(transfer), why)) {
+                                                stub_transfer(fetch, flush, context), why)) {
       gvirtus::raise(gvirtus::ErrorKind::kFailed, why);
     }
   });
+}
+
+int gvirtus_managed_map_variable(const void* owner, uint64_t address, uint64_t bytes,
+                                 gvirtus_managed_move fetch, gvirtus_managed_move flush,
+                                 void* context) {
+  return gvirtus::guarded([&] {
+    if (fetch == nullptr || flush == nullptr) {
+      gvirtus::raise(gvirtus::ErrorKind::kInvalidInput,
+                     "gvirtus_managed_map_variable: no transfers");
+    }
+    std::string why;
+    if (!gvirtus::ManagedVariables::instance().add(reinterpret_cast<const void*>(fetch), owner,
+                                                   address, bytes,
+                                                   stub_transfer(fetch, flush, context), why)) {
+      gvirtus::raise(gvirtus::ErrorKind::kFailed, why);
+    }
+  });
+}
+
+void gvirtus_managed_unmap_owner(const void* owner, gvirtus_managed_move fetch) {
+  try {
+    gvirtus::ManagedVariables::instance().remove_owner(reinterpret_cast<const void*>(fetch), owner);
+  } catch (...) {  // nothing crosses the C ABI; what is left mapped is harmless
+  }
 }
 
 int gvirtus_managed_unmap(uint64_t address) {

@@ -150,6 +150,16 @@ GVIRTUS_FRONTEND_API int gvirtus_managed_map(uint64_t address, uint64_t bytes,
                                              gvirtus_managed_move fetch, gvirtus_managed_move flush,
                                              void* context);
 GVIRTUS_FRONTEND_API int gvirtus_managed_unmap(uint64_t address);
+/* A managed variable (`__managed__`) of `owner` (a module of the stub's), mirrored at its
+ * backend address (frontend/managed_variables.h): its pages are mapped as managed memory whose
+ * transfers move only the variables' bytes. Adding one mirrored already does nothing. Owners are
+ * told apart per stub by `fetch`. unmap_owner forgets the owner's variables (its module unloaded).
+ */
+GVIRTUS_FRONTEND_API int gvirtus_managed_map_variable(const void* owner, uint64_t address,
+                                                      uint64_t bytes, gvirtus_managed_move fetch,
+                                                      gvirtus_managed_move flush, void* context);
+GVIRTUS_FRONTEND_API void gvirtus_managed_unmap_owner(const void* owner,
+                                                      gvirtus_managed_move fetch);
 /* Drops the mirror's clean copies overlapping [address, address + bytes); bytes 0: all of them. */
 GVIRTUS_FRONTEND_API void gvirtus_managed_invalidate(uint64_t address, uint64_t bytes);
 /* Whether `address` lies in a mirrored region: 1 with its start and size, else 0. */

@@ -152,6 +152,17 @@ bool ManagedMirror::unmap(uint64_t address) {
   return true;
 }
 
+bool ManagedMirror::reload(uint64_t address, size_t bytes, const std::function<void()>& change) {
+  std::lock_guard lock(mutex_);
+  change();
+  Region* r = region_of(address);
+  if (r == nullptr || bytes > r->address + r->bytes - address) return false;
+  const Moving moving;
+  if (!r->transfer.fetch(address, r->own + (address - r->address), bytes)) return false;
+  stats_.fetched_bytes += bytes;
+  return true;
+}
+
 bool ManagedMirror::find(uint64_t address, uint64_t& base, size_t& bytes) const {
   std::lock_guard lock(mutex_);
   const Region* r = region_of(address);

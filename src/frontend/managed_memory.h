@@ -87,6 +87,12 @@ class ManagedMirror {
   bool unmap(uint64_t address);
   // The region holding `address`: its start and size; false when none does.
   bool find(uint64_t address, uint64_t& base, size_t& bytes) const;
+  // Under the lock: runs `change` (which may widen what a region's transfer moves: a managed
+  // variable placed in a page the mirror holds already), then loads [address, address + bytes),
+  // which must lie in one region, from the backend into the mirror whatever its chunks' states -
+  // the rest of a dirty chunk keeps the host's writes, and no flush can slip in between with stale
+  // bytes for the range. False when the range is not in one region or the fetch failed.
+  bool reload(uint64_t address, size_t bytes, const std::function<void()>& change);
   // Whether any region is mapped: read without the lock, on every request's way out.
   bool active() const { return active_.load(std::memory_order_acquire); }
 

@@ -146,6 +146,16 @@ inline void managed_map(uint64_t address, uint64_t bytes, gvirtus_managed_move f
                         gvirtus_managed_move flush, void* context) {
   detail::check(gvirtus_managed_map(address, bytes, fetch, flush, context));
 }
+// A managed variable of `owner` (gvirtus_managed_map_variable); throws Error with the reason when
+// it cannot be mirrored.
+inline void managed_map_variable(const void* owner, uint64_t address, uint64_t bytes,
+                                 gvirtus_managed_move fetch, gvirtus_managed_move flush,
+                                 void* context) {
+  detail::check(gvirtus_managed_map_variable(owner, address, bytes, fetch, flush, context));
+}
+inline void managed_unmap_owner(const void* owner, gvirtus_managed_move fetch) {
+  gvirtus_managed_unmap_owner(owner, fetch);
+}
 inline void managed_unmap(uint64_t address) {
   (void)gvirtus_managed_unmap(address);
 }

@@ -9,6 +9,7 @@
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/frontend/context_answers.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
+#include "plugins/cuda/frontend/managed_variables.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/modules.h"
 
@@ -73,9 +74,20 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetManaged(C
                                                                                const char* name) {
   CUlibrary backend = nullptr;
   if (const CUresult r = cr::backend_library(library, &backend); r != CUDA_SUCCESS) return r;
-  return cr::get_global(dptr, bytes, library, [&](CUdeviceptr* a, size_t* b) {
+  CUdeviceptr address = 0;
+  size_t size = 0;
+  const CUresult result = cr::get_global(&address, &size, library, [&](CUdeviceptr* a, size_t* b) {
     return cr::remote::cuLibraryGetManaged(a, b, backend, name);
   });
+  if (result != CUDA_SUCCESS) return result;
+  // The program reads and writes it here, at its address (NVIDIA's runtime hands it out as the
+  // variable's): mirrored as managed memory.
+  if (const CUresult r = cr::mirror_managed_variable(library, address, size); r != CUDA_SUCCESS) {
+    return r;
+  }
+  if (dptr != nullptr) *dptr = address;
+  if (bytes != nullptr) *bytes = size;
+  return CUDA_SUCCESS;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuModuleUnload(CUmodule hmod) {
@@ -96,6 +108,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryUnload(CUlib
   const CUresult result = cr::remote::cuLibraryUnload(backend);
   if (result == CUDA_SUCCESS) {
     cr::forget(library);
+    cr::forget_managed_variables(library);
     cr::forget_launch_facts();
     cr::forget_context_answers();
   }

@@ -24,6 +24,7 @@
 #include "frontend/process_session.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/managed_variables.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
@@ -57,6 +58,22 @@ CUresult synchronised(CUresult result) {
 }
 
 }  // namespace
+
+CUresult mirror_managed_variable(const void* library, CUdeviceptr address, size_t bytes) {
+  try {
+    process_session::managed_map_variable(library, address, bytes, fetch, flush, nullptr);
+  } catch (const Error& e) {
+    GVIRTUS_LOG(kWarning) << "libcuda.so.1: a managed variable of " << bytes
+                          << " bytes cannot be mirrored in this process: " << e.what();
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  return CUDA_SUCCESS;
+}
+
+void forget_managed_variables(const void* library) {
+  process_session::managed_unmap_owner(library, fetch);
+}
+
 }  // namespace gvirtus::cuda
 
 namespace cr = gvirtus::cuda;

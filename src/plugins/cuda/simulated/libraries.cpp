@@ -134,8 +134,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr* dptr, size_t* 
   return cuModuleGetGlobal_v2(dptr, bytes, reinterpret_cast<CUmodule>(library), name);
 }
 
-// Managed variables live in device memory here too (the simulated device has no other).
 GVIRTUS_SIMULATED_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr* dptr, size_t* bytes,
                                                       CUlibrary library, const char* name) {
-  return cuLibraryGetGlobal(dptr, bytes, library, name);
+  return sim::guarded([&](sim::State& s) {
+    return sim::managed_variable(s, reinterpret_cast<CUmodule>(library), name, dptr, bytes);
+  });
 }

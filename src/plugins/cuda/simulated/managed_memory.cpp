@@ -5,7 +5,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "state.h"
 
@@ -22,6 +24,28 @@ size_t page_bytes() {
   return static_cast<size_t>(::sysconf(_SC_PAGESIZE));
 }
 
+// Maps a managed region of `bytes` at the next free place of the managed range, registered as
+// managed memory: its address, 0 when none could be had.
+uintptr_t map_managed(sim::State& s, size_t bytes, unsigned flags) {
+  const size_t mapped = (bytes + page_bytes() - 1) / page_bytes() * page_bytes();
+  // A range taken already (by a region freed since, or by something else) is skipped.
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    void* at = ::mmap(reinterpret_cast<void*>(next_managed), mapped, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    const uintptr_t tried = next_managed;
+    next_managed += mapped + (uintptr_t{2} << 20);  // a gap, as a driver leaves
+    if (at == MAP_FAILED) continue;
+    if (reinterpret_cast<uintptr_t>(at) != tried) {  // a kernel without MAP_FIXED_NOREPLACE
+      ::munmap(at, mapped);
+      continue;
+    }
+    s.managed.add(at, bytes, flags);
+    s.allocated += bytes;
+    return tried;
+  }
+  return 0;
+}
+
 }  // namespace
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize,
@@ -32,28 +56,35 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t by
       return CUDA_ERROR_INVALID_VALUE;
     }
     if (bytesize > sim::kDeviceBytes - s.allocated) return CUDA_ERROR_OUT_OF_MEMORY;
-    const size_t mapped = (bytesize + page_bytes() - 1) / page_bytes() * page_bytes();
-    // A range taken already (by a region freed since, or by something else) is skipped.
-    for (int attempt = 0; attempt < 64; ++attempt) {
-      void* at = ::mmap(reinterpret_cast<void*>(next_managed), mapped, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-      const uintptr_t tried = next_managed;
-      next_managed += mapped + (uintptr_t{2} << 20);  // a gap, as a driver leaves
-      if (at == MAP_FAILED) continue;
-      if (reinterpret_cast<uintptr_t>(at) != tried) {  // a kernel without MAP_FIXED_NOREPLACE
-        ::munmap(at, mapped);
-        continue;
-      }
-      s.managed.add(at, bytesize, flags);
-      s.allocated += bytesize;
-      *dptr = tried;
-      return CUDA_SUCCESS;
-    }
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    const uintptr_t at = map_managed(s, bytesize, flags);
+    if (at == 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    *dptr = at;
+    return CUDA_SUCCESS;
   });
 }
 
 namespace gvirtus::simulated {
+
+uintptr_t place_managed_variable(State& s, Module& module, uint64_t bytes) {
+  constexpr size_t kRegionBytes = size_t{64} << 10;
+  constexpr size_t kAlign = 16;
+  const size_t size = std::max<size_t>(bytes, 1);
+  size_t offset = (module.managed_used + kAlign - 1) / kAlign * kAlign;
+  const auto last =
+      module.managed_regions.empty()
+          ? std::nullopt
+          : s.managed.find(reinterpret_cast<const void*>(module.managed_regions.back()));
+  if (!last || offset > last->bytes || size > last->bytes - offset) {
+    if (size > kDeviceBytes - s.allocated) return 0;
+    const uintptr_t region = map_managed(s, std::max(kRegionBytes, size), CU_MEM_ATTACH_GLOBAL);
+    if (region == 0) return 0;
+    module.managed_regions.push_back(region);
+    s.module_memory.insert(region);  // not the program's to free
+    offset = 0;
+  }
+  module.managed_used = offset + size;
+  return module.managed_regions.back() + offset;
+}
 
 bool free_managed(State& s, CUdeviceptr address) {
   const auto range = s.managed.take(reinterpret_cast<const void*>(address));

@@ -162,7 +162,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesi
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
   return sim::guarded([&](sim::State& s) {
     if (dptr == 0) return CUDA_SUCCESS;
-    if (sim::free_managed(s, dptr)) return CUDA_SUCCESS;
+    // A module's managed variables' region is no allocation either.
+    if (s.module_memory.count(dptr) == 0 && sim::free_managed(s, dptr)) return CUDA_SUCCESS;
     return sim::free_memory(s, dptr);
   });
 }

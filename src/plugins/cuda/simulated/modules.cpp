@@ -80,6 +80,13 @@ void free_variables(sim::State& s, sim::Module& module) {
     sim::disown(s, sim::memory_key(address));
   }
   module.placed.clear();
+  for (const uintptr_t region : module.managed_regions) {
+    s.module_memory.erase(region);
+    sim::free_managed(s, region);
+  }
+  module.managed_regions.clear();
+  module.placed_managed.clear();
+  module.managed_used = 0;
 }
 
 const fatbin::KernelLayout* find_kernel(const sim::Module& module, const char* name) {
@@ -180,6 +187,26 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t
     if (bytes != nullptr) *bytes = variable->second;
     return CUDA_SUCCESS;
   });
+}
+
+// A module's managed variable: in managed memory of the module's own, packed with its others
+// (state.h), starting zeroed as its other variables do here.
+CUresult sim::managed_variable(State& s, CUmodule hmod, const char* name, CUdeviceptr* dptr,
+                               size_t* bytes) {
+  if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const auto module = s.modules.find(hmod);
+  if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  const auto variable = module->second->variables.find(name);
+  if (variable == module->second->variables.end()) return CUDA_ERROR_NOT_FOUND;
+  auto placed = module->second->placed_managed.find(name);
+  if (placed == module->second->placed_managed.end()) {
+    const uintptr_t address = place_managed_variable(s, *module->second, variable->second);
+    if (address == 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    placed = module->second->placed_managed.emplace(name, address).first;
+  }
+  if (dptr != nullptr) *dptr = placed->second;
+  if (bytes != nullptr) *bytes = variable->second;
+  return CUDA_SUCCESS;
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex,

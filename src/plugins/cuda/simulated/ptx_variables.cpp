@@ -64,6 +64,8 @@ std::map<std::string, uint64_t> ptx_variables(std::string_view ptx) {
     while (i < w.size() && (w[i] == ".visible" || w[i] == ".weak")) ++i;
     if (i == w.size() || (w[i] != ".global" && w[i] != ".const")) continue;
     ++i;
+    // `.attribute(.managed)`: a managed variable is a module variable like any other.
+    if (i < w.size() && w[i].starts_with(".attribute(")) ++i;
     if (i + 1 < w.size() && w[i] == ".align") i += 2;
     uint64_t lanes = 1;
     if (i < w.size() && (w[i] == ".v2" || w[i] == ".v4" || w[i] == ".v8")) {

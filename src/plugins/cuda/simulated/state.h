@@ -43,7 +43,12 @@ struct Module {
   std::map<std::string, size_t, std::less<>> kernel_index;  // name -> place in kernels
   std::map<std::string, uint64_t> variables;  // name -> bytes, from the cubins' symbol tables
   std::map<std::string, uintptr_t> placed;    // the variables asked for, placed in memory
-  bool library = false;  // loaded as a CUlibrary: context-independent, it outlives a reset
+  // Its managed variables (cuLibraryGetManaged), packed side by side in managed regions of the
+  // module's own, as a driver packs them: several share a page.
+  std::map<std::string, uintptr_t> placed_managed;
+  std::vector<uintptr_t> managed_regions;
+  size_t managed_used = 0;  // in the last region
+  bool library = false;     // loaded as a CUlibrary: context-independent, it outlives a reset
 };
 
 struct Function {
@@ -306,6 +311,12 @@ CUresult allocate_memory(State& s, size_t bytes, CUdeviceptr* out);
 CUresult free_memory(State& s, CUdeviceptr address);
 // Gives back the managed region starting at `address` (managed_memory.cpp); false when none does.
 bool free_managed(State& s, CUdeviceptr address);
+// Places a managed variable of `bytes` for `module` (managed_memory.cpp): its address, 0 when out
+// of memory. Its regions go with free_managed.
+uintptr_t place_managed_variable(State& s, Module& module, uint64_t bytes);
+// cuLibraryGetManaged's answer for the module `hmod` (modules.cpp), with the state locked.
+CUresult managed_variable(State& s, CUmodule hmod, const char* name, CUdeviceptr* dptr,
+                          size_t* bytes);
 
 // cuMemcpy3D's copy of a box (arrays.cpp), under the caller's lock, for graphs' memcpy nodes:
 // check_box checks both sides as the copy does, copy_box checks them and copies.

@@ -202,14 +202,18 @@ cudaError_t run_module_unload(WireReader& in, WireWriter& out) {
 }
 
 cudaError_t run_var_resolve(WireReader& in, WireWriter& out) {
-  const auto [module] = get_record<VarResolve>(in);
+  const auto [module, managed] = get_record<VarResolve>(in);
+  if (managed > 1)
+    raise(ErrorKind::kInvalidInput, "a variable resolve's managed flag is not 0 or 1");
   const std::string name(in.get_string(kMaxSymbolNameBytes));
   in.expect_end();
   std::lock_guard lock(state().mutex);
   Library& library = loaded_library(module);
   void* address = nullptr;
   size_t bytes = 0;
-  const cudaError_t result = ::cudaLibraryGetGlobal(&address, &bytes, library.handle, name.c_str());
+  const cudaError_t result =
+      managed != 0 ? ::cudaLibraryGetManaged(&address, &bytes, library.handle, name.c_str())
+                   : ::cudaLibraryGetGlobal(&address, &bytes, library.handle, name.c_str());
   out.put<int32_t>(result);
   if (result == cudaSuccess)
     put_record(out, ResolvedVar{reinterpret_cast<uintptr_t>(address), bytes});

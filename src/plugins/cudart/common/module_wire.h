@@ -17,6 +17,7 @@
 //                      The layout is the stub's reading of the fatbinary's .nv.info; the backend
 //                      checks it against the runtime's own (cudaFuncGetParamInfo).
 //   cudaVarResolve     VarResolve, string name        -> i32 result, then on success ResolvedVar
+//                      (a managed variable's is managed memory the client mirrors)
 //   cudaLaunch, cudaLaunchCooperative
 //                      LaunchRequest, then a blob: the kernel's parameter bytes, each argument at
 //                      its offset                     -> i32 result when the launch waits
@@ -83,7 +84,8 @@ struct ParamSlot {
 
 struct VarResolve {
   uint64_t module;
-  static constexpr auto kFields = std::tuple{&VarResolve::module};
+  uint8_t managed;  // 1: a managed variable (cudaLibraryGetManaged), 0: cudaLibraryGetGlobal's
+  static constexpr auto kFields = std::tuple{&VarResolve::module, &VarResolve::managed};
 };
 
 struct ResolvedVar {

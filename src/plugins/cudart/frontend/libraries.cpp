@@ -7,10 +7,11 @@
 // are read from it, so a library kernel's handle launches as cudaGetKernel's handles do
 // (cudaLaunchKernel, cudaLaunchKernelExC, graph kernel nodes).
 //
+// A library's managed variables (cudaLibraryGetManaged) are mirrored here (managed_variables.h).
+//
 // Not remoted: JIT options (the backend's runtime compiles PTX with its defaults; a load with
-// any answers cudaErrorNotSupported and says why), a library's managed variables
-// (cudaLibraryGetManaged: the stub's managed memory mirrors only cudaMallocManaged's) and its
-// host function table (cudaLibraryGetUnifiedFunction): unsupported_reasons.txt says why.
+// any answers cudaErrorNotSupported and says why) and the library's host function table
+// (cudaLibraryGetUnifiedFunction): unsupported_reasons.txt says why.
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -21,6 +22,7 @@
 #include "common/log.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/module_image.h"
+#include "plugins/cudart/frontend/managed_variables.h"
 #include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -130,7 +132,10 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryLoadFromFile(
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library) {
   cudaError_t error = cudaSuccess;
   cr::Module* module = library_of(library, error);
-  return module != nullptr ? cr::unload_library(*module) : error;
+  if (module == nullptr) return error;
+  const cudaError_t result = cr::unload_library(*module);
+  if (result == cudaSuccess) cr::forget_managed_variables(*module);
+  return result;
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t* pKernel, cudaLibrary_t library,
@@ -187,6 +192,29 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* byte
   cr::Variable* variable = nullptr;
   if (const cudaError_t rc = cr::library_variable(*module, name, variable); rc != cudaSuccess) {
     return rc;
+  }
+  if (dptr != nullptr) *dptr = reinterpret_cast<void*>(static_cast<uintptr_t>(variable->address));
+  if (bytes != nullptr) *bytes = variable->bytes;
+  return cudaSuccess;
+}
+
+// A library's managed variable: resolved as managed memory on the backend and mirrored here at
+// its address (managed_variables.h), so that the program reads and writes it through `dptr`.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryGetManaged(void** dptr, size_t* bytes,
+                                                        cudaLibrary_t library, const char* name) {
+  if (name == nullptr || (dptr == nullptr && bytes == nullptr)) {
+    return cr::refuse_locally(cudaErrorInvalidValue);
+  }
+  cudaError_t error = cudaSuccess;
+  cr::Module* module = library_of(library, error);
+  if (module == nullptr) return error;
+  cr::Variable* variable = nullptr;
+  if (const cudaError_t rc = cr::library_variable(*module, name, variable, true);
+      rc != cudaSuccess) {
+    return rc;
+  }
+  if (const cudaError_t rc = cr::mirror_managed_variable(*module, *variable); rc != cudaSuccess) {
+    return cr::record_local_error(rc);
   }
   if (dptr != nullptr) *dptr = reinterpret_cast<void*>(static_cast<uintptr_t>(variable->address));
   if (bytes != nullptr) *bytes = variable->bytes;

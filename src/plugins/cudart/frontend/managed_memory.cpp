@@ -17,6 +17,8 @@
 #include "common/wire_record.h"
 #include "frontend/managed_transfer.h"
 #include "plugins/cudart/common/memcpy_wire.h"
+#include "plugins/cudart/frontend/managed_variables.h"
+#include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -52,6 +54,36 @@ cudaError_t synchronised(cudaError_t result) {
 }
 
 }  // namespace
+
+cudaError_t mirror_managed_variable(Module& module, const Variable& variable) {
+  try {
+    process_session::managed_map_variable(&module, variable.address, variable.bytes, fetch, flush,
+                                          nullptr);
+  } catch (const Error& e) {
+    GVIRTUS_LOG(kWarning) << "libcudart.so.13: managed variable " << variable.name
+                          << " cannot be mirrored in this process: " << e.what();
+    return cudaErrorMemoryAllocation;
+  }
+  return cudaSuccess;
+}
+
+bool init_managed_variables(Module& module) {
+  for (Variable* variable : registered_managed_variables(module)) {
+    if (const cudaError_t rc = prepare(*variable); rc != cudaSuccess) {
+      GVIRTUS_LOG(kWarning) << "libcudart.so.13: managed variable " << variable->name
+                            << " cannot be had: " << cudaGetErrorName(rc);
+      return false;
+    }
+    if (mirror_managed_variable(module, *variable) != cudaSuccess) return false;
+    *variable->slot = reinterpret_cast<void*>(static_cast<uintptr_t>(variable->address));
+  }
+  return true;
+}
+
+void forget_managed_variables(Module& module) {
+  process_session::managed_unmap_owner(&module, fetch);
+}
+
 }  // namespace gvirtus::cudart
 
 namespace cr = gvirtus::cudart;

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "plugins/cudart/frontend/managed_variables.h"
 #include "plugins/cudart/frontend/registration.h"
 #include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -47,6 +48,7 @@ GVIRTUS_CUDART_EXPORT void __cudaRegisterFatBinaryEnd(void** handle) {
 }
 
 GVIRTUS_CUDART_EXPORT void __cudaUnregisterFatBinary(void** handle) {
+  if (handle != nullptr) cr::forget_managed_variables(*reinterpret_cast<cr::Module*>(handle));
   cr::unregister_module(reinterpret_cast<cr::Module*>(handle));
 }
 
@@ -66,11 +68,21 @@ GVIRTUS_CUDART_EXPORT void __cudaRegisterVar(void** handle, char* host_var, char
   cr::register_variable(reinterpret_cast<cr::Module*>(handle), host_var, device_name, size);
 }
 
-// Managed variables are not supported (__cudaRegisterManagedVar is not implemented), so there
-// is never a module to initialise for them.
+GVIRTUS_CUDART_EXPORT void __cudaRegisterManagedVar(void** handle, void** host_slot,
+                                                    char* device_address, const char* device_name,
+                                                    int ext, size_t size, int constant,
+                                                    int global) {
+  (void)device_address, (void)ext, (void)constant, (void)global;
+  cr::register_managed_variable(reinterpret_cast<cr::Module*>(handle), host_slot, device_name,
+                                size);
+}
+
+// The host code's first access to a managed variable of the module (its translation unit's
+// __nv_init_managed_rt): each variable's address goes into its slot. Nonzero when they are there;
+// the host code asks again until they are.
 GVIRTUS_CUDART_EXPORT char __cudaInitModule(void** handle) {
-  (void)handle;
-  return 0;
+  if (handle == nullptr) return 0;
+  return cr::init_managed_variables(*reinterpret_cast<cr::Module*>(handle)) ? 1 : 0;
 }
 
 GVIRTUS_CUDART_EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block,

@@ -191,7 +191,7 @@ cudaError_t prepare(Variable& variable) {
   const cudaError_t rc = remote_sync(
       Fn::cudaVarResolve,
       [&](WireWriter& w) {
-        put_record(w, VarResolve{module.id()});
+        put_record(w, VarResolve{module.id(), variable.managed ? uint8_t{1} : uint8_t{0}});
         w.put_string(variable.name);
       },
       [&](WireReader& r) {
@@ -265,22 +265,32 @@ cudaError_t library_kernel(Module& module, const char* name, Kernel*& out) {
   return cudaSuccess;
 }
 
-cudaError_t library_variable(Module& module, const char* name, Variable*& out) {
+cudaError_t library_variable(Module& module, const char* name, Variable*& out, bool managed) {
   {
     std::lock_guard lock(module.mutex);
     for (const auto& variable : module.variables) {
-      if (variable->name == name) out = variable.get();
+      if (variable->name == name && variable->managed == managed) out = variable.get();
     }
     if (out == nullptr) {
       auto variable = std::make_unique<Variable>();
       variable->module = &module;
       variable->name = name;
       variable->size = 0;  // the backend's runtime says
+      variable->managed = managed;
       out = variable.get();
       module.variables.push_back(std::move(variable));
     }
   }
   return prepare(*out);
+}
+
+std::vector<Variable*> registered_managed_variables(Module& module) {
+  std::vector<Variable*> out;
+  std::shared_lock lock(registry().mutex);  // registration adds under it
+  for (const auto& variable : module.variables) {
+    if (variable->slot != nullptr) out.push_back(variable.get());
+  }
+  return out;
 }
 
 cudaError_t unload_library(Module& module) {
@@ -325,16 +335,31 @@ void register_kernel(Module* module, const void* host_function, const char* name
   module->kernels.push_back(std::move(kernel));
 }
 
-void register_variable(Module* module, const void* host_variable, const char* name, size_t size) {
+namespace {
+
+void register_any_variable(Module* module, const void* host_variable, const char* name, size_t size,
+                           void** managed_slot) {
   if (module == nullptr || name == nullptr) return;
   auto variable = std::make_unique<Variable>();
   variable->module = module;
   variable->name = name;
   variable->size = size;
+  variable->managed = managed_slot != nullptr;
+  variable->slot = managed_slot;
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   r.variables[host_variable] = variable.get();
   module->variables.push_back(std::move(variable));
+}
+
+}  // namespace
+
+void register_variable(Module* module, const void* host_variable, const char* name, size_t size) {
+  register_any_variable(module, host_variable, name, size, nullptr);
+}
+
+void register_managed_variable(Module* module, void** slot, const char* name, size_t size) {
+  register_any_variable(module, slot, name, size, slot);
 }
 
 void unregister_module(Module* module) {

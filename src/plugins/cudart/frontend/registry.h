@@ -37,9 +37,14 @@ struct Kernel {
 struct Variable {
   Module* module;
   std::string name;
-  size_t size;                                    // as registered by the program
-  uint64_t address = 0;                           // on the backend, set by prepare()
-  uint64_t bytes = 0;                             // as the backend's runtime reports it
+  size_t size;           // as registered by the program
+  uint64_t address = 0;  // on the backend, set by prepare()
+  uint64_t bytes = 0;    // as the backend's runtime reports it
+  // A managed variable (__managed__, or a library's asked with cudaLibraryGetManaged): resolved
+  // as one, and mirrored in this process (managed_variables.h). A registered one's host code
+  // reads its address from `slot`, which __cudaInitModule fills.
+  bool managed = false;
+  void** slot = nullptr;
   std::atomic<const void*> resolved_in{nullptr};  // the session that resolved it
 };
 
@@ -66,8 +71,12 @@ Module* find_library(const void* handle);
 cudaError_t library_kernel_names(Module& module, std::vector<std::string>& names);
 // The library's kernel of that (mangled) name: cudaErrorSymbolNotFound when it has none.
 cudaError_t library_kernel(Module& module, const char* name, Kernel*& out);
-// The library's global variable of that name, resolved in the session.
-cudaError_t library_variable(Module& module, const char* name, Variable*& out);
+// The library's global variable of that name (`managed`: its managed variable), resolved in the
+// session.
+cudaError_t library_variable(Module& module, const char* name, Variable*& out,
+                             bool managed = false);
+// The module's managed variables that nvcc's start-up code registered (__cudaRegisterManagedVar).
+std::vector<Variable*> registered_managed_variables(Module& module);
 cudaError_t unload_library(Module& module);
 
 }  // namespace gvirtus::cudart
