@@ -190,16 +190,16 @@ TEST_F(HostileCudart, a_copy_node_of_a_direction_outside_its_range_ends_the_sess
 }
 
 TEST_F(HostileCudart, a_generic_node_of_a_type_never_remoted_ends_the_session) {
-  // The stub refuses external semaphore and conditional nodes itself.
+  // The stub refuses external semaphore nodes itself.
   Client c = client();
   WireWriter w;
   w.put<uint64_t>(0);
   w.put<uint32_t>(0);
   w.put<uint8_t>(0);  // no edge data
-  w.put<int32_t>(cudaGraphNodeTypeConditional);
+  w.put<int32_t>(cudaGraphNodeTypeExtSemaphoreSignal);
   EXPECT_EQ(send(c, cr::Fn::cudaGraphAddNode, w), ErrorKind::kDisconnected);
-  EXPECT_TRUE(
-      logged("graph node type " + std::to_string(cudaGraphNodeTypeConditional) + " on the wire"))
+  EXPECT_TRUE(logged("graph node type " + std::to_string(cudaGraphNodeTypeExtSemaphoreSignal) +
+                     " on the wire"))
       << backend_.log();
   expect_session_ended_alone(c);
 }

@@ -484,3 +484,79 @@ TEST_F(HostileGraphNodes, a_capture_into_a_graph_takes_only_the_sessions_graph_a
 
 }  // namespace
 }  // namespace gvirtus::testing
+
+namespace gvirtus::testing {
+namespace {
+
+// The reply's u64 at `offset` bytes after the status (0 when it is not there).
+uint64_t word_at(const Reply& r, size_t offset) {
+  uint64_t value = 0;
+  if (r.rest.size() >= offset + sizeof value) {
+    std::memcpy(&value, r.rest.data() + offset, sizeof value);
+  }
+  return value;
+}
+
+class HostileConditionals : public HostileGraphNodes {
+ protected:
+  static Reply make_handle(Client& c, CUgraph g) {
+    return call(c, cu::Fn::cuGraphConditionalHandleCreate, [&](WireWriter& w) {
+      mr::put_value(w, g);
+      mr::put_value(w, CUcontext{});
+      w.put<uint32_t>(1);
+      w.put<uint32_t>(CU_GRAPH_COND_ASSIGN_DEFAULT);
+    });
+  }
+  static Reply add(Client& c, CUgraph g, uint64_t handle, uint32_t type, uint32_t size) {
+    return call(c, cu::Fn::gvirtusGraphAddConditionalNode, [&](WireWriter& w) {
+      head(w, g);
+      w.put<uint64_t>(handle);
+      w.put<uint32_t>(type);
+      w.put<uint32_t>(size);
+      mr::put_value(w, CUcontext{});
+    });
+  }
+};
+
+TEST_F(HostileConditionals, a_conditional_node_names_only_a_handle_made_for_its_own_graph) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUgraph g = graph(c);
+  const CUgraph other = graph(c);
+  Reply r = make_handle(c, kForeignGraph);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE) << "a graph the session never got";
+  r = make_handle(c, g);
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  const uint64_t handle = word_at(r, 0);
+  EXPECT_NE(handle, 0u);
+  // Another graph's handle, and one never made: refused before the driver sees them.
+  EXPECT_EQ(add(c, other, handle, CU_GRAPH_COND_TYPE_IF, 1).status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(add(c, g, handle + 1000, CU_GRAPH_COND_TYPE_IF, 1).status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(backend_.logged("not a handle this session made for the node's graph"))
+      << backend_.log();
+  // More bodies than a reply carries.
+  EXPECT_EQ(add(c, g, handle, CU_GRAPH_COND_TYPE_SWITCH, cu::kMaxConditionalBodies + 1).status,
+            CUDA_ERROR_INVALID_VALUE);
+  // Its own handle: the node and its bodies, which take nodes of their own.
+  r = add(c, g, handle, CU_GRAPH_COND_TYPE_IF, 2);
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_NE(word_at(r, 0), 0u) << "the node";
+  ASSERT_GE(r.rest.size(), 8u + 4u + 16u);
+  uint32_t bodies = 0;
+  std::memcpy(&bodies, r.rest.data() + 8, sizeof bodies);
+  EXPECT_EQ(bodies, 2u);
+  const auto body = reinterpret_cast<CUgraph>(word_at(r, 12));
+  EXPECT_EQ(add_empty(c, body, {}).status, CUDA_SUCCESS) << "a body takes nodes";
+  // A body is its node's: never the session's to destroy.
+  r = call(c, cu::Fn::cuGraphDestroy, [&](WireWriter& w) { mr::put_value(w, body); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  // Once its graph is gone, the handle is gone too.
+  r = call(c, cu::Fn::cuGraphDestroy, [&](WireWriter& w) { mr::put_value(w, g); });
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_EQ(add_empty(c, body, {}).status, CUDA_ERROR_INVALID_HANDLE) << "the body went with it";
+  EXPECT_EQ(add(c, other, handle, CU_GRAPH_COND_TYPE_IF, 1).status, CUDA_ERROR_INVALID_VALUE);
+  expect_session_goes_on(c);
+}
+
+}  // namespace
+}  // namespace gvirtus::testing

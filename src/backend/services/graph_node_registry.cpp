@@ -62,11 +62,12 @@ void GraphNodeRegistry::forget_graph_locked(Graph graph) {
 void GraphNodeRegistry::forget_node(Node node) {
   std::lock_guard lock(mutex_);
   nodes_.erase(node);
+  // A child graph node owns one graph, a conditional node one per body.
+  std::vector<Graph> children;
   for (const auto& [child, owner] : owned_) {
-    if (owner != node) continue;
-    forget_child_locked(child);  // erases from owned_: the loop ends here
-    break;
+    if (owner == node) children.push_back(child);
   }
+  for (Graph child : children) forget_child_locked(child);
 }
 
 void GraphNodeRegistry::forget_graph(Graph graph) {

@@ -7,9 +7,10 @@
 // it lies in, and forgets it when it is destroyed or its graph is. A node is vetted together with
 // its graph, which must still be the session's (the plugin's own check, given to vet()).
 //
-// A child graph node owns a graph: the session may use it as a graph but not destroy it, and it
-// goes with its node. The plugin learns of each graph forgotten this way (and of each graph whose
-// nodes are forgotten) through `forgotten`, to release its handle or its allocations.
+// A child graph node owns a graph (a conditional node one per body): the session may use it as a
+// graph but not destroy it, and it goes with its node. The plugin learns of each graph forgotten
+// this way (and of each graph whose nodes are forgotten) through `forgotten`, to release its handle
+// or its allocations.
 //
 // Thread affinity: locked (a session's executors run on several threads).
 #pragma once

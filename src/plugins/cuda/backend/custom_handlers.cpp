@@ -336,6 +336,7 @@ void session_opened(const SessionInfo& session) {
   open_shared_memory(session);
   open_module_cache(session);
   forget_all_nodes();
+  forget_conditional_handles(nullptr);
   services::host_gates().open(session.client_gone);
   forget_all_user_objects();
 }

@@ -1,10 +1,13 @@
 // Adding graph nodes of each kind, and reading and setting their parameters (graph_node_calls.h).
 #include <cuda.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "backend/services/conditional_handles.h"
 #include "backend/services/host_gates.h"
+#include "backend/services/rejections.h"
 #include "common/call_marshal.h"
 #include "common/error.h"
 #include "cuda_real.h"
@@ -447,7 +450,86 @@ void memory_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   }
 }
 
+// Conditional handles the session made (never destroyed: a worker's exit may still run calls).
+services::ConditionalHandles& conditional_handles() {
+  static auto* const handles = new services::ConditionalHandles;
+  return *handles;
+}
+
+// cuGraphConditionalHandleCreate and conditional nodes (the generic add's conditional kind).
+void conditional_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  const auto& d = real();
+  if (fn == Fn::cuGraphConditionalHandleCreate) {
+    const auto graph = marshal::get_value<CUgraph>(in);
+    const auto context = marshal::get_value<CUcontext>(in);
+    const auto value = in.get<uint32_t>();
+    const auto flags = in.get<uint32_t>();
+    in.expect_end();
+    result = first_failure(CUDA_SUCCESS, graph != nullptr ? vet(graph) : CUDA_ERROR_INVALID_VALUE,
+                           vet(context), lacks(d.cuGraphConditionalHandleCreate));
+    CUgraphConditionalHandle handle = 0;
+    if (result == CUDA_SUCCESS) {
+      result = d.cuGraphConditionalHandleCreate(&handle, graph, context, value, flags);
+    }
+    out.put<int32_t>(result);
+    out.put<uint64_t>(result == CUDA_SUCCESS ? handle : 0);
+    if (result == CUDA_SUCCESS) conditional_handles().made(handle, graph);
+    return;
+  }
+  const AddHead head = get_add_head(in);
+  const auto handle = in.get<uint64_t>();
+  const auto type = in.get<uint32_t>();
+  const auto size = in.get<uint32_t>();
+  const auto context = marshal::get_value<CUcontext>(in);
+  in.expect_end();
+  const CUresult sized = size >= 1 && size <= kMaxConditionalBodies
+                             ? CUDA_SUCCESS
+                             : static_cast<CUresult>(services::refuse(
+                                   CUDA_ERROR_INVALID_VALUE, "cuda", "conditional node size",
+                                   reinterpret_cast<const void*>(uintptr_t{size}),
+                                   "outside 1 to kMaxConditionalBodies"));
+  result =
+      first_failure(CUDA_SUCCESS, head.vetted, sized, vet(context),
+                    head.vetted == CUDA_SUCCESS
+                        ? static_cast<CUresult>(conditional_handles().vet(
+                              handle, head.graph, CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, "cuda"))
+                        : CUDA_SUCCESS,
+                    lacks(d.cuGraphAddNode_v2));
+  CUgraphNode node = nullptr;
+  CUgraphNodeParams params{};
+  if (result == CUDA_SUCCESS) {
+    params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    params.conditional.handle = handle;
+    // The type as the driver's enum, from bits it judges (an unknown one is its refusal).
+    std::memcpy(&params.conditional.type, &type, sizeof type);
+    params.conditional.size = size;
+    params.conditional.ctx = context;
+    result = d.cuGraphAddNode_v2(&node, head.graph,
+                                 head.dependencies.empty() ? nullptr : head.dependencies.data(),
+                                 nullptr, head.dependencies.size(), &params);
+  }
+  const bool made = result == CUDA_SUCCESS && params.conditional.phGraph_out != nullptr;
+  out.put<int32_t>(result);
+  marshal::put_value(out, result == CUDA_SUCCESS ? node : nullptr);
+  out.put<uint32_t>(made ? size : 0);
+  if (result != CUDA_SUCCESS) return;
+  adopt_node(node, head.graph);
+  for (uint32_t i = 0; made && i < size; ++i) {
+    const CUgraph body = params.conditional.phGraph_out[i];
+    marshal::put_value(out, body);
+    adopt_child_graph(body, node);  // the node's: the session fills it, never destroys it
+  }
+}
+
 }  // namespace
+
+void forget_conditional_handles(CUgraph graph) {
+  if (graph == nullptr) {
+    conditional_handles().clear();
+  } else {
+    conditional_handles().graph_gone(graph);
+  }
+}
 
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   switch (fn) {
@@ -496,6 +578,10 @@ bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resul
     case Fn::cuGraphAddMemFreeNode:
     case Fn::cuGraphMemFreeNodeGetParams:
       memory_nodes(fn, in, out, result);
+      return true;
+    case Fn::cuGraphConditionalHandleCreate:
+    case Fn::gvirtusGraphAddConditionalNode:
+      conditional_nodes(fn, in, out, result);
       return true;
     default:
       return false;

@@ -191,6 +191,7 @@ void destroy_graph(WireReader& in, WireWriter& out, CUresult& result) {
   if (result != CUDA_SUCCESS) return;
   graph_release.destroyed();
   withdrawn.done();
+  forget_conditional_handles(graph);
   forget_graph_nodes(graph);
   forget_user_object_references(graph);
 }

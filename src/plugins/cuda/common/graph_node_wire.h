@@ -1,7 +1,8 @@
-// Graphs built node by node on the wire (custom rows 211-251 of cuda_calls.txt), for the stub
-// (frontend/graph_nodes.cpp, graph_shape.cpp) and the backend (backend/graph_node_calls.cpp,
-// graph_shape_calls.cpp). Nodes are the backend driver's own values, which the stub hands out as
-// they are and the backend vets as the session's (backend/graph_nodes.h). Handles travel as u64.
+// Graphs built node by node on the wire (custom rows 211-251 and 278-279 of cuda_calls.txt), for
+// the stub (frontend/graph_nodes.cpp, graph_shape.cpp) and the backend
+// (backend/graph_node_calls.cpp, graph_shape_calls.cpp). Nodes are the backend driver's own values,
+// which the stub hands out as they are and the backend vets as the session's
+// (backend/graph_nodes.h). Handles travel as u64.
 //
 // Requests open with what names the node:
 //   add      u64 graph, u32 n, n u64 dependencies (n at most kMaxNodeEdges), then the kind's
@@ -25,6 +26,14 @@
 //            kMaxAccessDescs); the reply adds u64 the allocation's address after the node. The
 //            get reply: the same record and descriptors, then u64 address, u64 the node's graph.
 //   mem free add: u64 address; the get reply: u64 address.
+//   conditional (gvirtusGraphAddConditionalNode, row 279: the generic cuGraphAddNode's conditional
+//            kind) add: u64 handle (one cuGraphConditionalHandleCreate made for the graph), u32
+//            type (a CUgraphConditionalNodeType), u32 size (at most kMaxConditionalBodies), u64
+//            context; the reply adds u32 n and n u64 graphs after the node: the bodies the driver
+//            made, the node's (each a graph of the session it may fill but not destroy).
+//   cuGraphConditionalHandleCreate (row 278)
+//            u64 graph, u64 context, u32 default launch value, u32 flags. Reply: i32 result,
+//            u64 handle (0 after a failure).
 //   cuGraphDestroy (row 129)
 //            u64 graph. Reply: i32 result.
 // The queries and edits of a graph's shape:
@@ -63,6 +72,9 @@ inline constexpr uint64_t kMaxNodeEdges = kMaxGraphNodes;
 
 // The most access descriptors a memory allocation node carries (one per device, at most).
 inline constexpr uint32_t kMaxAccessDescs = 1024;
+
+// The most bodies a conditional node has (a switch's cases; an if has two at most, a while one).
+inline constexpr uint32_t kMaxConditionalBodies = 4096;
 
 // Which of a shape query's outputs the caller gave.
 inline constexpr uint8_t kShapeNodes = 1;  // the nodes array (for the edges: from and to)

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "common/call_marshal.h"
+#include "common/conditional_bodies.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/wire_record.h"
@@ -60,6 +61,8 @@ auto& argument_copies =
 auto& access_copies =
     *new std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<AccessCopy>>>;
 auto& graph_allocations = *new std::unordered_map<CUgraph, std::vector<CUdeviceptr>>;
+// Conditional nodes' bodies (never destroyed: exit handlers may still ask).
+auto& conditional_bodies = *new ConditionalBodies<CUgraphNode, CUgraph>;
 
 void put_nodes(WireWriter& w, const CUgraphNode* nodes, size_t n) {
   for (size_t i = 0; i < n; ++i) marshal::put_value(w, nodes[i]);
@@ -122,6 +125,7 @@ void drop_copies(CUgraphNode node) {
   std::lock_guard lock(copies_mutex);
   argument_copies.erase(node);
   access_copies.erase(node);
+  conditional_bodies.node_gone(node);
 }
 
 // A kernel node's parameters: the record, then the packed arguments.
@@ -504,12 +508,61 @@ void forget_graph_copies(CUgraph graph) {
   std::erase_if(access_copies, [&](const auto& entry) {
     return !entry.second.empty() && entry.second.front()->graph == graph;
   });
+  conditional_bodies.graph_gone(graph);
+}
+
+CUresult add_conditional_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                              size_t n, CUDA_CONDITIONAL_NODE_PARAMS& params) {
+  if (params.size == 0 || params.size > kMaxConditionalBodies) return CUDA_ERROR_INVALID_VALUE;
+  std::vector<CUgraph> bodies;
+  const CUresult result = add_node(
+      Fn::gvirtusGraphAddConditionalNode, node, graph, dependencies, n,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(params.handle);
+        w.put<uint32_t>(static_cast<uint32_t>(marshal::enum_bits(params.type)));
+        w.put<uint32_t>(params.size);
+        marshal::put_value(w, params.ctx);
+      },
+      [&](WireReader& r) {
+        const auto count = r.get<uint32_t>();
+        if (count != params.size) {
+          raise(ErrorKind::kInvalidInput, "a conditional node came back with " +
+                                              std::to_string(count) + " bodies, not " +
+                                              std::to_string(params.size));
+        }
+        bodies.resize(count);
+        for (CUgraph& body : bodies) body = marshal::get_value<CUgraph>(r);
+      });
+  if (result != CUDA_SUCCESS) return result;
+  // The bodies are graphs of the node's backend, filled through it.
+  for (const CUgraph body : bodies) pool_note_handle("graph", body);
+  params.phGraph_out = conditional_bodies.keep(*node, graph, std::move(bodies));
+  return CUDA_SUCCESS;
 }
 
 }  // namespace gvirtus::cuda
 
 namespace cr = gvirtus::cuda;
 using cr::Fn;
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphConditionalHandleCreate(
+    CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx,
+    unsigned int defaultLaunchValue, unsigned int flags) {
+  if (pHandle_out == nullptr || hGraph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const gvirtus::stub::RouteScope route(cr::pool_backend_of_handle("graph", hGraph));
+  CUgraphConditionalHandle handle = 0;
+  const CUresult result = cr::remote_sync(
+      Fn::cuGraphConditionalHandleCreate,
+      [&](gvirtus::WireWriter& w) {
+        gvirtus::marshal::put_value(w, hGraph);
+        gvirtus::marshal::put_value(w, ctx);
+        w.put<uint32_t>(defaultLaunchValue);
+        w.put<uint32_t>(flags);
+      },
+      [&](gvirtus::WireReader& r) { handle = r.get<uint64_t>(); });
+  if (result == CUDA_SUCCESS) *pHandle_out = handle;
+  return result;
+}
 
 extern "C" __attribute__((visibility("default"))) CUresult cuGraphAddKernelNode_v2(
     CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,

@@ -58,6 +58,10 @@ CUresult get_host_node(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params);
 
 // What the stub handed out for a node (argument and descriptor copies) goes with it; a graph's
 // copies and its allocation nodes' memory go with the graph.
+// A conditional node (the generic add's conditional kind): its bodies, graphs the backend's
+// driver made, come back with it; params.phGraph_out points at them, kept for the node's life.
+CUresult add_conditional_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                              size_t n, CUDA_CONDITIONAL_NODE_PARAMS& params);
 void forget_node_copies(CUgraphNode node);
 void forget_graph_copies(CUgraph graph);
 

@@ -213,8 +213,11 @@ CUresult add_generic(CUgraphNode* node, CUgraph graph, const CUgraphNode* depend
       result = add_host_node(node, graph, deps, count, &host);
       break;
     }
+    case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+      result = add_conditional_node(node, graph, deps, count, p->conditional);
+      break;
     default:
-      break;  // external semaphores, batch memory operations, conditional: not remoted
+      break;  // external semaphores, batch memory operations: not remoted
   }
   if (result != CUDA_SUCCESS || !edged) return result;
   std::vector<CUgraphNode> to(n, *node);

@@ -1,9 +1,9 @@
 // The generic cuGraphAddNode_v2 on the simulated device, for what only it can say: a child graph
 // moved into its node (CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE), whose graph then belongs to the node
 // under the handle it had (cuGraphChildGraphNodeGetGraph gives it back; cuGraphDestroy no longer
-// takes it). gvirtus's stub sends every other kind through its own call, so the simulated device
-// takes no other here (CUDA_ERROR_NOT_SUPPORTED), nor edge data (its stub adds those as
-// dependencies of their own).
+// takes it), and a conditional node (graph_conditionals.cpp). gvirtus's stub sends every other kind
+// through its own call, so the simulated device takes no other here (CUDA_ERROR_NOT_SUPPORTED), nor
+// edge data (its stub adds those as dependencies of their own).
 #include <utility>
 
 #include "state.h"
@@ -16,6 +16,12 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode* phGraphNode, CU
                                                     size_t numDependencies,
                                                     CUgraphNodeParams* nodeParams) {
   if (nodeParams == nullptr || phGraphNode == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL && dependencyData == nullptr) {
+    return sim::guarded([&](sim::State& s) {
+      return sim::add_conditional_node(s, phGraphNode, hGraph, dependencies, numDependencies,
+                                       nodeParams->conditional);
+    });
+  }
   if (nodeParams->type != CU_GRAPH_NODE_TYPE_GRAPH || dependencyData != nullptr) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }

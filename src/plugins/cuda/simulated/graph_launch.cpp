@@ -3,7 +3,8 @@
 // launch recorded on the launch's stream, marked "graph":true (launches.cpp); a memset or memcpy
 // node performed on the device's memory; a host node's function run (on the launching thread,
 // under the device's lock); an event record node's event marked recorded; a child
-// graph node's graph run the same way. Disabled nodes are skipped; event waits, empty nodes and
+// graph node's graph run the same way, and a conditional node's bodies as its handle's value
+// says (graph_conditionals.cpp). Disabled nodes are skipped; event waits, empty nodes and
 // memory nodes (their memory is there from their adding: graph_memory_nodes.cpp) have nothing to
 // do. A node that fails stops the launch there, its result the launch's, as a device fault would.
 //
@@ -29,6 +30,11 @@ bool uncapturable(const sim::Graph& graph) {
     }
     const auto* child = std::get_if<sim::ChildNode>(&node->params);
     if (child != nullptr && uncapturable(*child->graph)) return true;
+    if (const auto* conditional = std::get_if<sim::ConditionalNode>(&node->params)) {
+      for (const auto& body : conditional->bodies) {
+        if (uncapturable(*body)) return true;
+      }
+    }
   }
   return false;
 }
@@ -72,6 +78,11 @@ CUresult run(sim::State& s, const sim::Graph& graph, CUstream stream) {
             return memset(s, p.memset);
           } else if constexpr (std::is_same_v<Params, sim::ChildNode>) {
             return run(s, *p.graph, stream);
+          } else if constexpr (std::is_same_v<Params, sim::ConditionalNode>) {
+            for (const sim::Graph* body : sim::conditional_bodies_to_run(s, p)) {
+              if (const CUresult r = run(s, *body, stream); r != CUDA_SUCCESS) return r;
+            }
+            return CUDA_SUCCESS;
           } else if constexpr (std::is_same_v<Params, sim::HostNode>) {
             p.fn(p.data);  // under the state's lock: the device does nothing else meanwhile
             return CUDA_SUCCESS;

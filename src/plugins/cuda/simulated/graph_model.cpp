@@ -83,6 +83,13 @@ NodeParams copy_params(const NodeParams& params) {
       [](const auto& p) -> NodeParams {
         if constexpr (std::is_same_v<std::decay_t<decltype(p)>, ChildNode>) {
           return ChildNode{clone_graph(*p.graph)};
+        } else if constexpr (std::is_same_v<std::decay_t<decltype(p)>, ConditionalNode>) {
+          ConditionalNode copy{p.handle, p.kind, {}, {}};
+          for (const auto& body : p.bodies) {
+            copy.bodies.push_back(clone_graph(*body));
+            copy.handles.push_back(handle_of(*copy.bodies.back()));
+          }
+          return copy;
         } else {
           return p;
         }

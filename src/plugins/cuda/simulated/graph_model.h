@@ -65,8 +65,16 @@ struct HostNode {  // run on the calling thread each time the graph reaches it
   CUhostFn fn;
   void* data;
 };
+// A conditional node (cuGraphAddNode_v2's conditional kind): its bodies, graphs of its own made
+// with it, and their handles - the array the node's parameters point at, valid for its life.
+struct ConditionalNode {
+  CUgraphConditionalHandle handle;
+  CUgraphConditionalNodeType kind;
+  std::vector<std::unique_ptr<Graph>> bodies;
+  std::vector<CUgraph> handles;
+};
 using NodeParams = std::variant<EmptyNode, KernelNode, MemcpyNode, MemsetNode, ChildNode, EventNode,
-                                AllocNode, FreeNode, HostNode>;
+                                AllocNode, FreeNode, HostNode, ConditionalNode>;
 
 struct Node {
   Node(Graph& owner, CUgraphNodeType node_type, NodeParams node_params);
@@ -144,7 +152,8 @@ CUresult add_node(State& s, Graph& graph, const CUgraphNode* dependencies, size_
 void retain_user_objects(const std::map<CUuserObject, uint64_t>& references);
 void release_user_objects(const std::map<CUuserObject, uint64_t>& references);
 
-// A node's parameters for a copy of it: a child node's graph is cloned, never shared.
+// A node's parameters for a copy of it: a child node's graph and a conditional node's bodies are
+// cloned, never shared.
 NodeParams copy_params(const NodeParams& params);
 
 // A deep copy of `graph`, every node mapped from its original (Graph::copies).

@@ -180,6 +180,15 @@ struct State {
   std::set<const Graph*> live_graphs;
   std::set<const Node*> live_nodes;
   uint64_t next_graph_object = 1;  // ids of graphs and nodes
+  // Conditional handles (graph_conditionals.cpp): the graph each was made for, its default
+  // value and its flags (no kernel runs here to set a value).
+  struct ConditionalHandle {
+    CUgraph graph;
+    unsigned value;
+    unsigned flags;
+  };
+  std::map<CUgraphConditionalHandle, ConditionalHandle> conditional_handles;
+  CUgraphConditionalHandle next_conditional_handle = 1;
   // Memory of graph allocation nodes (graph_memory_nodes.cpp), by address: the graph whose node
   // allocated it (its id), which frees it when destroyed unless cuMemFree did, and whether a free
   // node (of any graph) frees it.
@@ -314,6 +323,12 @@ bool free_managed(State& s, CUdeviceptr address);
 // Places a managed variable of `bytes` for `module` (managed_memory.cpp): its address, 0 when out
 // of memory. Its regions go with free_managed.
 uintptr_t place_managed_variable(State& s, Module& module, uint64_t bytes);
+// cuGraphAddNode_v2's conditional kind (graph_conditionals.cpp), with the state locked.
+CUresult add_conditional_node(State& s, CUgraphNode* out, CUgraph graph,
+                              const CUgraphNode* dependencies, size_t count,
+                              CUDA_CONDITIONAL_NODE_PARAMS& params);
+// The bodies of a conditional node a launch runs, by the handle's value (graph_conditionals.cpp).
+std::vector<const Graph*> conditional_bodies_to_run(State& s, const ConditionalNode& node);
 // cuLibraryGetManaged's answer for the module `hmod` (modules.cpp), with the state locked.
 CUresult managed_variable(State& s, CUmodule hmod, const char* name, CUdeviceptr* dptr,
                           size_t* bytes);

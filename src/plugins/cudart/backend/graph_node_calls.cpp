@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/services/conditional_handles.h"
 #include "common/call_marshal.h"
 #include "common/wire_record.h"
 #include "plugins/cudart/backend/graph_node_params.h"
@@ -206,8 +207,33 @@ cudaError_t run_add_mem_alloc(WireReader& in, WireWriter& out) {
   return result;
 }
 
+// The conditional handles the session made (never destroyed: a worker's exit may still run
+// calls).
+services::ConditionalHandles& conditional_handles() {
+  static auto* const handles = new services::ConditionalHandles;
+  return *handles;
+}
+
+// cudaGraphConditionalHandleCreate: recorded with its graph.
+cudaError_t run_conditional_handle_create(WireReader& in, WireWriter& out) {
+  const auto graph = handle_from_wire<cudaGraph_t>(in.get<uint64_t>());
+  const auto value = in.get<uint32_t>();
+  const auto flags = in.get<uint32_t>();
+  in.expect_end();
+  cudaError_t result = graph != nullptr ? vet(graph) : cudaErrorInvalidValue;
+  cudaGraphConditionalHandle handle = 0;
+  if (result == cudaSuccess)
+    result = ::cudaGraphConditionalHandleCreate(&handle, graph, value, flags);
+  out.put<int32_t>(result);
+  if (result != cudaSuccess) return result;
+  out.put<uint64_t>(handle);
+  conditional_handles().made(handle, graph);
+  return result;
+}
+
 // cudaGraphAddNode: the head with edge data, the generic parameters. A child graph moved into
-// the node becomes the node's; an allocation's address comes back, the graph's device memory.
+// the node becomes the node's; an allocation's address comes back, the graph's device memory; a
+// conditional node's bodies come back, the node's graphs.
 cudaError_t run_add_node(WireReader& in, WireWriter& out) {
   const AddHead head = get_add_head(in);
   const bool with_edges = in.get_bool();
@@ -216,6 +242,10 @@ cudaError_t run_add_node(WireReader& in, WireWriter& out) {
   cudaError_t vetted = cudaSuccess;
   cudaGraphNodeParams params = get_node_params(in, access, vetted);
   in.expect_end();
+  if (params.type == cudaGraphNodeTypeConditional && vetted == cudaSuccess) {
+    vetted = static_cast<cudaError_t>(conditional_handles().vet(
+        params.conditional.handle, head.graph, cudaSuccess, cudaErrorInvalidValue, "cudart"));
+  }
   cudaGraphNode_t added = nullptr;
   const cudaError_t result = finish_add(out, head, vetted, [&](cudaGraphNode_t* node) {
     const cudaError_t rc =
@@ -232,6 +262,15 @@ cudaError_t run_add_node(WireReader& in, WireWriter& out) {
   if (params.type == cudaGraphNodeTypeMemAlloc) {
     note_graph_allocation(head.graph, params.alloc.dptr, params.alloc.bytesize);
     out.put<uint64_t>(reinterpret_cast<uint64_t>(params.alloc.dptr));
+  }
+  if (params.type == cudaGraphNodeTypeConditional) {
+    const bool made = params.conditional.phGraph_out != nullptr;
+    out.put<uint32_t>(made ? params.conditional.size : 0);
+    for (uint32_t i = 0; made && i < params.conditional.size; ++i) {
+      const cudaGraph_t body = params.conditional.phGraph_out[i];
+      out.put<uint64_t>(wire_handle(body));
+      adopt_child_graph(body, added);  // the node's: the session fills it, never destroys it
+    }
   }
   return result;
 }
@@ -251,6 +290,13 @@ cudaError_t run_set_node_params(Fn fn, WireReader& in, WireWriter& out) {
     vetted = first_failure(vetted, static_cast<cudaError_t>(services::refuse(
                                        cudaErrorInvalidValue, "cudart", "graph", params.graph.graph,
                                        "a change of parameters cannot move a graph")));
+  }
+  if (params.type == cudaGraphNodeTypeConditional) {
+    // New bodies would be graphs the session never heard of: a conditional node's parameters are
+    // fixed at its creation here.
+    vetted = first_failure(vetted, static_cast<cudaError_t>(services::refuse(
+                                       cudaErrorInvalidValue, "cudart", "node", node,
+                                       "a conditional node's parameters are set at its creation")));
   }
   cudaError_t result = first_failure(vet(exec), vet_node(node), vetted);
   if (result == cudaSuccess) {
@@ -299,6 +345,7 @@ cudaError_t run_graph_destroy(WireReader& in, WireWriter& out) {
   if (result == cudaSuccess) {
     held.destroyed();
     withdrawn.done();
+    conditional_handles().graph_gone(graph);
     forget_graph_nodes(graph);
     forget_user_object_references(graph);
   }
@@ -739,7 +786,15 @@ bool is_node_call(Fn fn) {
 
 }  // namespace
 
+void forget_conditional_handles() {
+  conditional_handles().clear();
+}
+
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
+  if (fn == Fn::cudaGraphConditionalHandleCreate) {
+    result = run_conditional_handle_create(in, out);
+    return true;
+  }
   if (!is_node_call(fn)) return false;
   result = run_node(fn, in, out);
   return true;

@@ -201,6 +201,20 @@ cudaGraphNodeParams get_node_params(WireReader& in, std::vector<cudaMemAccessDes
       params.host.userData = gate;
       break;
     }
+    case cudaGraphNodeTypeConditional: {
+      // The handle is vetted against the node's graph by the add (conditional_handles.h).
+      params.conditional.handle = in.get<uint64_t>();
+      const uint32_t kind = in.get<uint32_t>();
+      std::memcpy(&params.conditional.type, &kind, sizeof kind);  // the runtime judges its bits
+      params.conditional.size = in.get<uint32_t>();
+      if (params.conditional.size == 0 || params.conditional.size > kMaxConditionalBodies) {
+        vetted = static_cast<cudaError_t>(
+            services::refuse(cudaErrorInvalidValue, "cudart", "conditional node size",
+                             reinterpret_cast<const void*>(uintptr_t{params.conditional.size}),
+                             "outside 1 to kMaxConditionalBodies"));
+      }
+      break;
+    }
     default:
       raise(ErrorKind::kInvalidInput, "graph node type " + std::to_string(type) + " on the wire");
   }

@@ -27,6 +27,8 @@ bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result)
 // Runs a custom call of graph nodes and the graph's destruction (graph_node_calls.cpp); false if
 // `fn` is not one.
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+// Forgets the conditional handles the session made (a new session).
+void forget_conditional_handles();
 
 // cudaStreamBeginCaptureToGraph, cudaStreamUpdateCaptureDependencies
 // (capture_dependencies.cpp); false if `fn` is neither.

@@ -74,6 +74,7 @@ class CudartPlugin final : public BackendPlugin {
                                        forget_device);
     forget_modules();
     forget_all_nodes();
+    forget_conditional_handles();
     services::host_gates().open(session.client_gone);
     forget_all_user_objects();
     return std::make_unique<CudartSession>();

@@ -27,8 +27,13 @@
 //   mem free add: u64 address; the get reply: u64 address.
 //   generic  (cudaGraphAddNode, cudaGraphNodeSetParams, cudaGraphExecNodeSetParams) i32 the node
 //            type, then that kind's parameters as above (a child graph's: u64 graph, u32
-//            ownership); cudaGraphAddNode's head adds u8 edge data given and n edge data records
-//            after the dependencies, and its reply u64 address after the node for an allocation.
+//            ownership; a conditional's: u64 handle, u32 type, u32 size, at most
+//            kMaxConditionalBodies); cudaGraphAddNode's head adds u8 edge data given and n edge
+//            data records after the dependencies, and its reply u64 address after the node for an
+//            allocation, u32 n and n u64 graphs for a conditional (its bodies, the node's).
+//   cudaGraphConditionalHandleCreate (row 296)
+//            u64 graph, u32 default launch value, u32 flags. Reply: i32 result, then on success
+//            u64 handle.
 //   cudaGraphDestroy (row 210)
 //            u64 graph. Reply: i32 result.
 //   cudaGraphKernelNodeGetAttribute, cudaGraphKernelNodeSetAttribute
@@ -60,6 +65,9 @@ inline constexpr uint64_t kMaxNodeEdges = kMaxGraphNodes;
 
 // The most access descriptors a memory allocation node carries (one per device, at most).
 inline constexpr uint32_t kMaxAccessDescs = 1024;
+
+// The most bodies a conditional node has (a switch's cases; an if has two at most, a while one).
+inline constexpr uint32_t kMaxConditionalBodies = 4096;
 
 // Which of a shape query's outputs the caller gave.
 inline constexpr uint8_t kShapeNodes = 1;  // the nodes array (for cudaGraphGetEdges: from and to)

@@ -205,10 +205,17 @@ cudaError_t pack(const cudaGraphNodeParams* p, PackedNodeParams& packed, const c
       // The function travels as its token (host_functions.h); a failed call leaves it registered
       // (a token costs a few bytes and names no gate).
       return host_function_token(p->host.fn, p->host.userData, packed.handle);
+    case cudaGraphNodeTypeConditional:
+      if (p->conditional.size == 0 || p->conditional.size > kMaxConditionalBodies) {
+        return invalid_value();
+      }
+      packed.handle = p->conditional.handle;
+      packed.conditional_type = static_cast<uint32_t>(marshal::enum_bits(p->conditional.type));
+      packed.conditional_size = p->conditional.size;
+      return cudaSuccess;
     case cudaGraphNodeTypeExtSemaphoreSignal:
     case cudaGraphNodeTypeExtSemaphoreWait:
-    case cudaGraphNodeTypeConditional:
-      return not_supported(call, "external semaphore and conditional nodes are not remoted");
+      return not_supported(call, "external semaphore nodes are not remoted");
     default:
       return invalid_value();
   }
@@ -239,6 +246,11 @@ void put_node_params(WireWriter& w, const PackedNodeParams& packed) {
     case cudaGraphNodeTypeMemAlloc:
       put_alloc(w, packed.alloc->poolProps, packed.alloc->accessDescs,
                 packed.alloc->accessDescCount, packed.alloc->bytesize);
+      break;
+    case cudaGraphNodeTypeConditional:
+      w.put<uint64_t>(packed.handle);
+      w.put<uint32_t>(packed.conditional_type);
+      w.put<uint32_t>(packed.conditional_size);
       break;
     default:  // empty
       break;

@@ -51,9 +51,12 @@ struct PackedNodeParams {
   PackedKernelParams kernel;
   MemcpyNodeWire memcpy{};
   MemsetNodeWire memset{};
-  // The event, the child graph, the freed address or the host function's token.
+  // The event, the child graph, the freed address, the host function's token or the conditional
+  // handle.
   uint64_t handle = 0;
   uint32_t ownership = 0;
+  uint32_t conditional_type = 0;  // a conditional node's type and its number of bodies
+  uint32_t conditional_size = 0;
   const cudaMemAllocNodeParamsV2* alloc = nullptr;
 };
 cudaError_t pack(const cudaGraphNodeParams* p, PackedNodeParams& packed, const char* call);

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/conditional_bodies.h"
 #include "common/wire_record.h"
 #include "plugins/cudart/common/graph_node_wire.h"
 #include "plugins/cudart/common/module_wire.h"
@@ -61,15 +62,19 @@ struct AccessCopy {
 auto& access_copies =
     *new std::unordered_map<cudaGraphNode_t, std::vector<std::unique_ptr<AccessCopy>>>;
 auto& graph_allocations = *new std::unordered_map<cudaGraph_t, std::vector<const void*>>;
+// Conditional nodes' bodies, in the arrays their parameters point at.
+auto& conditional_bodies = *new ConditionalBodies<cudaGraphNode_t, cudaGraph_t>;
 
 void drop_copies(cudaGraphNode_t node) {
   std::lock_guard lock(copies_mutex);
   argument_copies.erase(node);
   access_copies.erase(node);
+  conditional_bodies.node_gone(node);
 }
 
 void drop_graph_copies(cudaGraph_t graph) {
   std::lock_guard lock(copies_mutex);
+  conditional_bodies.graph_gone(graph);
   if (const auto it = graph_allocations.find(graph); it != graph_allocations.end()) {
     for (const void* address : it->second) device_allocations().remove(address);
     graph_allocations.erase(it);
@@ -202,9 +207,42 @@ cudaError_t set_event(Fn fn, cudaGraphExec_t exec, bool exec_form, cudaGraphNode
 }  // namespace
 }  // namespace gvirtus::cudart
 
+namespace gvirtus::cudart {
+
+cudaGraph_t* keep_conditional_bodies(cudaGraphNode_t node, cudaGraph_t graph,
+                                     std::vector<cudaGraph_t> bodies) {
+  return conditional_bodies.keep(node, graph, std::move(bodies));
+}
+
+}  // namespace gvirtus::cudart
+
 namespace cr = gvirtus::cudart;
 using gvirtus::WireReader;
 using gvirtus::WireWriter;
+
+// A handle for the graph's conditional nodes, made by the backend's runtime (which records it
+// with the graph: a node may name only a handle made for its own graph).
+GVIRTUS_CUDART_EXPORT cudaError_t
+cudaGraphConditionalHandleCreate(cudaGraphConditionalHandle* pHandle_out, cudaGraph_t graph,
+                                 unsigned int defaultLaunchValue, unsigned int flags) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) {
+    return cr::refuse_locally(init);
+  }
+  if (pHandle_out == nullptr) return cr::invalid_value();
+  cudaGraphConditionalHandle handle = 0;
+  const cudaError_t result = cr::remote_sync(
+      cr::Fn::cudaGraphConditionalHandleCreate,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(cr::wire_handle(graph));
+        w.put<uint32_t>(defaultLaunchValue);
+        w.put<uint32_t>(flags);
+      },
+      [&](WireReader& r) {
+        if (r.remaining() != 0) handle = r.get<uint64_t>();
+      });
+  if (result == cudaSuccess) *pHandle_out = handle;
+  return result;
+}
 
 // The graph's nodes (and the argument arrays handed out for them) go with it.
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
@@ -816,6 +854,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, 
   }
   cudaGraphNode_t node = nullptr;
   uint64_t address = 0;
+  std::vector<cudaGraph_t> bodies;
   const cudaError_t result = cr::remote_sync(
       cr::Fn::cudaGraphAddNode,
       [&](WireWriter& w) {
@@ -832,9 +871,25 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, 
         if (r.remaining() == 0) return;  // a failure: the outputs stay as they were
         node = cr::handle_from_wire<cudaGraphNode_t>(r.get<uint64_t>());
         if (packed.type == cudaGraphNodeTypeMemAlloc) address = r.get<uint64_t>();
+        if (packed.type == cudaGraphNodeTypeConditional) {
+          const auto count = r.get<uint32_t>();
+          if (count != packed.conditional_size) {
+            gvirtus::raise(gvirtus::ErrorKind::kInvalidInput,
+                           "a conditional node came back with " + std::to_string(count) +
+                               " bodies, not " + std::to_string(packed.conditional_size));
+          }
+          bodies.resize(count);
+          for (cudaGraph_t& body : bodies) {
+            body = cr::handle_from_wire<cudaGraph_t>(r.get<uint64_t>());
+          }
+        }
       });
   if (result != cudaSuccess) return result;
   *pGraphNode = node;
+  if (packed.type == cudaGraphNodeTypeConditional) {
+    nodeParams->conditional.phGraph_out =
+        cr::keep_conditional_bodies(node, graph, std::move(bodies));
+  }
   if (packed.type == cudaGraphNodeTypeMemAlloc) {
     nodeParams->alloc.dptr = reinterpret_cast<void*>(address);
     cr::note_graph_allocation(graph, nodeParams->alloc.dptr, nodeParams->alloc.bytesize);
