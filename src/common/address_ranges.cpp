@@ -4,10 +4,19 @@
 
 namespace gvirtus {
 
-void AddressRanges::add(const void* start, size_t bytes, unsigned flags, int device) {
+void AddressRanges::add(const void* start, size_t bytes, unsigned flags, int device,
+                        uint64_t noted) {
   const auto at = reinterpret_cast<uintptr_t>(start);
   std::unique_lock lock(mutex_);
-  ranges_[at] = Range{at, bytes, flags, device};
+  ranges_[at] = Range{at, bytes, flags, device, noted};
+}
+
+bool AddressRanges::remove_noted_by(const void* start, uint64_t clock) {
+  std::unique_lock lock(mutex_);
+  const auto it = ranges_.find(reinterpret_cast<uintptr_t>(start));
+  if (it == ranges_.end() || it->second.noted > clock) return false;
+  ranges_.erase(it);
+  return true;
 }
 
 void AddressRanges::remove_device(int device) {

@@ -19,11 +19,16 @@ class AddressRanges {
     size_t bytes;
     unsigned flags;  // the flags the range was created with
     int device;      // device allocations: the device they live on (-1: unknown)
+    uint64_t noted;  // the stub's allocation clock when it was noted (0: not kept by clock)
   };
 
-  void add(const void* start, size_t bytes, unsigned flags, int device = -1);
+  void add(const void* start, size_t bytes, unsigned flags, int device = -1, uint64_t noted = 0);
   // Forgets the range that starts exactly at `start`; false if there is none.
   bool remove(const void* start);
+  // Forgets the range that starts at `start` if it was noted at or before `clock`: a free reads
+  // the clock before it is sent, so that an allocation another thread is handed at the freed
+  // address meanwhile (noted later) survives the free's late note.
+  bool remove_noted_by(const void* start, uint64_t clock);
   // Forgets the range that starts exactly at `start` and returns it; nullopt if there is none.
   std::optional<Range> take(const void* start);
   // The range holding `address`, if any (a zero-byte range still names its start).

@@ -63,10 +63,13 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   "context_free": [FUNCTION]}: for a library generated whole, how its context's
                   faults show (frontend/context_faults.h), so that calls sent
                   ahead answer as the library would at once; FUNCTIONs are rows' names
-  allocation_hooks {"allocated": FUNCTION, "freed": FUNCTION}: what the stub calls after an
-                  "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes) and
-                  FUNCTION(Fn, address), written by hand (cudart records device allocations so
-                  that cudaMemcpyDefault tells device pointers from host ones)
+  allocation_hooks {"allocated": FUNCTION, "freed": FUNCTION, "clock": FUNCTION}: what the stub
+                  calls after an "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes)
+                  and FUNCTION(Fn, address, noted_by), written by hand (cudart records device
+                  allocations so that cudaMemcpyDefault tells device pointers from host ones);
+                  "clock" (uint64_t()) is read before a free is sent, and the free forgets only
+                  what was noted by then (an address freed may be handed to another thread's
+                  allocation and noted before the free's note comes)
   pool_routing    {"include": HEADER, "device_types": [TYPE]}: routing in a client's pool of
                   backends (frontend/pool.h). Each generated stub call routes, for its length
                   (frontend/route_scope.h), to the backend of its first parameter whose backend
@@ -384,7 +387,8 @@ def hook_declarations(calls, d):
     if d.note_allocated:
         out += f"void {d.note_allocated}(Fn fn, {address} address, uint64_t bytes);\n"
     if d.note_freed:
-        out += f"void {d.note_freed}(Fn fn, {address} address);\n"
+        out += f"void {d.note_freed}(Fn fn, {address} address, uint64_t noted_by);\n"
+        out += f"uint64_t {d.note_clock}();\n"
     return out
 
 
@@ -597,8 +601,16 @@ def stub_allocation_notes(c, d):
             notes.append(f"    if ({p.name} != nullptr) cr::{d.note_allocated}(cr::Fn::{c.name}, "
                          f"{address}, {p.expr});")
         elif p.direction == "free" and d.note_freed:
-            notes.append(f"    cr::{d.note_freed}(cr::Fn::{c.name}, {p.name});")
+            notes.append(f"    cr::{d.note_freed}(cr::Fn::{c.name}, {p.name}, {p.name}_clock);")
     return notes
+
+
+def stub_clock_reads(c, d):
+    """A free row's read of the stub's allocation clock before the call (allocation_hooks'
+    "clock"): its note after the call forgets only what was noted by then, never an allocation
+    another thread was handed at the freed address meanwhile."""
+    return [f"  const uint64_t {p.name}_clock = cr::{d.note_clock}();"
+            for p in c.params if p.direction == "free" and d.note_freed]
 
 
 def pool_routing(c, d):
@@ -688,6 +700,7 @@ def stub(calls, d):
             out += checks
             if keys:
                 out.append(f"  const gvirtus::stub::RouteScope pool_route(gvirtus::stub::first_known({{{', '.join(keys)}}}));")
+            out += stub_clock_reads(c, d)
             if ahead:
                 out.append(f"  {returned} cr::remote_async(cr::Fn::{c.name}, [{captures}](WireWriter& w) {{{''.join(encode)} }});")
             else:

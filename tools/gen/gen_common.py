@@ -86,6 +86,9 @@ class Descriptor:
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")
             self.note_freed = hooks.get("freed")
+            self.note_clock = hooks.get("clock")
+            if self.note_freed and not self.note_clock:
+                raise ValueError("allocation_hooks: a \"freed\" hook needs its \"clock\"")
         except (KeyError, TypeError, ValueError) as e:
             sys.exit(f"{path}: the descriptor lacks or misstates {e}")
         if not 0 < self.plugin_id < 65536:

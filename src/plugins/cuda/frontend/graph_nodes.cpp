@@ -496,10 +496,11 @@ void forget_node_copies(CUgraphNode node) {
   drop_copies(node);
 }
 
-void forget_graph_copies(CUgraph graph) {
+void forget_graph_copies(CUgraph graph, uint64_t noted_by) {
   std::lock_guard lock(copies_mutex);
   if (const auto it = graph_allocations.find(graph); it != graph_allocations.end()) {
-    for (const CUdeviceptr address : it->second) note_freed(Fn::cuGraphAddMemAllocNode, address);
+    for (const CUdeviceptr address : it->second)
+      note_freed(Fn::cuGraphAddMemAllocNode, address, noted_by);
     graph_allocations.erase(it);
   }
   std::erase_if(argument_copies, [&](const auto& entry) {

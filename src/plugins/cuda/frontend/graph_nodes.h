@@ -63,6 +63,7 @@ CUresult get_host_node(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params);
 CUresult add_conditional_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
                               size_t n, CUDA_CONDITIONAL_NODE_PARAMS& params);
 void forget_node_copies(CUgraphNode node);
-void forget_graph_copies(CUgraph graph);
+// `noted_by`: the allocation clock before the graph was destroyed (memory_ranges.h).
+void forget_graph_copies(CUgraph graph, uint64_t noted_by);
 
 }  // namespace gvirtus::cuda

@@ -297,11 +297,12 @@ GVIRTUS_EXPORT CUresult cuGraphDestroyNode(CUgraphNode hNode) {
 
 GVIRTUS_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
   const gvirtus::stub::RouteScope route(cr::pool_backend_of_handle("graph", hGraph));
+  const uint64_t clock = cr::allocation_clock();
   const CUresult result = cr::remote_sync(
       Fn::cuGraphDestroy, [&](gvirtus::WireWriter& w) { gvirtus::marshal::put_value(w, hGraph); },
       [](gvirtus::WireReader&) {});
   if (result == CUDA_SUCCESS) {
-    cr::forget_graph_copies(hGraph);
+    cr::forget_graph_copies(hGraph, clock);
     cr::pool_forget_handle("graph", hGraph);
   }
   return result;

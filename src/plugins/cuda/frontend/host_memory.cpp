@@ -61,15 +61,23 @@ AddressRanges& host_registrations() {
   return *ranges;
 }
 
+// How many allocations were noted: the allocation clock (memory_ranges.h).
+std::atomic<uint64_t>& allocations_noted = *new std::atomic<uint64_t>(0);
+
 void note_allocated(Fn, CUdeviceptr address, uint64_t bytes) {
+  const uint64_t noted = ++allocations_noted;
   // One another backend of the pool holds is not this process's yet: it is given back.
-  if (!pool_note_address(address, bytes)) return;
-  device_ranges().add(as_pointer(address), bytes, 0);
+  if (!pool_note_address(address, bytes, noted)) return;
+  device_ranges().add(as_pointer(address), bytes, 0, -1, noted);
 }
 
-void note_freed(Fn, CUdeviceptr address) {
-  device_ranges().remove(as_pointer(address));
-  pool_forget_address(address);
+void note_freed(Fn, CUdeviceptr address, uint64_t noted_by) {
+  device_ranges().remove_noted_by(as_pointer(address), noted_by);
+  pool_forget_address(address, noted_by);
+}
+
+uint64_t allocation_clock() {
+  return allocations_noted.load();
 }
 
 namespace {

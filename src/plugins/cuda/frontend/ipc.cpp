@@ -51,9 +51,10 @@ extern "C" __attribute__((visibility("default"))) CUresult cuIpcOpenMemHandle(CU
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuIpcCloseMemHandle(CUdeviceptr dptr) {
+  const uint64_t clock = cr::allocation_clock();
   const CUresult result = cr::remote_sync(
       cr::Fn::cuIpcCloseMemHandle, [&](gvirtus::WireWriter& w) { w.put<uint64_t>(dptr); },
       [](gvirtus::WireReader&) {});
-  if (result == CUDA_SUCCESS) cr::note_freed(cr::Fn::cuIpcCloseMemHandle, dptr);
+  if (result == CUDA_SUCCESS) cr::note_freed(cr::Fn::cuIpcCloseMemHandle, dptr, clock);
   return result;
 }

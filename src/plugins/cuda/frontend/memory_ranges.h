@@ -20,7 +20,10 @@ AddressRanges& host_registrations();  // cuMemHostRegister, flags as given
 
 // The allocation hooks of the generated stub (cuda_descriptor.json).
 void note_allocated(Fn fn, CUdeviceptr address, uint64_t bytes);
-void note_freed(Fn fn, CUdeviceptr address);
+// Forgets what was noted at `address` by the time the allocation clock read `noted_by` (read
+// before the free was sent: an allocation another thread got at the address since stays).
+void note_freed(Fn fn, CUdeviceptr address, uint64_t noted_by);
+uint64_t allocation_clock();
 
 // Whether every page of [address, address + bytes) is mapped in this process: an address the stub
 // does not know is taken for the client's memory, and one that is not (a device address the stub

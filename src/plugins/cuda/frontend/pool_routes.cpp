@@ -26,6 +26,7 @@ auto& handle_owners = *new std::unordered_map<uint64_t, uint32_t>;
 struct Owned {
   uint64_t bytes;
   uint32_t backend;
+  uint64_t noted;  // the allocation clock's when it was noted
 };
 auto& address_owners = *new std::map<CUdeviceptr, Owned>;  // by start, disjoint
 // The calling thread's last refused allocation (pool_note_address).
@@ -168,7 +169,7 @@ std::optional<uint32_t> pool_backend_of_address(CUdeviceptr address) {
   return inside ? std::optional<uint32_t>(it->second.backend) : std::nullopt;
 }
 
-bool pool_note_address(CUdeviceptr address, uint64_t bytes) {
+bool pool_note_address(CUdeviceptr address, uint64_t bytes, uint64_t noted) {
   if (!pooled() || address == 0) return true;
   const uint32_t backend = this_route();
   const uint64_t end = address + std::max<uint64_t>(bytes, 1);
@@ -186,16 +187,18 @@ bool pool_note_address(CUdeviceptr address, uint64_t bytes) {
     // The same backend's: one it freed without our knowing (a reset); it is gone.
     it = address_owners.erase(it);
   }
-  address_owners[address] = Owned{bytes, backend};
+  address_owners[address] = Owned{bytes, backend, noted};
   return true;
 }
 
-void pool_forget_address(CUdeviceptr address) {
+void pool_forget_address(CUdeviceptr address, uint64_t noted_by) {
   if (!pooled()) return;
   const uint32_t backend = this_route();
   std::unique_lock lock(mutex);
   const auto it = address_owners.find(address);
-  if (it != address_owners.end() && it->second.backend == backend) address_owners.erase(it);
+  if (it != address_owners.end() && it->second.backend == backend && it->second.noted <= noted_by) {
+    address_owners.erase(it);
+  }
 }
 
 std::optional<PoolCollision> pool_take_collision() {

@@ -65,8 +65,10 @@ std::optional<uint32_t> pool_backend_of_address(CUdeviceptr address);
 // layout), and a call naming that range could not be routed. Such an allocation is not noted; the
 // thread's pending collision (pool_take_collision) says which, for the allocating call to take
 // another (disjoint_allocations.cpp).
-bool pool_note_address(CUdeviceptr address, uint64_t bytes);
-void pool_forget_address(CUdeviceptr address);  // the thread's route's, if it is noted so
+// `noted` is the allocation clock's (memory_ranges.h) for the allocation.
+bool pool_note_address(CUdeviceptr address, uint64_t bytes, uint64_t noted);
+// The thread's route's, if it is noted so by the time the allocation clock read `noted_by`.
+void pool_forget_address(CUdeviceptr address, uint64_t noted_by);
 
 // The allocation the thread's last pool_note_address refused, and the backend that made it.
 struct PoolCollision {

@@ -1,12 +1,17 @@
 // Device allocations (the table's "alloc" and "free" rows), recorded (address_ranges.h) with the
 // device they live on, so that cudaMemcpyDefault and cudaPointerGetAttributes know device pointers
 // from host ones, and cudaDeviceReset forgets what it frees.
+#include <atomic>
+
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace cr = gvirtus::cudart;
 
 namespace {
+
+// How many allocations were noted: the allocation clock (stub_call.h).
+std::atomic<uint64_t> allocations_noted{0};
 
 // The calling thread's current device (answered in the stub once known), -1 if it fails.
 int current_device() {
@@ -27,12 +32,16 @@ void cr::note_allocated(Fn fn, const void* address, uint64_t bytes) {
   const bool asked = fn == Fn::cudaMallocAsync || fn == Fn::cudaMallocFromPoolAsync ||
                      fn == Fn::cudaIpcOpenMemHandle || fn == Fn::cudaGraphAddMemAllocNode ||
                      fn == Fn::cudaMallocManaged;
-  cr::device_allocations().add(address, bytes, asked ? 0 : cr::kPlainDeviceMemory,
-                               current_device());
+  cr::device_allocations().add(address, bytes, asked ? 0 : cr::kPlainDeviceMemory, current_device(),
+                               ++allocations_noted);
 }
 
-void cr::note_freed(Fn, const void* address) {
-  if (address != nullptr) cr::device_allocations().remove(address);
+void cr::note_freed(Fn, const void* address, uint64_t noted_by) {
+  if (address != nullptr) cr::device_allocations().remove_noted_by(address, noted_by);
+}
+
+uint64_t cr::allocation_clock() {
+  return allocations_noted.load();
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaDeviceReset() {

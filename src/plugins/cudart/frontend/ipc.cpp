@@ -28,10 +28,11 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaIpcOpenMemHandle(void** devPtr, cudaIpcMem
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaIpcCloseMemHandle(void* devPtr) {
+  const uint64_t clock = cr::allocation_clock();
   const cudaError_t result = cr::remote_sync(
       cr::Fn::cudaIpcCloseMemHandle,
       [&](gvirtus::WireWriter& w) { w.put<uint64_t>(reinterpret_cast<uintptr_t>(devPtr)); },
       [](gvirtus::WireReader&) {});
-  if (result == cudaSuccess) cr::note_freed(cr::Fn::cudaIpcCloseMemHandle, devPtr);
+  if (result == cudaSuccess) cr::note_freed(cr::Fn::cudaIpcCloseMemHandle, devPtr, clock);
   return result;
 }

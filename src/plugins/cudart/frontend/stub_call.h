@@ -87,7 +87,10 @@ uint64_t state_epoch();
 // What a successful "alloc" or "free" row did, recorded on the stub's side (device_memory.cpp):
 // the generated stub calls these (allocation_hooks in cudart_descriptor.json).
 void note_allocated(Fn fn, const void* address, uint64_t bytes);
-void note_freed(Fn fn, const void* address);
+// Forgets what was noted at `address` by the time the allocation clock read `noted_by` (read
+// before the free was sent: an allocation another thread got at the address since stays).
+void note_freed(Fn fn, const void* address, uint64_t noted_by);
+uint64_t allocation_clock();
 
 // The calling thread's pending locally produced error (cudaSuccess if none); `take` clears it.
 cudaError_t local_last_error(bool take);
