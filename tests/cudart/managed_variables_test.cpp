@@ -30,9 +30,12 @@ TEST_P(ManagedVariables, are_mirrored_at_their_backend_address_both_ways) {
   options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
                          "GVIRTUS_ACCEPTING_DEVICE=keep"};
   BackendProcess backend(options);
-  const auto [out, status] = run_merged("env GVIRTUS_STATS=1 " + std::string(GVIRTUS_BUILD_BIN) +
-                                        "/gvirtus-run --config " + backend.client_config_file() +
-                                        " -- " + GVIRTUS_MANAGED_VARIABLES_PROGRAM);
+  // The program is nvcc's, never instrumented: a sanitizer build's stub needs its runtime loaded
+  // first (GVIRTUS_STUB_PROGRAM_ENV).
+  const auto [out, status] =
+      run_merged("env " GVIRTUS_STUB_PROGRAM_ENV " GVIRTUS_STATS=1 " +
+                 std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
+                 backend.client_config_file() + " -- " + GVIRTUS_MANAGED_VARIABLES_PROGRAM);
   EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
   // The host's values out of the counters, the tag and the large variable; a copy into the
   // counters read back at once.
