@@ -89,6 +89,19 @@ void free_variables(sim::State& s, sim::Module& module) {
   module.managed_used = 0;
 }
 
+// The module `hmod` and the size of its variable `name`.
+CUresult module_variable(sim::State& s, CUmodule hmod, const char* name, sim::Module*& module,
+                         uint64_t& size) {
+  if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const auto found = s.modules.find(hmod);
+  if (found == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  const auto variable = found->second->variables.find(name);
+  if (variable == found->second->variables.end()) return CUDA_ERROR_NOT_FOUND;
+  module = found->second.get();
+  size = variable->second;
+  return CUDA_SUCCESS;
+}
+
 const fatbin::KernelLayout* find_kernel(const sim::Module& module, const char* name) {
   const auto found = module.kernel_index.find(std::string_view(name));
   return found != module.kernel_index.end() ? &module.kernels[found->second] : nullptr;
@@ -165,26 +178,26 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodul
 GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes,
                                                        CUmodule hmod, const char* name) {
   return sim::guarded([&](sim::State& s) {
-    if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const auto module = s.modules.find(hmod);
-    if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
-    const auto variable = module->second->variables.find(name);
-    if (variable == module->second->variables.end()) return CUDA_ERROR_NOT_FOUND;
-    auto placed = module->second->placed.find(name);
-    if (placed == module->second->placed.end()) {
-      const size_t rounded = (variable->second + 255) / 256 * 256;
+    sim::Module* module = nullptr;
+    uint64_t size = 0;
+    if (const CUresult r = module_variable(s, hmod, name, module, size); r != CUDA_SUCCESS) {
+      return r;
+    }
+    auto placed = module->placed.find(name);
+    if (placed == module->placed.end()) {
+      const size_t rounded = (size + 255) / 256 * 256;
       sim::HostBuffer memory(sim::allocate_device_memory(rounded, 256));
       if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
       std::memset(memory.get(), 0, rounded);
       const auto address = reinterpret_cast<uintptr_t>(memory.get());
       s.allocations.emplace(address, std::move(memory));
-      s.allocation_bytes.emplace(address, variable->second);
+      s.allocation_bytes.emplace(address, size);
       s.module_memory.insert(address);
       sim::own(s, sim::memory_key(address));
-      placed = module->second->placed.emplace(name, address).first;
+      placed = module->placed.emplace(name, address).first;
     }
     if (dptr != nullptr) *dptr = placed->second;
-    if (bytes != nullptr) *bytes = variable->second;
+    if (bytes != nullptr) *bytes = size;
     return CUDA_SUCCESS;
   });
 }
@@ -193,19 +206,17 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t
 // (state.h), starting zeroed as its other variables do here.
 CUresult sim::managed_variable(State& s, CUmodule hmod, const char* name, CUdeviceptr* dptr,
                                size_t* bytes) {
-  if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const auto module = s.modules.find(hmod);
-  if (module == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
-  const auto variable = module->second->variables.find(name);
-  if (variable == module->second->variables.end()) return CUDA_ERROR_NOT_FOUND;
-  auto placed = module->second->placed_managed.find(name);
-  if (placed == module->second->placed_managed.end()) {
-    const uintptr_t address = place_managed_variable(s, *module->second, variable->second);
+  Module* module = nullptr;
+  uint64_t size = 0;
+  if (const CUresult r = module_variable(s, hmod, name, module, size); r != CUDA_SUCCESS) return r;
+  auto placed = module->placed_managed.find(name);
+  if (placed == module->placed_managed.end()) {
+    const uintptr_t address = place_managed_variable(s, *module, size);
     if (address == 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    placed = module->second->placed_managed.emplace(name, address).first;
+    placed = module->placed_managed.emplace(name, address).first;
   }
   if (dptr != nullptr) *dptr = placed->second;
-  if (bytes != nullptr) *bytes = variable->second;
+  if (bytes != nullptr) *bytes = size;
   return CUDA_SUCCESS;
 }
 

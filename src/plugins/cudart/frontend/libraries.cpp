@@ -181,8 +181,13 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t* kern
   return cudaSuccess;
 }
 
-GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes,
-                                                       cudaLibrary_t library, const char* name) {
+namespace {
+
+// cudaLibraryGetGlobal (`managed` false) and cudaLibraryGetManaged: the variable resolved in the
+// session; a managed one is mirrored here at its address (managed_variables.h), so that the
+// program reads and writes it through `dptr`.
+cudaError_t library_global(void** dptr, size_t* bytes, cudaLibrary_t library, const char* name,
+                           bool managed) {
   if (name == nullptr || (dptr == nullptr && bytes == nullptr)) {
     return cr::refuse_locally(cudaErrorInvalidValue);
   }
@@ -190,35 +195,30 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* byte
   cr::Module* module = library_of(library, error);
   if (module == nullptr) return error;
   cr::Variable* variable = nullptr;
-  if (const cudaError_t rc = cr::library_variable(*module, name, variable); rc != cudaSuccess) {
+  if (const cudaError_t rc = cr::library_variable(*module, name, variable, managed);
+      rc != cudaSuccess) {
     return rc;
+  }
+  if (managed) {
+    if (const cudaError_t rc = cr::mirror_managed_variable(*module, *variable); rc != cudaSuccess) {
+      return cr::record_local_error(rc);
+    }
   }
   if (dptr != nullptr) *dptr = reinterpret_cast<void*>(static_cast<uintptr_t>(variable->address));
   if (bytes != nullptr) *bytes = variable->bytes;
   return cudaSuccess;
 }
 
-// A library's managed variable: resolved as managed memory on the backend and mirrored here at
-// its address (managed_variables.h), so that the program reads and writes it through `dptr`.
+}  // namespace
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryGetGlobal(void** dptr, size_t* bytes,
+                                                       cudaLibrary_t library, const char* name) {
+  return library_global(dptr, bytes, library, name, false);
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryGetManaged(void** dptr, size_t* bytes,
                                                         cudaLibrary_t library, const char* name) {
-  if (name == nullptr || (dptr == nullptr && bytes == nullptr)) {
-    return cr::refuse_locally(cudaErrorInvalidValue);
-  }
-  cudaError_t error = cudaSuccess;
-  cr::Module* module = library_of(library, error);
-  if (module == nullptr) return error;
-  cr::Variable* variable = nullptr;
-  if (const cudaError_t rc = cr::library_variable(*module, name, variable, true);
-      rc != cudaSuccess) {
-    return rc;
-  }
-  if (const cudaError_t rc = cr::mirror_managed_variable(*module, *variable); rc != cudaSuccess) {
-    return cr::record_local_error(rc);
-  }
-  if (dptr != nullptr) *dptr = reinterpret_cast<void*>(static_cast<uintptr_t>(variable->address));
-  if (bytes != nullptr) *bytes = variable->bytes;
-  return cudaSuccess;
+  return library_global(dptr, bytes, library, name, true);
 }
 
 // The attribute on `device`: set with the device current, as the runtime applies it.
