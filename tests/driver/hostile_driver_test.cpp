@@ -437,8 +437,23 @@ TEST_F(HostileDriver, virtual_memory_is_vetted_against_the_sessions_own_ranges) 
   EXPECT_EQ(vm(cu::Fn::cuMemCreate, {0, kPage, 0, 0, 0}, &prop, sizeof prop).status,
             CUDA_ERROR_NOT_SUPPORTED)
       << "a file descriptor of the backend's machine";
+  // A mapped address's handle, one more reference the session counts.
+  r = vm(cu::Fn::cuMemRetainAllocationHandle, {base + 64, 0, 0, 0, 0});
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_EQ(answer(r), handle);
+  EXPECT_EQ(vm(cu::Fn::cuMemRetainAllocationHandle, {base + kPage, 0, 0, 0, 0}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "reserved, not mapped";
+  EXPECT_EQ(vm(cu::Fn::cuMemRelease, {0, 0, 0, handle, 0}).status, CUDA_SUCCESS)
+      << "the retained reference";
+  EXPECT_EQ(vm(cu::Fn::cuMemGetAllocationPropertiesFromHandle, {0, 0, 0, handle, 0}).status,
+            CUDA_SUCCESS)
+      << "still held by cuMemCreate's reference";
   ASSERT_EQ(vm(cu::Fn::cuMemUnmap, {base, kPage, 0, 0, 0}).status, CUDA_SUCCESS);
   EXPECT_EQ(memset(base, 64), CUDA_ERROR_INVALID_VALUE) << "unmapped again";
+  EXPECT_EQ(vm(cu::Fn::cuMemRetainAllocationHandle, {base, 0, 0, 0, 0}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "unmapped: nothing to retain";
   EXPECT_EQ(vm(cu::Fn::cuMemRelease, {0, 0, 0, handle, 0}).status, CUDA_SUCCESS);
   EXPECT_EQ(vm(cu::Fn::cuMemRelease, {0, 0, 0, handle, 0}).status, CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(vm(cu::Fn::cuMemAddressFree, {base, 4 * kPage, 0, 0, 0}).status, CUDA_SUCCESS);

@@ -59,6 +59,14 @@ int main() {
     std::printf("CUDA driver error: access %llu, or properties unlike the allocation's\n", flags);
     return 1;
   }
+  // A mapped address's allocation, retained: one more reference, given back by a release.
+  CUmemGenericAllocationHandle retained = 0;
+  CHECK_CU(cuMemRetainAllocationHandle(&retained, reinterpret_cast<void*>(base + granularity + 8)));
+  if (retained != second) {
+    std::printf("CUDA driver error: the retained handle is not the mapped allocation's\n");
+    return 1;
+  }
+  CHECK_CU(cuMemRelease(retained));
   CUdeviceptr start = 0;
   CHECK_CU(cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
                                  base + granularity + 64));

@@ -31,11 +31,26 @@
 namespace gvirtus::cuda {
 namespace {
 
+// A physical allocation of the session's: its size, and the references the session holds (one
+// from cuMemCreate, one per cuMemRetainAllocationHandle, each given back by a cuMemRelease). An
+// allocation released to none is kept at none: its mappings may still be retained again, and
+// nothing else may name it.
+struct Physical {
+  uint64_t bytes;
+  uint64_t references;
+};
+
 struct Session {
   std::mutex mutex;
   VirtualRanges ranges;
-  std::map<uint64_t, uint64_t> physical;  // CUmemGenericAllocationHandle -> bytes
+  std::map<uint64_t, Physical> physical;  // by CUmemGenericAllocationHandle
 };
+
+// The session's physical allocation `handle` while it holds a reference to it, else null.
+Physical* held(Session& s, uint64_t handle) {
+  const auto it = s.physical.find(handle);
+  return it != s.physical.end() && it->second.references > 0 ? &it->second : nullptr;
+}
 
 Session& session() {
   static Session s;  // one session per worker process
@@ -80,6 +95,7 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
     case Fn::cuMemGetAllocationGranularity:
     case Fn::cuMemGetAccess:
     case Fn::cuMemGetAllocationPropertiesFromHandle:
+    case Fn::cuMemRetainAllocationHandle:
       break;
     default:
       return false;
@@ -121,24 +137,44 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
       CUmemGenericAllocationHandle handle = 0;
       if (result == CUDA_SUCCESS) result = real().cuMemCreate(&handle, r.bytes, &prop, r.flags);
       if (result == CUDA_SUCCESS) {
-        s.physical[handle] = r.bytes;
+        s.physical[handle] = Physical{r.bytes, 1};
         answer = handle;
       }
       break;
     }
     case Fn::cuMemRelease:
       in.expect_end();
-      result =
-          s.physical.count(r.handle) != 0 ? lacks(real().cuMemRelease) : CUDA_ERROR_INVALID_VALUE;
+      result = held(s, r.handle) != nullptr ? lacks(real().cuMemRelease) : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) result = real().cuMemRelease(r.handle);
-      if (result == CUDA_SUCCESS) s.physical.erase(r.handle);
+      if (result == CUDA_SUCCESS) --s.physical[r.handle].references;
       break;
+    case Fn::cuMemRetainAllocationHandle: {
+      // A mapped address of the session's: its allocation is one of the session's.
+      in.expect_end();
+      result = s.ranges.mapped(r.address, 1) ? lacks(real().cuMemRetainAllocationHandle)
+                                             : CUDA_ERROR_INVALID_VALUE;
+      CUmemGenericAllocationHandle handle = 0;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMemRetainAllocationHandle(
+            &handle, reinterpret_cast<void*>(static_cast<uintptr_t>(r.address)));
+      }
+      if (result != CUDA_SUCCESS) break;
+      const auto physical = s.physical.find(handle);
+      if (physical == s.physical.end()) {
+        real().cuMemRelease(handle);  // not the session's after all: the reference goes back
+        result = CUDA_ERROR_INVALID_VALUE;
+        break;
+      }
+      ++physical->second.references;
+      answer = handle;
+      break;
+    }
     case Fn::cuMemMap: {
       in.expect_end();
       const auto reservation = s.ranges.reservation_of(r.address, r.bytes);
-      const auto physical = s.physical.find(r.handle);
-      result = reservation && physical != s.physical.end() && r.alignment <= physical->second &&
-                       r.bytes <= physical->second - r.alignment && !s.ranges.mapped(r.address, 1)
+      const Physical* physical = held(s, r.handle);
+      result = reservation && physical != nullptr && r.alignment <= physical->bytes &&
+                       r.bytes <= physical->bytes - r.alignment && !s.ranges.mapped(r.address, 1)
                    ? lacks(real().cuMemMap)
                    : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) {
@@ -217,9 +253,8 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
     case Fn::cuMemGetAllocationPropertiesFromHandle: {
       in.expect_end();
       CUmemAllocationProp prop{};
-      result = s.physical.count(r.handle) != 0
-                   ? lacks(real().cuMemGetAllocationPropertiesFromHandle)
-                   : CUDA_ERROR_INVALID_VALUE;
+      result = held(s, r.handle) != nullptr ? lacks(real().cuMemGetAllocationPropertiesFromHandle)
+                                            : CUDA_ERROR_INVALID_VALUE;
       if (result == CUDA_SUCCESS) {
         result = real().cuMemGetAllocationPropertiesFromHandle(&prop, r.handle);
       }
@@ -233,7 +268,8 @@ bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result
   }
   out.put<int32_t>(result);
   if (fn == Fn::cuMemAddressReserve || fn == Fn::cuMemCreate ||
-      fn == Fn::cuMemGetAllocationGranularity || fn == Fn::cuMemGetAccess) {
+      fn == Fn::cuMemGetAllocationGranularity || fn == Fn::cuMemGetAccess ||
+      fn == Fn::cuMemRetainAllocationHandle) {
     out.put<uint64_t>(result == CUDA_SUCCESS ? answer : 0);
   }
   return true;

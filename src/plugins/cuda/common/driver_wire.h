@@ -34,9 +34,10 @@
 //   cuMemPoolSet/GetAttribute  PoolAttributeRequest (the value unused by Get). Reply: i32 result,
 //                         then for Get the value as u64 (0 after a failure).
 //   virtual memory        VirtualMemoryRequest (which fields each call uses: below). Reply: i32
-//                         result, then for cuMemAddressReserve the address, for cuMemCreate the
-//                         handle, for cuMemGetAllocationGranularity the granularity (u64 each,
-//                         0 after a failure).
+//                         result, then for cuMemAddressReserve the address, for cuMemCreate and
+//                         cuMemRetainAllocationHandle (address) the handle, for
+//                         cuMemGetAllocationGranularity the granularity (u64 each, 0 after a
+//                         failure).
 //   cuModuleEnumerateFunctions, cuLibraryEnumerateKernels  EnumerateRequest. Reply: i32 result,
 //                         then u32 n and n u64 handles (nothing after a failure).
 //   cuFuncGetName, cuKernelGetName  u64 handle. Reply: i32 result, then the name as a string

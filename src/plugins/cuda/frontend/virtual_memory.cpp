@@ -109,6 +109,18 @@ GVIRTUS_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   return cr::call(cr::Fn::cuMemRelease, {0, 0, 0, handle, 0}, nullptr, 0, nullptr);
 }
 
+// One more reference to the allocation mapped at `addr`, which a cuMemRelease gives back.
+GVIRTUS_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle,
+                                                    void* addr) {
+  if (handle == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t retained = 0;
+  const CUresult result =
+      cr::call(cr::Fn::cuMemRetainAllocationHandle, {reinterpret_cast<uintptr_t>(addr), 0, 0, 0, 0},
+               nullptr, 0, &retained);
+  if (result == CUDA_SUCCESS) *handle = retained;
+  return result;
+}
+
 GVIRTUS_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
                                  CUmemGenericAllocationHandle handle, unsigned long long flags) {
   const CUresult result =

@@ -77,6 +77,10 @@ struct Physical {
   int fd = -1;
   uint64_t bytes = 0;
   CUmemAllocationProp prop{};  // as created
+  // The references to it (cuMemCreate's and each cuMemRetainAllocationHandle's, each given back
+  // by a cuMemRelease) and its mappings: it goes when neither is left.
+  uint64_t references = 1;
+  uint64_t mappings = 0;
   Physical() = default;
   Physical(int f, uint64_t b) : fd(f), bytes(b) {}
   Physical(const Physical&) = delete;
@@ -86,7 +90,8 @@ struct Physical {
 
 struct Mapping {
   uint64_t bytes;
-  bool accessible;  // cuMemSetAccess gave the device access
+  bool accessible;                      // cuMemSetAccess gave the device access
+  CUmemGenericAllocationHandle handle;  // the physical allocation mapped
 };
 
 // A CUDA array (arrays.cpp): its descriptor and its bytes, in row order, each element

@@ -132,9 +132,26 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* hand
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
   return sim::guarded([&](sim::State& s) {
     const auto it = s.physical.find(handle);
-    if (it == s.physical.end()) return CUDA_ERROR_INVALID_VALUE;
+    if (it == s.physical.end() || it->second->references == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (--it->second->references > 0) return CUDA_SUCCESS;
     s.allocated -= it->second->bytes;
-    s.physical.erase(it);
+    if (it->second->mappings == 0) s.physical.erase(it);
+    return CUDA_SUCCESS;
+  });
+}
+
+// The allocation mapped at `addr` (any address in a mapping), one more reference to it.
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle* handle,
+                                                              void* addr) {
+  return sim::guarded([&](sim::State& s) {
+    const auto at = reinterpret_cast<uintptr_t>(addr);
+    auto mapping = s.mappings.upper_bound(at);
+    if (handle == nullptr || mapping == s.mappings.begin()) return CUDA_ERROR_INVALID_VALUE;
+    --mapping;
+    if (at - mapping->first >= mapping->second.bytes) return CUDA_ERROR_INVALID_VALUE;
+    sim::Physical& physical = *s.physical.at(mapping->second.handle);
+    if (physical.references++ == 0) s.allocated += physical.bytes;  // held again
+    *handle = mapping->second.handle;
     return CUDA_SUCCESS;
   });
 }
@@ -144,16 +161,17 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t 
                                            unsigned long long flags) {
   return sim::guarded([&](sim::State& s) {
     const auto physical = s.physical.find(handle);
-    if (physical == s.physical.end() || flags != 0 || size == 0 || !granular(size) ||
-        !granular(offset) || !granular(ptr) || offset > physical->second->bytes ||
-        size > physical->second->bytes - offset ||
+    if (physical == s.physical.end() || physical->second->references == 0 || flags != 0 ||
+        size == 0 || !granular(size) || !granular(offset) || !granular(ptr) ||
+        offset > physical->second->bytes || size > physical->second->bytes - offset ||
         reservation_of(s, ptr, size) == s.reservations.end() || any_mapping_in(s, ptr, size)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
     void* at = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_FIXED, physical->second->fd, static_cast<off_t>(offset));
     if (at == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-    s.mappings.emplace(ptr, sim::Mapping{size, false});
+    s.mappings.emplace(ptr, sim::Mapping{size, false, handle});
+    ++physical->second->mappings;
     return CUDA_SUCCESS;
   });
 }
@@ -174,6 +192,14 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
     void* at = ::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     if (at == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    // An allocation released while mapped goes with its last mapping.
+    for (auto m = it; m != end; ++m) {
+      const auto physical = s.physical.find(m->second.handle);
+      if (physical != s.physical.end() && --physical->second->mappings == 0 &&
+          physical->second->references == 0) {
+        s.physical.erase(physical);
+      }
+    }
     s.mappings.erase(it, end);
     return CUDA_SUCCESS;
   });
@@ -231,7 +257,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(
   return sim::guarded([&](sim::State& s) {
     if (prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
     const auto it = s.physical.find(handle);
-    if (it == s.physical.end()) return CUDA_ERROR_INVALID_VALUE;
+    if (it == s.physical.end() || it->second->references == 0) return CUDA_ERROR_INVALID_VALUE;
     *prop = it->second->prop;
     return CUDA_SUCCESS;
   });
