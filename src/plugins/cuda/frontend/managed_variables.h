@@ -11,7 +11,8 @@
 namespace gvirtus::cuda {
 
 // Mirrors the managed variable [address, address + bytes) of `library`: CUDA_SUCCESS, or
-// CUDA_ERROR_OUT_OF_MEMORY (logged with the reason) when its pages cannot be mirrored here.
+// CUDA_ERROR_OUT_OF_MEMORY (logged as a warning with the reason) when its pages cannot be
+// mirrored here.
 CUresult mirror_managed_variable(const void* library, CUdeviceptr address, size_t bytes);
 // Forgets the variables of `library` (unloaded).
 void forget_managed_variables(const void* library);
