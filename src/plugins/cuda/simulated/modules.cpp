@@ -42,12 +42,15 @@ std::vector<fatbin::KernelLayout> kernels_of(const void* image, size_t size) {
 
 // The device variables of an image: from its cubins' symbol tables, or when it has none (PTX only,
 // as a fatbinary cut down to an architecture it has no SASS for is) from its PTX declarations.
-std::map<std::string, uint64_t> variables_of(const void* image, size_t size) {
+std::map<std::string, fatbin::Variable> variables_of(const void* image, size_t size) {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(image), size);
-  std::map<std::string, uint64_t> out;
+  std::map<std::string, fatbin::Variable> out;
+  const auto take = [&](std::vector<fatbin::Variable> found) {
+    for (auto& v : found) out.emplace(v.name, std::move(v));
+  };
   switch (gvirtus::cuda::module_image_kind(image, size)) {
     case gvirtus::cuda::ModuleImageKind::kFatbin: {
-      for (auto& v : fatbin::fatbin_variables(bytes)) out.emplace(std::move(v.name), v.bytes);
+      take(fatbin::fatbin_variables(bytes));
       const auto entries = fatbin::fatbin_entries(bytes);
       const auto is = [](fatbin::EntryKind kind) {
         return [kind](const fatbin::Entry& e) { return e.kind == static_cast<uint16_t>(kind); };
@@ -56,17 +59,17 @@ std::map<std::string, uint64_t> variables_of(const void* image, size_t size) {
       for (const auto& e : entries) {
         if (!is(fatbin::EntryKind::kPtx)(e)) continue;
         const std::vector<std::byte> text = fatbin::entry_bytes(e);
-        out.merge(gvirtus::sim::ptx_variables(
+        take(gvirtus::sim::ptx_variables(
             std::string_view(reinterpret_cast<const char*>(text.data()), text.size())));
       }
       break;
     }
     case gvirtus::cuda::ModuleImageKind::kCubin:
-      for (auto& v : fatbin::elf_variables(bytes)) out.emplace(std::move(v.name), v.bytes);
+      take(fatbin::elf_variables(bytes));
       break;
     case gvirtus::cuda::ModuleImageKind::kPtx:
-      out = gvirtus::sim::ptx_variables(
-          std::string_view(static_cast<const char*>(image), size - 1));  // without the NUL
+      take(gvirtus::sim::ptx_variables(
+          std::string_view(static_cast<const char*>(image), size - 1)));  // without the NUL
       break;
   }
   return out;
@@ -89,17 +92,25 @@ void free_variables(sim::State& s, sim::Module& module) {
   module.managed_used = 0;
 }
 
-// The module `hmod` and the size of its variable `name`.
+// The module `hmod` and its variable `name`.
 CUresult module_variable(sim::State& s, CUmodule hmod, const char* name, sim::Module*& module,
-                         uint64_t& size) {
+                         const fatbin::Variable*& variable) {
   if (name == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const auto found = s.modules.find(hmod);
   if (found == s.modules.end()) return CUDA_ERROR_INVALID_HANDLE;
-  const auto variable = found->second->variables.find(name);
-  if (variable == found->second->variables.end()) return CUDA_ERROR_NOT_FOUND;
+  const auto it = found->second->variables.find(name);
+  if (it == found->second->variables.end()) return CUDA_ERROR_NOT_FOUND;
   module = found->second.get();
-  size = variable->second;
+  variable = &it->second;
   return CUDA_SUCCESS;
+}
+
+// A placed variable's memory as the image initialises it (the rest stays zeroed).
+void initialise(std::byte* memory, const fatbin::Variable& variable) {
+  if (!variable.initial.empty()) {
+    std::memcpy(memory, variable.initial.data(),
+                std::min<size_t>(variable.initial.size(), variable.bytes));
+  }
 }
 
 const fatbin::KernelLayout* find_kernel(const sim::Module& module, const char* name) {
@@ -173,22 +184,24 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetFunction(CUfunction* hfunc, CUmodul
   });
 }
 
-// A module's variable, placed in (zeroed) memory the first time it is asked for; its initial
-// value is not copied from the image.
+// A module's variable, placed in memory the first time it is asked for, initialised as the image
+// says (zeroed otherwise).
 GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t* bytes,
                                                        CUmodule hmod, const char* name) {
   return sim::guarded([&](sim::State& s) {
     sim::Module* module = nullptr;
-    uint64_t size = 0;
-    if (const CUresult r = module_variable(s, hmod, name, module, size); r != CUDA_SUCCESS) {
+    const fatbin::Variable* variable = nullptr;
+    if (const CUresult r = module_variable(s, hmod, name, module, variable); r != CUDA_SUCCESS) {
       return r;
     }
+    const uint64_t size = variable->bytes;
     auto placed = module->placed.find(name);
     if (placed == module->placed.end()) {
       const size_t rounded = (size + 255) / 256 * 256;
       sim::HostBuffer memory(sim::allocate_device_memory(rounded, 256));
       if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
       std::memset(memory.get(), 0, rounded);
+      initialise(memory.get(), *variable);
       const auto address = reinterpret_cast<uintptr_t>(memory.get());
       s.allocations.emplace(address, std::move(memory));
       s.allocation_bytes.emplace(address, size);
@@ -203,16 +216,20 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr* dptr, size_t
 }
 
 // A module's managed variable: in managed memory of the module's own, packed with its others
-// (state.h), starting zeroed as its other variables do here.
+// (state.h), initialised as the image says.
 CUresult sim::managed_variable(State& s, CUmodule hmod, const char* name, CUdeviceptr* dptr,
                                size_t* bytes) {
   Module* module = nullptr;
-  uint64_t size = 0;
-  if (const CUresult r = module_variable(s, hmod, name, module, size); r != CUDA_SUCCESS) return r;
+  const fatbin::Variable* variable = nullptr;
+  if (const CUresult r = module_variable(s, hmod, name, module, variable); r != CUDA_SUCCESS) {
+    return r;
+  }
+  const uint64_t size = variable->bytes;
   auto placed = module->placed_managed.find(name);
   if (placed == module->placed_managed.end()) {
     const uintptr_t address = place_managed_variable(s, *module, size);
     if (address == 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    initialise(reinterpret_cast<std::byte*>(address), *variable);
     placed = module->placed_managed.emplace(name, address).first;
   }
   if (dptr != nullptr) *dptr = placed->second;

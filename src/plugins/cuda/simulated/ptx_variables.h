@@ -8,13 +8,16 @@
 // not module variables.
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <string>
 #include <string_view>
+#include <vector>
+
+#include "elf_symbols.h"
 
 namespace gvirtus::sim {
 
-std::map<std::string, uint64_t> ptx_variables(std::string_view ptx);
+// The variables, with their sizes and initial values: an initializer of numbers (integers,
+// decimal or hex, floats decimal or as PTX's 0f/0d bit patterns, in braces for an array) gives
+// the first bytes; one of anything else (an address: generic(name)) leaves the variable zeroed.
+std::vector<fatbin::Variable> ptx_variables(std::string_view ptx);
 
 }  // namespace gvirtus::sim

@@ -30,6 +30,7 @@
 #include "common/address_ranges.h"
 #include "common/error.h"
 #include "device_memory.h"
+#include "elf_symbols.h"
 #include "fatbin.h"
 #include "graph_model.h"
 #include "identity.h"
@@ -41,8 +42,9 @@ namespace gvirtus::simulated {
 struct Module {
   std::vector<fatbin::KernelLayout> kernels;
   std::map<std::string, size_t, std::less<>> kernel_index;  // name -> place in kernels
-  std::map<std::string, uint64_t> variables;  // name -> bytes, from the cubins' symbol tables
-  std::map<std::string, uintptr_t> placed;    // the variables asked for, placed in memory
+  // name -> size and initial value, from the cubins' symbol tables or the PTX's declarations
+  std::map<std::string, fatbin::Variable> variables;
+  std::map<std::string, uintptr_t> placed;  // the variables asked for, placed in memory
   // Its managed variables (cuLibraryGetManaged), packed side by side in managed regions of the
   // module's own, as a driver packs them: several share a page.
   std::map<std::string, uintptr_t> placed_managed;

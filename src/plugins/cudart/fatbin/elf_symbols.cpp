@@ -15,6 +15,7 @@ namespace gvirtus::fatbin {
 namespace {
 
 constexpr uint32_t kSymtab = 2;        // SHT_SYMTAB
+constexpr uint32_t kProgbits = 1;      // SHT_PROGBITS: a section with bytes in the file
 constexpr uint8_t kObject = 1;         // STT_OBJECT
 constexpr uint64_t kSymbolBytes = 24;  // sizeof(Elf64_Sym)
 
@@ -42,7 +43,15 @@ std::vector<Variable> elf_variables(std::span<const std::byte> elf) {
       const auto where = elf_string(all.names, sections[section].name, "ELF section name");
       if (!holds_device_memory(where)) continue;
       const auto name = elf_string(names, read_le<uint32_t>(symbols, at, "symbol"), "symbol name");
-      out.push_back({std::string(name), size});
+      Variable variable{std::string(name), size, {}};
+      // Its place in its section (st_value); a section without bytes starts zeroed.
+      const ElfSection& home = sections[section];
+      const auto value = read_le<uint64_t>(symbols, at + 8, "symbol");
+      if (home.type == kProgbits && value <= home.size && size <= home.size - value) {
+        const auto bytes = slice(elf, home.offset + value, size, "a variable's initial value");
+        variable.initial.assign(bytes.begin(), bytes.end());
+      }
+      out.push_back(std::move(variable));
     }
   }
   return out;
@@ -52,14 +61,14 @@ std::vector<Variable> fatbin_variables(std::span<const std::byte> fatbin) {
   auto entries = fatbin_entries(fatbin);
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.sm_arch > b.sm_arch; });
-  std::map<std::string, uint64_t, std::less<>> found;
+  std::map<std::string, Variable, std::less<>> found;
   for (const auto& entry : entries) {
     if (entry.kind != static_cast<uint16_t>(EntryKind::kElf)) continue;
     const std::vector<std::byte> plain = entry_bytes(entry);
-    for (auto& variable : elf_variables(plain)) found.emplace(variable.name, variable.bytes);
+    for (auto& variable : elf_variables(plain)) found.emplace(variable.name, std::move(variable));
   }
   std::vector<Variable> out;
-  for (auto& [name, bytes] : found) out.push_back({name, bytes});
+  for (auto& [name, variable] : found) out.push_back(std::move(variable));
   return out;
 }
 

@@ -1,7 +1,8 @@
 // The device variables of a cubin (ELF64): its symbol table's objects in the sections that hold
-// device memory (.nv.global*, .nv.constant*), with their sizes. A simulated device places them so
-// that cuModuleGetGlobal finds them. Every offset and size is checked against the ELF's bytes;
-// malformed input throws Error{kInvalidInput}.
+// device memory (.nv.global*, .nv.constant*), with their sizes and, for those in a section with
+// bytes (an initialised one: .nv.global.init, .nv.constant*), their initial values. A simulated
+// device places them so that cuModuleGetGlobal finds them, as the image initialises them. Every
+// offset and size is checked against the ELF's bytes; malformed input throws Error{kInvalidInput}.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,7 @@ namespace gvirtus::fatbin {
 struct Variable {
   std::string name;
   uint64_t bytes;
+  std::vector<std::byte> initial;  // its first bytes as the image gives them; empty: all zero
   bool operator==(const Variable&) const = default;
 };
 
