@@ -162,6 +162,52 @@ int main(int argc, char** argv) {
   SHOW(cuGraphDestroy(owned));
   SHOW(cuGraphDestroy(child));
 
+  // Batch memory operation nodes: a write of a device word and a wait on it, done at each launch;
+  // their operations read back, changed in the executable graph, and a word outside the
+  // program's device memory refused.
+  CUcontext context = nullptr;
+  SHOW(cuCtxGetCurrent(&context));
+  CUgraph ops_graph = nullptr;
+  SHOW(cuGraphCreate(&ops_graph, 0));
+  CUstreamBatchMemOpParams ops[2] = {};
+  ops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+  ops[0].writeValue.address = xs;
+  ops[0].writeValue.value = 0x77;
+  ops[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+  ops[1].waitValue.address = xs;
+  ops[1].waitValue.value = 0x77;
+  ops[1].waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+  CUDA_BATCH_MEM_OP_NODE_PARAMS batch{};
+  batch.ctx = context;
+  batch.count = 2;
+  batch.paramArray = ops;
+  CUgraphNode ops_node = nullptr;
+  SHOW(cuGraphAddBatchMemOpNode(&ops_node, ops_graph, nullptr, 0, &batch));
+  CUDA_BATCH_MEM_OP_NODE_PARAMS got{};
+  SHOW(cuGraphBatchMemOpNodeGetParams(ops_node, &got));
+  std::printf("batch read back: %u operations, write %#x, wait %#x\n", got.count,
+              got.count == 2 ? got.paramArray[0].writeValue.value : 0u,
+              got.count == 2 ? got.paramArray[1].waitValue.value : 0u);
+  CUgraphExec ops_exec = nullptr;
+  SHOW(cuGraphInstantiate(&ops_exec, ops_graph, 0));
+  uint32_t word = 0;
+  SHOW(cuGraphLaunch(ops_exec, stream));
+  SHOW(cuStreamSynchronize(stream));
+  SHOW(cuMemcpyDtoH(&word, xs, sizeof word));
+  std::printf("word after the batch: %#x\n", word);
+  ops[0].writeValue.value = 0x99;
+  ops[1].waitValue.value = 0x99;
+  SHOW(cuGraphExecBatchMemOpNodeSetParams(ops_exec, ops_node, &batch));
+  SHOW(cuGraphLaunch(ops_exec, stream));
+  SHOW(cuStreamSynchronize(stream));
+  SHOW(cuMemcpyDtoH(&word, xs, sizeof word));
+  std::printf("word after the executable's batch: %#x\n", word);
+  ops[0].writeValue.address = 0x1000;  // no device memory of the program's
+  std::printf("outside the program's memory: %d\n",
+              static_cast<int>(cuGraphBatchMemOpNodeSetParams(ops_node, &batch)));
+  SHOW(cuGraphExecDestroy(ops_exec));
+  SHOW(cuGraphDestroy(ops_graph));
+
   // A destroyed graph's nodes are nobody's.
   SHOW(cuGraphExecDestroy(exec));
   SHOW(cuGraphDestroy(graph));

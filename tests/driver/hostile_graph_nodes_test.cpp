@@ -560,3 +560,43 @@ TEST_F(HostileConditionals, a_conditional_node_names_only_a_handle_made_for_its_
 
 }  // namespace
 }  // namespace gvirtus::testing
+
+namespace gvirtus::testing {
+namespace {
+
+class HostileMemOpNodes : public HostileGraphNodes {
+ protected:
+  static Reply add_ops(Client& c, CUgraph g, const std::vector<cu::MemOpRecord>& ops) {
+    return call(c, cu::Fn::cuGraphAddBatchMemOpNode, [&](WireWriter& w) {
+      head(w, g);
+      mr::put_value(w, CUcontext{});
+      w.put<uint32_t>(0);
+      w.put<uint32_t>(static_cast<uint32_t>(ops.size()));
+      for (const auto& op : ops) put_record(w, op);
+    });
+  }
+};
+
+TEST_F(HostileMemOpNodes, a_batch_nodes_words_must_be_the_sessions_device_memory) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUgraph g = graph(c);
+  const CUdeviceptr word = allocation(c, 64);
+  EXPECT_EQ(add_ops(c, g, {{CU_STREAM_MEM_OP_WRITE_VALUE_32, word + 60, 1, 0}}).status,
+            CUDA_SUCCESS);
+  EXPECT_EQ(add_ops(c, g, {{CU_STREAM_MEM_OP_WRITE_VALUE_64, word + 60, 1, 0}}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "8 bytes from 4 before the allocation's end";
+  EXPECT_EQ(add_ops(c, g, {{CU_STREAM_MEM_OP_WAIT_VALUE_32, 0x1000, 1, 0}}).status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "no memory of the session's";
+  EXPECT_EQ(add_ops(c, kForeignGraph, {{CU_STREAM_MEM_OP_BARRIER, 0, 0, 0}}).status,
+            CUDA_ERROR_INVALID_HANDLE);
+  expect_session_goes_on(c);
+  // An operation no driver defines is malformed.
+  EXPECT_NE(add_ops(c, g, {{99, word, 1, 0}}).error, ErrorKind{0});
+  expect_session_ended_alone(c);
+}
+
+}  // namespace
+}  // namespace gvirtus::testing

@@ -390,7 +390,9 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
 // grid changed in the executable graph only (and brought back by an update from the graph), the
 // nodes gvirtus refuses (a copy from the program's pageable memory, a host node: both
 // CUDA_ERROR_NOT_SUPPORTED, no node made), a child node's graph that cannot be destroyed by
-// itself, and a destroyed graph's node refused. Each launch of the graph records its kernels.
+// itself, batch memory operation nodes (a write and a wait done at each launch, read back, changed
+// in the executable graph, a word outside the program's memory refused), and a destroyed graph's
+// node refused. Each launch of the graph records its kernels.
 TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
   const RunResult result =
       run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_graph_nodes " + GVIRTUS_SAXPY_FATBIN);
@@ -402,14 +404,23 @@ TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
         "legacy read back: grid 8, block 128, n 1024, a 0.5, same function yes",
         "legacy edges: 2, 1 into the second kernel",
         "cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &copy, nullptr) -> 801",
-        "cuGraphAddHostNode(&refused, graph, nullptr, 0, &host) -> 1", "refused node: none",
+        "cuGraphAddHostNode(&refused, graph, nullptr, 0, &host) -> 1",
+        "refused node: none",
         "instantiate_v1(&exec, graph, &error_node, log, sizeof log) -> 0",
         "instantiated: error node none, log \"\"",
         "cuGraphExecKernelNodeSetParams(exec, kernel_node, &wider) -> 0",
         "update_v1(exec, graph, &update_error, &update_result) -> 0",
         "updated: result 0, error node none",
-        "cuGraphChildGraphNodeGetGraph(child_node, &owned) -> 0", "cuGraphDestroy(owned) -> 1",
-        "cuGraphDestroy(child) -> 0", "cuGraphDestroy(graph) -> 0",
+        "cuGraphChildGraphNodeGetGraph(child_node, &owned) -> 0",
+        "cuGraphDestroy(owned) -> 1",
+        "cuGraphDestroy(child) -> 0",
+        "cuGraphDestroy(graph) -> 0",
+        "cuGraphAddBatchMemOpNode(&ops_node, ops_graph, nullptr, 0, &batch) -> 0",
+        "batch read back: 2 operations, write 0x77, wait 0x77",
+        "word after the batch: 0x77",
+        "cuGraphExecBatchMemOpNodeSetParams(ops_exec, ops_node, &batch) -> 0",
+        "word after the executable's batch: 0x99",
+        "outside the program's memory: 1",
         "cuGraphNodeGetType(kernel_node, &type) -> 1"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }

@@ -10,6 +10,7 @@
 #include "backend/services/rejections.h"
 #include "common/call_marshal.h"
 #include "common/error.h"
+#include "common/wire_record.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
 #include "plugins/cuda/backend/graph_node_calls.h"
@@ -17,7 +18,9 @@
 #include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/backend/host_functions.h"
 #include "plugins/cuda/backend/request_checks.h"
+#include "plugins/cuda/backend/stream_memory_ops.h"
 #include "plugins/cuda/common/graph_node_wire.h"
+#include "plugins/cuda/common/mem_op_records.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -450,6 +453,57 @@ void memory_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   }
 }
 
+// Batch memory operation nodes: their operations' words must be the session's device memory.
+void batch_mem_op_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  const auto& d = real();
+  CUDA_BATCH_MEM_OP_NODE_PARAMS params{};
+  std::vector<CUstreamBatchMemOpParams> operations;
+  auto read = [&](WireReader& r) {
+    params.ctx = marshal::get_value<CUcontext>(r);
+    params.flags = r.get<uint32_t>();
+    params.count = r.get<uint32_t>();
+    CUresult vetted = vet(params.ctx);
+    operations = get_mem_ops(r, params.count, vetted, "a batch memory operation node");
+    params.paramArray = operations.empty() ? nullptr : operations.data();
+    return vetted;
+  };
+  switch (fn) {
+    case Fn::cuGraphAddBatchMemOpNode:
+      return add_node(in, out, result, lacks(d.cuGraphAddBatchMemOpNode), read,
+                      [&](CUgraphNode* node, CUgraph graph, const CUgraphNode* deps, size_t n) {
+                        return d.cuGraphAddBatchMemOpNode(node, graph, deps, n, &params);
+                      });
+    case Fn::cuGraphBatchMemOpNodeSetParams:
+      return set_node(in, out, result, false, lacks(d.cuGraphBatchMemOpNodeSetParams), read,
+                      [&](CUgraphExec, CUgraphNode node) {
+                        return d.cuGraphBatchMemOpNodeSetParams(node, &params);
+                      });
+    case Fn::cuGraphExecBatchMemOpNodeSetParams:
+      return set_node(in, out, result, true, lacks(d.cuGraphExecBatchMemOpNodeSetParams), read,
+                      [&](CUgraphExec executable, CUgraphNode node) {
+                        return d.cuGraphExecBatchMemOpNodeSetParams(executable, node, &params);
+                      });
+    default:  // cuGraphBatchMemOpNodeGetParams
+      return get_node(in, out, result, lacks(d.cuGraphBatchMemOpNodeGetParams),
+                      [&](CUgraphNode node, WireWriter& w) {
+                        CUDA_BATCH_MEM_OP_NODE_PARAMS got{};
+                        const CUresult r = d.cuGraphBatchMemOpNodeGetParams(node, &got);
+                        if (r != CUDA_SUCCESS) return r;
+                        if (got.count > kMaxBatchMemOps) return CUDA_ERROR_NOT_SUPPORTED;
+                        marshal::put_value(w, got.ctx);
+                        w.put<uint32_t>(got.flags);
+                        w.put<uint32_t>(got.count);
+                        for (unsigned i = 0; i < got.count; ++i) {
+                          MemOpRecord record{};
+                          (void)mem_op_record(got.paramArray[i], true, record);
+                          put_record(w, record);
+                        }
+                        marshal::put_value(w, graph_of(node));
+                        return CUDA_SUCCESS;
+                      });
+  }
+}
+
 // Conditional handles the session made (never destroyed: a worker's exit may still run calls).
 services::ConditionalHandles& conditional_handles() {
   static auto* const handles = new services::ConditionalHandles;
@@ -582,6 +636,12 @@ bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, CUresult& resul
     case Fn::cuGraphConditionalHandleCreate:
     case Fn::gvirtusGraphAddConditionalNode:
       conditional_nodes(fn, in, out, result);
+      return true;
+    case Fn::cuGraphAddBatchMemOpNode:
+    case Fn::cuGraphBatchMemOpNodeGetParams:
+    case Fn::cuGraphBatchMemOpNodeSetParams:
+    case Fn::cuGraphExecBatchMemOpNodeSetParams:
+      batch_mem_op_nodes(fn, in, out, result);
       return true;
     default:
       return false;

@@ -1,4 +1,5 @@
-// Graphs built node by node on the wire (custom rows 211-251 and 278-279 of cuda_calls.txt), for
+// Graphs built node by node on the wire (custom rows 211-251, 278-279 and 281-284 of
+// cuda_calls.txt), for
 // the stub (frontend/graph_nodes.cpp, graph_shape.cpp) and the backend
 // (backend/graph_node_calls.cpp, graph_shape_calls.cpp). Nodes are the backend driver's own values,
 // which the stub hands out as they are and the backend vets as the session's
@@ -31,6 +32,10 @@
 //            type (a CUgraphConditionalNodeType), u32 size (at most kMaxConditionalBodies), u64
 //            context; the reply adds u32 n and n u64 graphs after the node: the bodies the driver
 //            made, the node's (each a graph of the session it may fill but not destroy).
+//   batch memory operations (rows 281-284)
+//            u64 context, u32 flags, u32 count (at most kMaxBatchMemOps), then count MemOpRecords
+//            (driver_wire.h); the get reply: the same, then u64 the node's graph (the stub keeps
+//            the operations it hands out until the node's parameters change or its graph goes).
 //   cuGraphConditionalHandleCreate (row 278)
 //            u64 graph, u64 context, u32 default launch value, u32 flags. Reply: i32 result,
 //            u64 handle (0 after a failure).

@@ -32,6 +32,7 @@
 #include "cuda_remote_calls.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/graph_node_wire.h"
+#include "plugins/cuda/common/mem_op_records.h"
 #include "plugins/cuda/frontend/graph_nodes.h"
 #include "plugins/cuda/frontend/host_functions.h"
 #include "plugins/cuda/frontend/kernel_arguments.h"
@@ -60,6 +61,13 @@ auto& argument_copies =
     *new std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<ArgumentsCopy>>>;
 auto& access_copies =
     *new std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<AccessCopy>>>;
+// The operations cuGraphBatchMemOpNodeGetParams handed out.
+struct MemOpsCopy {
+  CUgraph graph;
+  std::vector<CUstreamBatchMemOpParams> operations;
+};
+auto& mem_ops_copies =
+    *new std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<MemOpsCopy>>>;
 auto& graph_allocations = *new std::unordered_map<CUgraph, std::vector<CUdeviceptr>>;
 // Conditional nodes' bodies (never destroyed: exit handlers may still ask).
 auto& conditional_bodies = *new ConditionalBodies<CUgraphNode, CUgraph>;
@@ -125,7 +133,27 @@ void drop_copies(CUgraphNode node) {
   std::lock_guard lock(copies_mutex);
   argument_copies.erase(node);
   access_copies.erase(node);
+  mem_ops_copies.erase(node);
   conditional_bodies.node_gone(node);
+}
+
+// A batch memory operation node's parameters (graph_node_wire.h); false for an operation the
+// driver does not define, or a batch over kMaxBatchMemOps.
+bool encode_mem_ops(const CUDA_BATCH_MEM_OP_NODE_PARAMS& p, std::vector<MemOpRecord>& records) {
+  if (p.count > kMaxBatchMemOps || (p.count > 0 && p.paramArray == nullptr)) return false;
+  records.resize(p.count);
+  for (unsigned i = 0; i < p.count; ++i) {
+    if (!mem_op_record(p.paramArray[i], true, records[i])) return false;
+  }
+  return true;
+}
+
+void put_mem_ops(WireWriter& w, const CUDA_BATCH_MEM_OP_NODE_PARAMS& p,
+                 const std::vector<MemOpRecord>& records) {
+  marshal::put_value(w, p.ctx);
+  w.put<uint32_t>(p.flags);
+  w.put<uint32_t>(static_cast<uint32_t>(records.size()));
+  for (const MemOpRecord& r : records) put_record(w, r);
 }
 
 // A kernel node's parameters: the record, then the packed arguments.
@@ -509,7 +537,56 @@ void forget_graph_copies(CUgraph graph, uint64_t noted_by) {
   std::erase_if(access_copies, [&](const auto& entry) {
     return !entry.second.empty() && entry.second.front()->graph == graph;
   });
+  std::erase_if(mem_ops_copies, [&](const auto& entry) {
+    return !entry.second.empty() && entry.second.front()->graph == graph;
+  });
   conditional_bodies.graph_gone(graph);
+}
+
+CUresult add_mem_ops_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                          size_t n, const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  std::vector<MemOpRecord> records;
+  if (params == nullptr || !encode_mem_ops(*params, records)) return CUDA_ERROR_INVALID_VALUE;
+  return add_node(Fn::cuGraphAddBatchMemOpNode, node, graph, dependencies, n,
+                  [&](WireWriter& w) { put_mem_ops(w, *params, records); });
+}
+
+CUresult set_mem_ops_node(CUgraphExec executable, CUgraphNode node,
+                          const CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  std::vector<MemOpRecord> records;
+  if (params == nullptr || !encode_mem_ops(*params, records)) return CUDA_ERROR_INVALID_VALUE;
+  const bool exec_form = executable != nullptr;
+  const CUresult result = set_node(
+      exec_form ? Fn::cuGraphExecBatchMemOpNodeSetParams : Fn::cuGraphBatchMemOpNodeSetParams,
+      executable, exec_form, node, [&](WireWriter& w) { put_mem_ops(w, *params, records); });
+  if (result == CUDA_SUCCESS && !exec_form) drop_copies(node);
+  return result;
+}
+
+CUresult get_mem_ops_node(CUgraphNode node, CUDA_BATCH_MEM_OP_NODE_PARAMS* params) {
+  if (params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return get_node(Fn::cuGraphBatchMemOpNodeGetParams, node, [&](WireReader& r) {
+    const auto context = marshal::get_value<CUcontext>(r);
+    const auto flags = r.get<uint32_t>();
+    const auto count = r.get<uint32_t>();
+    if (count > kMaxBatchMemOps) raise(ErrorKind::kInvalidInput, "too many memory operations");
+    auto copy = std::make_unique<MemOpsCopy>();
+    copy->operations.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      const auto record = get_record<MemOpRecord>(r);
+      if (!mem_op_word_bytes(record.operation)) {
+        raise(ErrorKind::kInvalidInput, "a memory operation the driver does not define");
+      }
+      copy->operations.push_back(mem_op_params(record));
+    }
+    copy->graph = marshal::get_value<CUgraph>(r);
+    params->ctx = context;
+    params->flags = flags;
+    params->count = count;
+    params->paramArray = copy->operations.empty() ? nullptr : copy->operations.data();
+    std::lock_guard lock(copies_mutex);
+    mem_ops_copies[node].push_back(std::move(copy));
+  });
 }
 
 CUresult add_conditional_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
@@ -545,6 +622,30 @@ CUresult add_conditional_node(CUgraphNode* node, CUgraph graph, const CUgraphNod
 
 namespace cr = gvirtus::cuda;
 using cr::Fn;
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphAddBatchMemOpNode(
+    CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+    size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return cr::add_mem_ops_node(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+}
+
+// The operations handed out stay valid until the node's parameters change, it is destroyed or
+// its graph is.
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphBatchMemOpNodeGetParams(
+    CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) {
+  return cr::get_mem_ops_node(hNode, nodeParams_out);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphBatchMemOpNodeSetParams(
+    CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return cr::set_mem_ops_node(nullptr, hNode, nodeParams);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuGraphExecBatchMemOpNodeSetParams(
+    CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  if (hGraphExec == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  return cr::set_mem_ops_node(hGraphExec, hNode, nodeParams);
+}
 
 extern "C" __attribute__((visibility("default"))) CUresult cuGraphConditionalHandleCreate(
     CUgraphConditionalHandle* pHandle_out, CUgraph hGraph, CUcontext ctx,

@@ -58,6 +58,13 @@ CUresult get_host_node(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params);
 
 // What the stub handed out for a node (argument and descriptor copies) goes with it; a graph's
 // copies and its allocation nodes' memory go with the graph.
+// Batch memory operation nodes; a set with a null executable is the graph's own.
+CUresult add_mem_ops_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                          size_t n, const CUDA_BATCH_MEM_OP_NODE_PARAMS* params);
+CUresult set_mem_ops_node(CUgraphExec executable, CUgraphNode node,
+                          const CUDA_BATCH_MEM_OP_NODE_PARAMS* params);
+CUresult get_mem_ops_node(CUgraphNode node, CUDA_BATCH_MEM_OP_NODE_PARAMS* params);
+
 // A conditional node (the generic add's conditional kind): its bodies, graphs the backend's
 // driver made, come back with it; params.phGraph_out points at them, kept for the node's life.
 CUresult add_conditional_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,

@@ -216,8 +216,14 @@ CUresult add_generic(CUgraphNode* node, CUgraph graph, const CUgraphNode* depend
     case CU_GRAPH_NODE_TYPE_CONDITIONAL:
       result = add_conditional_node(node, graph, deps, count, p->conditional);
       break;
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+      const CUDA_BATCH_MEM_OP_NODE_PARAMS ops{p->memOp.ctx, p->memOp.count, p->memOp.paramArray,
+                                              p->memOp.flags};
+      result = add_mem_ops_node(node, graph, deps, count, &ops);
+      break;
+    }
     default:
-      break;  // external semaphores, batch memory operations: not remoted
+      break;  // external semaphores: not remoted
   }
   if (result != CUDA_SUCCESS || !edged) return result;
   std::vector<CUgraphNode> to(n, *node);
@@ -255,6 +261,11 @@ CUresult set_generic(CUgraphExec executable, CUgraphNode node, const CUgraphNode
     case CU_GRAPH_NODE_TYPE_HOST: {
       const CUDA_HOST_NODE_PARAMS host{p->host.fn, p->host.userData};
       return set_host_node(executable, node, &host);
+    }
+    case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: {
+      const CUDA_BATCH_MEM_OP_NODE_PARAMS ops{p->memOp.ctx, p->memOp.count, p->memOp.paramArray,
+                                              p->memOp.flags};
+      return set_mem_ops_node(executable, node, &ops);
     }
     default:
       return CUDA_ERROR_NOT_SUPPORTED;

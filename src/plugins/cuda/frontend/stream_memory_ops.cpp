@@ -12,43 +12,12 @@
 #include "cuda_remote_calls.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/mem_op_records.h"
 #include "plugins/cuda/frontend/per_thread.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 namespace {
-
-// The record of one operation, or false for one the driver does not define (or, in the first
-// ABI, the barrier it lacks).
-bool record_of(const CUstreamBatchMemOpParams& p, bool barrier_allowed, MemOpRecord& r) {
-  // The operation read as the integer it is: an application's value may be none of the enum's.
-  uint32_t operation = 0;
-  std::memcpy(&operation, &p, sizeof operation);
-  r = MemOpRecord{operation, 0, 0, 0};
-  switch (operation) {
-    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-      r.address = p.waitValue.address, r.value = p.waitValue.value, r.flags = p.waitValue.flags;
-      return true;
-    case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-      r.address = p.waitValue.address, r.value = p.waitValue.value64, r.flags = p.waitValue.flags;
-      return true;
-    case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-      r.address = p.writeValue.address, r.value = p.writeValue.value, r.flags = p.writeValue.flags;
-      return true;
-    case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-      r.address = p.writeValue.address, r.value = p.writeValue.value64;
-      r.flags = p.writeValue.flags;
-      return true;
-    case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-      r.flags = p.flushRemoteWrites.flags;
-      return true;
-    case CU_STREAM_MEM_OP_BARRIER:
-      r.flags = p.memoryBarrier.flags;
-      return barrier_allowed;
-    default:
-      return false;
-  }
-}
 
 CUresult batch_mem_ops(CUstream stream, unsigned int count, const CUstreamBatchMemOpParams* params,
                        unsigned int flags, bool barrier_allowed) {
@@ -57,7 +26,7 @@ CUresult batch_mem_ops(CUstream stream, unsigned int count, const CUstreamBatchM
   }
   std::vector<MemOpRecord> records(count);
   for (unsigned i = 0; i < count; ++i) {
-    if (!record_of(params[i], barrier_allowed, records[i])) return CUDA_ERROR_INVALID_VALUE;
+    if (!mem_op_record(params[i], barrier_allowed, records[i])) return CUDA_ERROR_INVALID_VALUE;
   }
   const stub::RouteScope route(pool_backend_of_handle("stream", stream));
   return remote_async(Fn::cuStreamBatchMemOp_v2, [&](WireWriter& w) {

@@ -4,9 +4,10 @@
 // node performed on the device's memory; a host node's function run (on the launching thread,
 // under the device's lock); an event record node's event marked recorded; a child
 // graph node's graph run the same way, and a conditional node's bodies as its handle's value
-// says (graph_conditionals.cpp). Disabled nodes are skipped; event waits, empty nodes and
-// memory nodes (their memory is there from their adding: graph_memory_nodes.cpp) have nothing to
-// do. A node that fails stops the launch there, its result the launch's, as a device fault would.
+// says (graph_conditionals.cpp); a batch memory operation node's operations done in order. Disabled
+// nodes are skipped; event waits, empty nodes and memory nodes (their memory is there from their
+// adding: graph_memory_nodes.cpp) have nothing to do. A node that fails stops the launch there, its
+// result the launch's, as a device fault would.
 //
 // On a capturing stream the kernel nodes' launches are captured as any launch; work the
 // simulated device cannot capture (memsets, copies, event records, host nodes) refuses the launch
@@ -25,7 +26,8 @@ bool uncapturable(const sim::Graph& graph) {
   for (const auto& node : graph.nodes) {
     if (!node->enabled) continue;
     if (node->type == CU_GRAPH_NODE_TYPE_MEMSET || node->type == CU_GRAPH_NODE_TYPE_MEMCPY ||
-        node->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD || node->type == CU_GRAPH_NODE_TYPE_HOST) {
+        node->type == CU_GRAPH_NODE_TYPE_EVENT_RECORD || node->type == CU_GRAPH_NODE_TYPE_HOST ||
+        node->type == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP) {
       return true;
     }
     const auto* child = std::get_if<sim::ChildNode>(&node->params);
@@ -78,6 +80,11 @@ CUresult run(sim::State& s, const sim::Graph& graph, CUstream stream) {
             return memset(s, p.memset);
           } else if constexpr (std::is_same_v<Params, sim::ChildNode>) {
             return run(s, *p.graph, stream);
+          } else if constexpr (std::is_same_v<Params, sim::MemOpsNode>) {
+            for (const CUstreamBatchMemOpParams& operation : p.operations) {
+              if (const CUresult r = sim::mem_op(s, stream, operation); r != CUDA_SUCCESS) return r;
+            }
+            return CUDA_SUCCESS;
           } else if constexpr (std::is_same_v<Params, sim::ConditionalNode>) {
             for (const sim::Graph* body : sim::conditional_bodies_to_run(s, p)) {
               if (const CUresult r = run(s, *body, stream); r != CUDA_SUCCESS) return r;

@@ -65,6 +65,12 @@ struct HostNode {  // run on the calling thread each time the graph reaches it
   CUhostFn fn;
   void* data;
 };
+// A batch memory operation node: its operations, run in order at each launch.
+struct MemOpsNode {
+  CUcontext ctx;
+  unsigned flags;
+  std::vector<CUstreamBatchMemOpParams> operations;
+};
 // A conditional node (cuGraphAddNode_v2's conditional kind): its bodies, graphs of its own made
 // with it, and their handles - the array the node's parameters point at, valid for its life.
 struct ConditionalNode {
@@ -74,7 +80,7 @@ struct ConditionalNode {
   std::vector<CUgraph> handles;
 };
 using NodeParams = std::variant<EmptyNode, KernelNode, MemcpyNode, MemsetNode, ChildNode, EventNode,
-                                AllocNode, FreeNode, HostNode, ConditionalNode>;
+                                AllocNode, FreeNode, HostNode, ConditionalNode, MemOpsNode>;
 
 struct Node {
   Node(Graph& owner, CUgraphNodeType node_type, NodeParams node_params);

@@ -5,6 +5,7 @@
 // (graph_node_params.h) and kept by value: a kernel node keeps its packed parameter bytes, a child
 // graph node its own clone of the graph. A call on a node of another type than its own is
 // CUDA_ERROR_INVALID_VALUE.
+#include <cstring>
 #include <utility>
 
 #include "graph_node_params.h"
@@ -248,4 +249,76 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphEventWaitNodeGetEvent(CUgraphNode hNode
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
   return set_event(hNode, CU_GRAPH_NODE_TYPE_WAIT_EVENT, event);
+}
+
+// Batch memory operation nodes: the operations kept by value, checked as the driver checks a
+// batch's shape (an array for a non-empty batch, known operations, no flags); their words are
+// judged at each launch, as a stream's batch judges them when it runs.
+namespace {
+
+CUresult mem_ops_node(const CUDA_BATCH_MEM_OP_NODE_PARAMS* p, sim::MemOpsNode& node) {
+  if (p == nullptr || p->flags != 0 || (p->count > 0 && p->paramArray == nullptr)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  node.ctx = p->ctx;
+  node.flags = p->flags;
+  node.operations.assign(p->paramArray, p->paramArray + p->count);
+  for (const CUstreamBatchMemOpParams& operation : node.operations) {
+    uint32_t kind = 0;
+    std::memcpy(&kind, &operation, sizeof kind);
+    if (kind == 0 || kind > CU_STREAM_MEM_OP_BARRIER) return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult
+cuGraphAddBatchMemOpNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                         size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return add<sim::MemOpsNode>(
+      phGraphNode, hGraph, dependencies, numDependencies, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+      [&](sim::State&, sim::MemOpsNode& node) { return mem_ops_node(nodeParams, node); });
+}
+
+// paramArray points at the node's own operations, valid until its parameters change.
+GVIRTUS_SIMULATED_EXPORT CUresult
+cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams_out) {
+  return with_node<sim::MemOpsNode>(
+      hNode, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP, [&](sim::State&, sim::MemOpsNode& node) {
+        if (nodeParams_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        nodeParams_out->ctx = node.ctx;
+        nodeParams_out->flags = node.flags;
+        nodeParams_out->count = static_cast<unsigned>(node.operations.size());
+        nodeParams_out->paramArray = node.operations.empty() ? nullptr : node.operations.data();
+        return CUDA_SUCCESS;
+      });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult
+cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return with_node<sim::MemOpsNode>(hNode, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+                                    [&](sim::State&, sim::MemOpsNode& node) {
+                                      sim::MemOpsNode changed;
+                                      const CUresult r = mem_ops_node(nodeParams, changed);
+                                      if (r == CUDA_SUCCESS) node = std::move(changed);
+                                      return r;
+                                    });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuGraphExecBatchMemOpNodeSetParams(
+    CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS* nodeParams) {
+  return sim::guarded([&](sim::State& s) {
+    const auto executable = s.executables.find(hGraphExec);
+    const sim::Node* original = sim::find_node(s, hNode);
+    if (executable == s.executables.end() || original == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    sim::Node* copy = sim::copy_of(*executable->second->graph, *original);
+    if (copy == nullptr || copy->type != CU_GRAPH_NODE_TYPE_BATCH_MEM_OP) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    sim::MemOpsNode changed;
+    const CUresult r = mem_ops_node(nodeParams, changed);
+    if (r == CUDA_SUCCESS) std::get<sim::MemOpsNode>(copy->params) = std::move(changed);
+    return r;
+  });
 }

@@ -396,114 +396,114 @@ CUresult stream_word(sim::State& s, CUstream stream, CUdeviceptr address, std::b
 }
 
 template <typename T>
-CUresult write_value(CUstream stream, CUdeviceptr address, T value, unsigned flags) {
-  return sim::guarded([&](sim::State& s) {
-    if ((flags & ~unsigned{CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER}) != 0) {
-      return CUDA_ERROR_INVALID_VALUE;
-    }
-    std::byte* at = nullptr;
-    if (const CUresult r = stream_word<T>(s, stream, address, at); r != CUDA_SUCCESS) return r;
-    std::memcpy(at, &value, sizeof value);
-    return CUDA_SUCCESS;
-  });
+CUresult write_value(sim::State& s, CUstream stream, CUdeviceptr address, T value, unsigned flags) {
+  if ((flags & ~unsigned{CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER}) != 0) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::byte* at = nullptr;
+  if (const CUresult r = stream_word<T>(s, stream, address, at); r != CUDA_SUCCESS) return r;
+  std::memcpy(at, &value, sizeof value);
+  return CUDA_SUCCESS;
 }
 
 // A wait: streams complete at once here, so the condition is judged now. One that does not hold
 // would keep a GPU's stream waiting for another stream's write; the simulated device cannot wait,
 // and says so in its log.
 template <typename T>
-CUresult wait_value(CUstream stream, CUdeviceptr address, T value, unsigned flags) {
-  return sim::guarded([&](sim::State& s) {
-    std::byte* at = nullptr;
-    if (const CUresult r = stream_word<T>(s, stream, address, at); r != CUDA_SUCCESS) return r;
-    T now;
-    std::memcpy(&now, at, sizeof now);
-    bool holds = false;
-    switch (flags & 0xf) {
-      case CU_STREAM_WAIT_VALUE_GEQ:
-        holds = static_cast<std::make_signed_t<T>>(now - value) >= 0;
-        break;
-      case CU_STREAM_WAIT_VALUE_EQ:
-        holds = now == value;
-        break;
-      case CU_STREAM_WAIT_VALUE_AND:
-        holds = (now & value) != 0;
-        break;
-      case CU_STREAM_WAIT_VALUE_NOR:
-        holds = ~(now | value) != 0;
-        break;
-      default:
-        return CUDA_ERROR_INVALID_VALUE;
-    }
-    if (!holds) {
-      GVIRTUS_LOG(kNotice) << "simulated device: a stream waits on a value that is not there yet "
-                              "(a GPU's stream would wait; the simulated one goes on)";
-    }
-    return CUDA_SUCCESS;
-  });
+CUresult wait_value(sim::State& s, CUstream stream, CUdeviceptr address, T value, unsigned flags) {
+  std::byte* at = nullptr;
+  if (const CUresult r = stream_word<T>(s, stream, address, at); r != CUDA_SUCCESS) return r;
+  T now{};
+  std::memcpy(&now, at, sizeof now);
+  bool holds = false;
+  switch (flags & 0xf) {
+    case CU_STREAM_WAIT_VALUE_GEQ:
+      holds = static_cast<std::make_signed_t<T>>(now - value) >= 0;
+      break;
+    case CU_STREAM_WAIT_VALUE_EQ:
+      holds = now == value;
+      break;
+    case CU_STREAM_WAIT_VALUE_AND:
+      holds = (now & value) != 0;
+      break;
+    case CU_STREAM_WAIT_VALUE_NOR:
+      holds = ~(now | value) != 0;
+      break;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (!holds) {
+    GVIRTUS_LOG(kNotice) << "simulated device: a stream waits on a value that is not there yet "
+                            "(a GPU's stream would wait; the simulated one goes on)";
+  }
+  return CUDA_SUCCESS;
 }
 
 }  // namespace
 
+// One operation of a batch (a stream's or a batch memory operation node's): its wait or write as
+// the single calls make it; a flush of remote writes and a memory barrier order nothing more on
+// a device whose work is done when it is asked for.
+CUresult sim::mem_op(State& s, CUstream stream, const CUstreamBatchMemOpParams& p) {
+  uint32_t operation = 0;  // read as the integer it is: it may be none of the enum's values
+  std::memcpy(&operation, &p, sizeof operation);
+  switch (operation) {
+    case CU_STREAM_MEM_OP_WAIT_VALUE_32:
+      return wait_value<uint32_t>(s, stream, p.waitValue.address, p.waitValue.value,
+                                  p.waitValue.flags);
+    case CU_STREAM_MEM_OP_WAIT_VALUE_64:
+      return wait_value<uint64_t>(s, stream, p.waitValue.address, p.waitValue.value64,
+                                  p.waitValue.flags);
+    case CU_STREAM_MEM_OP_WRITE_VALUE_32:
+      return write_value<uint32_t>(s, stream, p.writeValue.address, p.writeValue.value,
+                                   p.writeValue.flags);
+    case CU_STREAM_MEM_OP_WRITE_VALUE_64:
+      return write_value<uint64_t>(s, stream, p.writeValue.address, p.writeValue.value64,
+                                   p.writeValue.flags);
+    case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
+      return p.flushRemoteWrites.flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    case CU_STREAM_MEM_OP_BARRIER:
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr,
                                                           cuuint32_t value, unsigned int flags) {
-  return write_value<uint32_t>(stream, addr, value, flags);
+  return sim::guarded(
+      [&](sim::State& s) { return write_value<uint32_t>(s, stream, addr, value, flags); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr,
                                                           cuuint64_t value, unsigned int flags) {
-  return write_value<uint64_t>(stream, addr, value, flags);
+  return sim::guarded(
+      [&](sim::State& s) { return write_value<uint64_t>(s, stream, addr, value, flags); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
                                                          cuuint32_t value, unsigned int flags) {
-  return wait_value<uint32_t>(stream, addr, value, flags);
+  return sim::guarded(
+      [&](sim::State& s) { return wait_value<uint32_t>(s, stream, addr, value, flags); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
                                                          cuuint64_t value, unsigned int flags) {
-  return wait_value<uint64_t>(stream, addr, value, flags);
+  return sim::guarded(
+      [&](sim::State& s) { return wait_value<uint64_t>(s, stream, addr, value, flags); });
 }
 
-// A batch of stream memory operations: its waits and writes in order, as the single calls make
-// them; a flush of remote writes and a memory barrier order nothing more on a device whose work
-// is done when it is asked for.
+// A batch of stream memory operations: its operations in order (sim::mem_op).
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count,
                                                         CUstreamBatchMemOpParams* paramArray,
                                                         unsigned int flags) {
   if (flags != 0 || (count > 0 && paramArray == nullptr)) return CUDA_ERROR_INVALID_VALUE;
-  for (unsigned i = 0; i < count; ++i) {
-    const CUstreamBatchMemOpParams& p = paramArray[i];
-    uint32_t operation = 0;  // read as the integer it is: it may be none of the enum's values
-    std::memcpy(&operation, &p, sizeof operation);
-    CUresult r = CUDA_SUCCESS;
-    switch (operation) {
-      case CU_STREAM_MEM_OP_WAIT_VALUE_32:
-        r = wait_value<uint32_t>(stream, p.waitValue.address, p.waitValue.value, p.waitValue.flags);
-        break;
-      case CU_STREAM_MEM_OP_WAIT_VALUE_64:
-        r = wait_value<uint64_t>(stream, p.waitValue.address, p.waitValue.value64,
-                                 p.waitValue.flags);
-        break;
-      case CU_STREAM_MEM_OP_WRITE_VALUE_32:
-        r = write_value<uint32_t>(stream, p.writeValue.address, p.writeValue.value,
-                                  p.writeValue.flags);
-        break;
-      case CU_STREAM_MEM_OP_WRITE_VALUE_64:
-        r = write_value<uint64_t>(stream, p.writeValue.address, p.writeValue.value64,
-                                  p.writeValue.flags);
-        break;
-      case CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES:
-        r = p.flushRemoteWrites.flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-        break;
-      case CU_STREAM_MEM_OP_BARRIER:
-        break;
-      default:
-        r = CUDA_ERROR_INVALID_VALUE;
+  return sim::guarded([&](sim::State& s) {
+    for (unsigned i = 0; i < count; ++i) {
+      if (const CUresult r = sim::mem_op(s, stream, paramArray[i]); r != CUDA_SUCCESS) return r;
     }
-    if (r != CUDA_SUCCESS) return r;
-  }
-  return CUDA_SUCCESS;
+    return CUDA_SUCCESS;
+  });
 }
 
 // The device pool's attributes: the reuse flags and the release threshold as set; the memory

@@ -330,6 +330,9 @@ bool free_managed(State& s, CUdeviceptr address);
 // Places a managed variable of `bytes` for `module` (managed_memory.cpp): its address, 0 when out
 // of memory. Its regions go with free_managed.
 uintptr_t place_managed_variable(State& s, Module& module, uint64_t bytes);
+// One stream memory operation, done on `stream` at once (memory.cpp): a batch's, or a batch
+// memory operation node's at its graph's launch.
+CUresult mem_op(State& s, CUstream stream, const CUstreamBatchMemOpParams& operation);
 // cuGraphAddNode_v2's conditional kind (graph_conditionals.cpp), with the state locked.
 CUresult add_conditional_node(State& s, CUgraphNode* out, CUgraph graph,
                               const CUgraphNode* dependencies, size_t count,
