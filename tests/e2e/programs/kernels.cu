@@ -544,6 +544,12 @@ int main() {
     SHOW(cudaGetLastError());
   }
 
+  // A kernel's function in the current context (the driver's CUfunction).
+  cudaFunction_t function = nullptr;
+  if (OK(cudaGetFuncBySymbol(&function, (const void*)k_zero))) EXPECT(function != nullptr);
+  SHOW(cudaGetFuncBySymbol(&function, (const void*)&expected_hits));  // no kernel
+  SHOW(cudaGetLastError());
+
   std::printf("== invalid launch configurations\n");
   k_zero<<<1, 2048>>>();  // more threads than a block may have
   SHOW(cudaPeekAtLastError());

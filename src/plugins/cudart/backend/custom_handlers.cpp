@@ -163,6 +163,9 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaVarResolve:
       result = run_var_resolve(in, out);
       return true;
+    case Fn::cudaGetFuncBySymbol:
+      result = run_function_of_kernel(in, out);
+      return true;
     case Fn::cudaLaunch:
       result = run_launch(in, out, false);
       return true;

@@ -366,6 +366,27 @@ void forget_modules() {
   s.module_bytes = 0;
 }
 
+cudaError_t run_function_of_kernel(WireReader& in, WireWriter& out) {
+  const auto id = in.get<uint64_t>();
+  in.expect_end();
+  // A library's kernel is the driver's CUkernel: its function in the current context is the
+  // driver's to give (NVIDIA's runtime loaded it into this process; none: nothing to give).
+  const void* kernel = reinterpret_cast<const void*>(resolved_kernel(id).handle.load());
+  using KernelGetFunction = CUresult (*)(CUfunction*, CUkernel);
+  const auto get = loaded_driver_function<KernelGetFunction>("cuKernelGetFunction");
+  CUfunction function = nullptr;
+  const cudaError_t result =
+      get != nullptr &&
+              get(&function, reinterpret_cast<CUkernel>(const_cast<void*>(kernel))) == CUDA_SUCCESS
+          ? cudaSuccess
+          : cudaErrorInvalidDeviceFunction;
+  out.put<int32_t>(result);
+  if (result != cudaSuccess) return result;
+  out.put<uint64_t>(reinterpret_cast<uintptr_t>(function));
+  adopt(reinterpret_cast<cudaFunction_t>(function));
+  return result;
+}
+
 const void* kernel_handle(WireReader& in) {
   return reinterpret_cast<const void*>(resolved_kernel(in.get<uint64_t>()).handle.load());
 }

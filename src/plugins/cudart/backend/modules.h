@@ -23,6 +23,9 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out);
 cudaError_t run_module_unload(WireReader& in, WireWriter& out);
 cudaError_t run_kernel_resolve(WireReader& in, WireWriter& out);
 cudaError_t run_var_resolve(WireReader& in, WireWriter& out);
+// cudaGetFuncBySymbol: a resolved kernel's function in the current context, held by the session
+// as a "function" from then on.
+cudaError_t run_function_of_kernel(WireReader& in, WireWriter& out);
 // A launch; `cooperative` launches with cudaLaunchCooperativeKernel.
 cudaError_t run_launch(WireReader& in, WireWriter& out, bool cooperative);
 cudaError_t run_launch_ex(WireReader& in, WireWriter& out);

@@ -16,6 +16,8 @@
 //                                                                       -> i32 result
 //                      The layout is the stub's reading of the fatbinary's .nv.info; the backend
 //                      checks it against the runtime's own (cudaFuncGetParamInfo).
+//   cudaGetFuncBySymbol u64 kernel id (a resolved one)  -> i32 result, then on success u64 the
+//                      kernel's function in the current context (the driver's CUfunction)
 //   cudaVarResolve     VarResolve, string name        -> i32 result, then on success ResolvedVar
 //                      (a managed variable's is managed memory the client mirrors)
 //   cudaLaunch, cudaLaunchCooperative

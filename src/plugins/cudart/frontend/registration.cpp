@@ -112,3 +112,16 @@ GVIRTUS_CUDART_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* handle, const vo
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGetKernel(cudaKernel_t* handle, const void* function) {
   return cr::get_kernel(handle, function);
 }
+
+// The kernel's function in the current context, as the driver has it (a CUfunction): the stub's
+// own calls take it for the kernel, and the session holds it for the driver stub's.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPtr,
+                                                      const void* symbolPtr) {
+  if (const cudaError_t init = cr::runtime_init_status(); init != cudaSuccess) {
+    return cr::refuse_locally(init);
+  }
+  if (functionPtr == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
+  cr::Kernel* kernel = cr::find_kernel(symbolPtr);
+  if (kernel == nullptr) return cr::unknown_function();
+  return cr::function_of(*kernel, *functionPtr);
+}

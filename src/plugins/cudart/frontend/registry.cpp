@@ -181,6 +181,22 @@ cudaError_t prepare(Kernel& kernel) {
   return rc;
 }
 
+cudaError_t function_of(Kernel& kernel, cudaFunction_t& out) {
+  if (const cudaError_t rc = prepare(kernel); rc != cudaSuccess) return rc;
+  uint64_t function = 0;
+  const cudaError_t rc = remote_sync(
+      Fn::cudaGetFuncBySymbol, [&](WireWriter& w) { w.put<uint64_t>(kernel.id()); },
+      [&](WireReader& r) {
+        if (r.remaining() != 0) function = r.get<uint64_t>();
+      });
+  if (rc != cudaSuccess) return rc;
+  out = reinterpret_cast<cudaFunction_t>(static_cast<uintptr_t>(function));
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.kernels_by_handle[out] = &kernel;
+  return cudaSuccess;
+}
+
 cudaError_t prepare(Variable& variable) {
   const void* session = current_session();
   if (variable.resolved_in.load(std::memory_order_acquire) == session) return cudaSuccess;

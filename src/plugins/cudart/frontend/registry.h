@@ -53,6 +53,11 @@ Kernel* find_kernel(const void* function);
 // The variable registered for a host shadow variable; null if none.
 Variable* find_variable(const void* host_variable);
 
+// The kernel's function in the backend's current context (cudaGetFuncBySymbol): the driver's
+// CUfunction, which names the kernel in the stub's calls from then on (find_kernel), as the
+// runtime's cudaFunction_t does.
+cudaError_t function_of(Kernel& kernel, cudaFunction_t& out);
+
 // Makes a kernel or variable usable in the current session (see above). Returns the error that
 // prevents it: the backend's (a module that does not load, a name it does not find, an
 // uninitialisable runtime) or cudaErrorInvalidKernelImage for a fatbinary the stub cannot read.
