@@ -12,6 +12,7 @@
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "frontend/client.h"
+#include "plugins/cuda/common/jit_options.h"
 #include "plugins/cudart/common/graph_node_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/common/module_wire.h"
@@ -232,12 +233,24 @@ TEST_F(HostileCudart, module_chunks_out_of_order_end_the_session) {
   WireWriter first;
   put_record(first, cr::ModuleChunk{7, 1000, 0});
   first.put_blob("0123456789", 10);
+  first.put<uint32_t>(0);                                                 // no JIT options
   EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, first), ErrorKind::kFailed);  // accepted, waits
   WireWriter skip;
   put_record(skip, cr::ModuleChunk{7, 1000, 500});  // not where the module stands (10)
   skip.put_blob("0123456789", 10);
+  skip.put<uint32_t>(0);
   EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, skip), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("out of order")) << backend_.log();
+  expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_modules_jit_options_over_the_limit_end_the_session) {
+  Client c = client();
+  WireWriter w;
+  put_record(w, cr::ModuleChunk{7, 10, 0});
+  w.put_blob("0123456789", 10);
+  w.put<uint32_t>(gvirtus::cuda::kMaxJitOptions + 1);  // and no options after it
+  EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, w), ErrorKind::kDisconnected);
   expect_session_ended_alone(c);
 }
 
@@ -246,6 +259,7 @@ TEST_F(HostileCudart, a_module_beyond_the_session_bound_ends_the_session) {
   WireWriter w;
   put_record(w, cr::ModuleChunk{7, cr::kMaxModuleBytes + 1, 0});
   w.put_blob("x", 1);
+  w.put<uint32_t>(0);
   EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("modules of more than")) << backend_.log();
   expect_session_ended_alone(c);
@@ -292,6 +306,7 @@ TEST_F(HostileCudart, more_module_ids_than_a_session_may_have_end_the_session) {
     WireWriter w;  // an empty module: the runtime refuses it, and its id stays known
     put_record(w, cr::ModuleChunk{1000 + sent, 0, 0});
     w.put_blob(nullptr, 0);
+    w.put<uint32_t>(0);
     last = send(c, cr::Fn::cudaModuleLoad, w);
   }
   EXPECT_EQ(last, ErrorKind::kDisconnected);
@@ -305,6 +320,7 @@ TEST_F(HostileCudart, a_module_image_that_is_no_image_is_refused_and_the_session
   WireWriter w;
   put_record(w, cr::ModuleChunk{7, 16, 0});
   w.put_blob("not a fatbinary!", 16);
+  w.put<uint32_t>(0);
   int32_t result = cudaSuccess;
   const ByteView piece = w.view();
   c.call(cr::call_id(cr::Fn::cudaModuleLoad), std::span(&piece, 1),

@@ -67,6 +67,21 @@ int main(int, char** argv) {
   }
   SHOW(cudaKernelSetAttributeForDevice(fill, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024, 0));
 
+  // JIT options travel with a load: the logs' sizes come back, no more than their buffers.
+  char info_log[256] = "untouched", error_log[256] = "untouched";
+  cudaJitOption jit[] = {cudaJitInfoLogBuffer, cudaJitInfoLogBufferSizeBytes, cudaJitErrorLogBuffer,
+                         cudaJitErrorLogBufferSizeBytes, cudaJitLogVerbose};
+  void* jit_values[] = {info_log, reinterpret_cast<void*>(uintptr_t{sizeof info_log}), error_log,
+                        reinterpret_cast<void*>(uintptr_t{sizeof error_log}),
+                        reinterpret_cast<void*>(uintptr_t{1})};
+  cudaLibrary_t with_options = nullptr;
+  if (OK(cudaLibraryLoadData(&with_options, image.data(), jit, jit_values, 5, nullptr, nullptr,
+                             0))) {
+    EXPECT(reinterpret_cast<uintptr_t>(jit_values[1]) <= sizeof info_log &&
+           reinterpret_cast<uintptr_t>(jit_values[3]) <= sizeof error_log);
+    SHOW(cudaLibraryUnload(with_options));
+  }
+
   SHOW(cudaFree(out));
   SHOW(cudaLibraryUnload(library));
   SHOW(cudaLibraryUnload(from_file));

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/wire_record.h"
+#include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
 #include "plugins/cudart/backend/loaded_driver.h"
 #include "plugins/cudart/backend/vetting.h"
@@ -84,6 +85,7 @@ bool layout_agrees(cudaKernel_t kernel, const std::vector<std::pair<uint32_t, ui
 cudaError_t run_module_load(WireReader& in, WireWriter& out) {
   const auto [id, total, offset] = get_record<ModuleChunk>(in);
   const auto chunk = in.get_blob(kModuleChunkBytes);
+  cuda::JitOptions jit(in);  // the runtime's cudaJitOption values are the driver's
   in.expect_end();
   State& s = state();
   std::lock_guard lock(s.mutex);
@@ -124,8 +126,9 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
                             << total << " bytes";
       result = cudaErrorInvalidKernelImage;
     } else {
-      result = ::cudaLibraryLoadData(&library.handle, library.image.data(), nullptr, nullptr, 0,
-                                     nullptr, nullptr, 0);
+      result = ::cudaLibraryLoadData(&library.handle, library.image.data(),
+                                     reinterpret_cast<cudaJitOption*>(jit.options()), jit.values(),
+                                     jit.count(), nullptr, nullptr, 0);
     }
     if (result != cudaSuccess) {  // a later attempt starts again from offset 0
       library.handle = nullptr;
@@ -135,6 +138,7 @@ cudaError_t run_module_load(WireReader& in, WireWriter& out) {
     }
   }
   out.put<int32_t>(result);
+  if (offset + chunk.size() == total) jit.put_outputs(out);  // the load was tried
   return result;
 }
 

@@ -5,10 +5,12 @@
 // Ids are chosen by the stub (unique within its process) and only ever mean something to the
 // backend after the call that introduces them succeeded; the backend rejects any other id.
 //
-//   cudaModuleLoad     ModuleChunk, then a blob: the chunk              -> i32 result
+//   cudaModuleLoad     ModuleChunk, a blob: the chunk, then JIT options (cuda/common/jit_options.h;
+//                      a library's, on its last chunk; none otherwise) -> i32 result, then after
+//                      the last chunk the options' outputs
 //                      A module's fatbinary travels in chunks of at most kModuleChunkBytes, in
-//                      order; the backend loads it (cudaLibraryLoadData) when the last chunk
-//                      arrives and answers cudaSuccess for the ones before.
+//                      order; the backend loads it (cudaLibraryLoadData, with the options) when
+//                      the last chunk arrives and answers cudaSuccess for the ones before.
 //   cudaModuleUnload   u64 module                     -> i32 result
 //                      A module the program loaded as a library (cudaLibraryLoadData) goes; its
 //                      kernels' launches name no kernel from then on. Its id is never reused.

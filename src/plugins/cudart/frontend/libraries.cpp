@@ -9,9 +9,11 @@
 //
 // A library's managed variables (cudaLibraryGetManaged) are mirrored here (managed_variables.h).
 //
-// Not remoted: JIT options (the backend's runtime compiles PTX with its defaults; a load with
-// any answers cudaErrorNotSupported and says why) and the library's host function table
-// (cudaLibraryGetUnifiedFunction): unsupported_reasons.txt says why.
+// JIT options travel with the load (cuda/common/jit_options.h), their outputs (logs, sizes, wall
+// time) written back; those naming other host memory are refused, as the driver stub refuses
+// them. Not remoted: the library's host function table (cudaLibraryGetUnifiedFunction,
+// cudaLibraryHostUniversalFunctionAndDataTable): unsupported_reasons.txt says why.
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstring>
@@ -21,6 +23,7 @@
 
 #include "common/log.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
 #include "plugins/cudart/frontend/managed_variables.h"
 #include "plugins/cudart/frontend/registry.h"
@@ -43,11 +46,10 @@ cudaError_t not_supported(const char* call, const char* why) {
   return cr::record_local_error(cudaErrorNotSupported);
 }
 
-// Options the stub can honour: none of the JIT's; of the library's, only
-// cudaLibraryBinaryIsPreserved (the stub keeps its own copy of the image anyway).
-bool options_supported(unsigned int jit_options, const cudaLibraryOption* library_options,
-                       unsigned int library_option_count) {
-  if (jit_options != 0) return false;
+// Of the library's options, the stub honours cudaLibraryBinaryIsPreserved only (it keeps its own
+// copy of the image anyway): the host function table lives in the backend's process.
+bool library_options_supported(const cudaLibraryOption* library_options,
+                               unsigned int library_option_count) {
   for (unsigned int i = 0; i < library_option_count; ++i) {
     if (library_options == nullptr || library_options[i] != cudaLibraryBinaryIsPreserved) {
       return false;
@@ -56,9 +58,27 @@ bool options_supported(unsigned int jit_options, const cudaLibraryOption* librar
   return true;
 }
 
-cudaError_t load(cudaLibrary_t* library, std::vector<std::byte> image) {
+// The JIT options travel with the load (cuda/common/jit_options.h; the runtime's values are the
+// driver's): those naming host memory other than logs are refused, as the driver stub refuses
+// them. cudaSuccess, or the error to answer.
+cudaError_t check_jit(const cudaJitOption* options, void** values, unsigned int count,
+                      const char* call) {
+  switch (gvirtus::cuda::check_jit_options(reinterpret_cast<const CUjit_option*>(options), values,
+                                           count)) {
+    case CUDA_SUCCESS:
+      return cudaSuccess;
+    case CUDA_ERROR_NOT_SUPPORTED:
+      return not_supported(call,
+                           "a JIT option that names the program's memory (other than its "
+                           "logs) cannot reach the backend");
+    default:
+      return cr::refuse_locally(cudaErrorInvalidValue);
+  }
+}
+
+cudaError_t load(cudaLibrary_t* library, std::vector<std::byte> image, const cr::JitRequest& jit) {
   cudaError_t result = cudaSuccess;
-  cr::Module* module = cr::load_library(std::move(image), result);
+  cr::Module* module = cr::load_library(std::move(image), result, jit);
   if (module == nullptr) return result;
   *library = reinterpret_cast<cudaLibrary_t>(module);
   return cudaSuccess;
@@ -88,14 +108,22 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryLoadData(
     unsigned int numJitOptions, cudaLibraryOption* libraryOptions, void** libraryOptionValues,
     unsigned int numLibraryOptions) {
   if (library == nullptr || code == nullptr) return cr::refuse_locally(cudaErrorInvalidValue);
-  if (!options_supported(numJitOptions, libraryOptions, numLibraryOptions)) {
-    return not_supported("cudaLibraryLoadData", "JIT and library options are not remoted");
+  if (!library_options_supported(libraryOptions, numLibraryOptions)) {
+    return not_supported("cudaLibraryLoadData",
+                         "library options other than "
+                         "cudaLibraryBinaryIsPreserved are not remoted");
   }
   if (const cudaError_t init = init_failure(); init != cudaSuccess) return init;
+  if (const cudaError_t rc =
+          check_jit(jitOptions, jitOptionsValues, numJitOptions, "cudaLibraryLoadData");
+      rc != cudaSuccess) {
+    return rc;
+  }
   const size_t bytes = gvirtus::cuda::module_image_size(code, gvirtus::cuda::kMaxModuleImageBytes);
   if (bytes == 0) return cr::record_local_error(cudaErrorInvalidKernelImage);
   const auto* begin = static_cast<const std::byte*>(code);
-  return load(library, std::vector<std::byte>(begin, begin + bytes));
+  return load(library, std::vector<std::byte>(begin, begin + bytes),
+              {jitOptions, jitOptionsValues, numJitOptions});
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryLoadFromFile(
@@ -103,10 +131,17 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryLoadFromFile(
     void** jitOptionsValues, unsigned int numJitOptions, cudaLibraryOption* libraryOptions,
     void** libraryOptionValues, unsigned int numLibraryOptions) {
   if (library == nullptr || fileName == nullptr) return cr::refuse_locally(cudaErrorInvalidValue);
-  if (!options_supported(numJitOptions, libraryOptions, numLibraryOptions)) {
-    return not_supported("cudaLibraryLoadFromFile", "JIT and library options are not remoted");
+  if (!library_options_supported(libraryOptions, numLibraryOptions)) {
+    return not_supported("cudaLibraryLoadFromFile",
+                         "library options other than "
+                         "cudaLibraryBinaryIsPreserved are not remoted");
   }
   if (const cudaError_t init = init_failure(); init != cudaSuccess) return init;
+  if (const cudaError_t rc =
+          check_jit(jitOptions, jitOptionsValues, numJitOptions, "cudaLibraryLoadFromFile");
+      rc != cudaSuccess) {
+    return rc;
+  }
   std::ifstream in(fileName, std::ios::binary | std::ios::ate);
   if (!in) return cr::record_local_error(cudaErrorFileNotFound);
   const std::streamoff size = in.tellg();
@@ -126,7 +161,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryLoadFromFile(
   const size_t bytes = gvirtus::cuda::module_image_size(image.data(), image.size());
   if (bytes == 0) return cr::record_local_error(cudaErrorInvalidKernelImage);
   image.resize(bytes);
-  return load(library, std::move(image));
+  return load(library, std::move(image), {jitOptions, jitOptionsValues, numJitOptions});
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library) {

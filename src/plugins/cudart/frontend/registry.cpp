@@ -1,6 +1,8 @@
 // The stub's module, kernel and variable records, and their preparation in a backend session.
 #include "plugins/cudart/frontend/registry.h"
 
+#include <cuda.h>
+
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -13,6 +15,7 @@
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "frontend/process_session.h"
+#include "plugins/cuda/common/jit_options.h"
 #include "plugins/cuda/common/module_image.h"
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/fatbin/elf_nv_info.h"
@@ -64,7 +67,7 @@ const void* current_session() {
 }
 
 // Ships the module's fatbinary to the current session. Called with module.mutex held.
-cudaError_t load_module_locked(Module& module, const void* session) {
+cudaError_t load_module_locked(Module& module, const void* session, const JitRequest& jit = {}) {
   if (module.loaded_in == session) return cudaSuccess;
   if (module.unloaded) {  // a library the program unloaded: its kernels' handles went with it
     return record_local_error(cudaErrorInvalidResourceHandle);
@@ -82,13 +85,20 @@ cudaError_t load_module_locked(Module& module, const void* session) {
   uint64_t offset = 0;
   do {  // at least one chunk, so that even an empty image gets the backend's verdict
     const size_t n = static_cast<size_t>(std::min<uint64_t>(kModuleChunkBytes, total - offset));
+    const bool last = offset + n == total;
+    const auto* options = reinterpret_cast<const CUjit_option*>(jit.options);
     const cudaError_t rc = remote_sync(
         Fn::cudaModuleLoad,
         [&](WireWriter& w) {
           put_record(w, ModuleChunk{module.id(), total, offset});
           w.put_blob(module.image.data() + offset, n);
+          cuda::put_jit_options(w, options, jit.values, last ? jit.count : 0);
         },
-        [](WireReader&) {});
+        [&](WireReader& r) {
+          if (last && r.remaining() != 0) {
+            cuda::get_jit_outputs(r, options, jit.values, jit.count);
+          }
+        });
     if (rc != cudaSuccess) return rc;
     offset += n;
   } while (offset < total);
@@ -222,14 +232,14 @@ cudaError_t prepare(Variable& variable) {
 
 // Libraries the program loads itself (registry.h).
 
-Module* load_library(std::vector<std::byte> image, cudaError_t& result) {
+Module* load_library(std::vector<std::byte> image, cudaError_t& result, const JitRequest& jit) {
   auto owned = std::make_unique<Module>(nullptr);
   Module* module = owned.get();
   module->owned_image = std::move(image);
   module->image = module->owned_image;
   {
     std::lock_guard lock(module->mutex);
-    result = load_module_locked(*module, current_session());
+    result = load_module_locked(*module, current_session(), jit);
   }
   if (result != cudaSuccess) return nullptr;
   Registry& r = registry();

@@ -69,7 +69,14 @@ cudaError_t prepare(Variable& variable);
 // Module's address. Its kernels are records like a registered module's, with no host function:
 // their handles (cudaKernel_t) launch as cudaGetKernel's do. An unloaded library keeps its
 // records, so that no later module or kernel takes its ids.
-Module* load_library(std::vector<std::byte> image, cudaError_t& result);
+// `jit`: the load's JIT options (cudaLibraryLoadData's), their outputs written back; they apply to
+// this first load (a later session's load of the library compiles with the defaults).
+struct JitRequest {
+  const cudaJitOption* options = nullptr;
+  void** values = nullptr;
+  unsigned count = 0;
+};
+Module* load_library(std::vector<std::byte> image, cudaError_t& result, const JitRequest& jit = {});
 // The library `handle` names, if it is one loaded and not unloaded; else null.
 Module* find_library(const void* handle);
 // The names of the library's kernels (as their layouts were read from its image).
