@@ -49,6 +49,22 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* sr
   return cudaMemcpyAsync(dst, src, count, kind, per_thread(stream));
 }
 
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wOffsetDst,
+                                                              size_t hOffsetDst,
+                                                              cudaArray_const_t src,
+                                                              size_t wOffsetSrc, size_t hOffsetSrc,
+                                                              size_t count, cudaMemcpyKind kind) {
+  return cudaMemcpyArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count,
+                                kind);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(
+    cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc,
+    size_t hOffsetSrc, size_t width, size_t height, cudaMemcpyKind kind) {
+  return cudaMemcpy2DArrayToArray(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width,
+                                  height, kind);
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src,
                                                     size_t spitch, size_t width, size_t height,
                                                     cudaMemcpyKind kind) {
