@@ -287,6 +287,28 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void
   return cudaSuccess;
 }
 
+// Batches of managed prefetches and discards ("keep" mode, managed memory only): a prefetch moves
+// nothing (the memory is one); a discard leaves its ranges indeterminate, here 0xdd bytes, so that
+// a test sees a client that read them afterwards got the device's bytes, not a stale copy.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void** dptrs, size_t* sizes,
+                                                              size_t count, cudaMemLocation*,
+                                                              size_t*, size_t, unsigned long long,
+                                                              cudaStream_t) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!in_managed(dptrs[i], sizes[i])) return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
+}
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemDiscardBatchAsync(void** dptrs, size_t* sizes,
+                                                             size_t count, unsigned long long,
+                                                             cudaStream_t) {
+  for (size_t i = 0; i < count; ++i) {
+    if (!in_managed(dptrs[i], sizes[i])) return cudaErrorInvalidValue;
+    std::memset(dptrs[i], 0xdd, sizes[i]);
+  }
+  return cudaSuccess;
+}
+
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaDeviceSynchronize() {
   return cudaSuccess;
 }

@@ -14,6 +14,7 @@
 #include "frontend/client.h"
 #include "plugins/cuda/common/jit_options.h"
 #include "plugins/cudart/common/graph_node_wire.h"
+#include "plugins/cudart/common/managed_batch_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/common/shared_host_wire.h"
@@ -252,6 +253,27 @@ TEST_F(HostileCudart, a_modules_jit_options_over_the_limit_end_the_session) {
   w.put<uint32_t>(gvirtus::cuda::kMaxJitOptions + 1);  // and no options after it
   EXPECT_EQ(send(c, cr::Fn::cudaModuleLoad, w), ErrorKind::kDisconnected);
   expect_session_ended_alone(c);
+}
+
+TEST_F(HostileCudart, a_managed_batch_over_the_limit_or_with_more_locations_ends_the_session) {
+  Client c = client();
+  WireWriter w;
+  w.put<uint64_t>(0);                         // the stream
+  w.put<uint64_t>(0);                         // flags
+  w.put<uint64_t>(cr::kMaxManagedBatch + 1);  // ranges, and none after
+  EXPECT_EQ(send(c, cr::Fn::cudaMemPrefetchBatchAsync, w), ErrorKind::kDisconnected);
+  EXPECT_TRUE(logged("a managed batch of")) << backend_.log();
+  expect_session_ended_alone(c);
+  Client d = client();
+  WireWriter v;
+  v.put<uint64_t>(0);
+  v.put<uint64_t>(0);
+  v.put<uint64_t>(1);  // one range...
+  v.put<uint64_t>(0x1000);
+  v.put<uint64_t>(64);
+  v.put<uint64_t>(2);  // ...and two locations for it
+  EXPECT_EQ(send(d, cr::Fn::cudaMemDiscardAndPrefetchBatchAsync, v), ErrorKind::kDisconnected);
+  expect_session_ended_alone(d);
 }
 
 TEST_F(HostileCudart, a_module_beyond_the_session_bound_ends_the_session) {

@@ -64,6 +64,33 @@ int main() {
       }
     }
   }
+  // A batch: two ranges prefetched, then the second discarded - the accepting device fills a
+  // discarded range with 0xdd bytes (indeterminate, as CUDA says), which the host sees at once
+  // after synchronising: the mirror dropped its copy of the range, and kept the rest.
+  void* ranges[] = {managed, managed + kWords / 2};
+  size_t sizes[] = {kBytes / 4, kBytes / 4};
+  cudaMemLocation on_device{};
+  on_device.type = cudaMemLocationTypeDevice;
+  size_t first = 0;
+  const uint32_t before = managed[0];
+  if (!check(cudaMemPrefetchBatchAsync(ranges, sizes, 2, &on_device, &first, 1, 0, nullptr),
+             "cudaMemPrefetchBatchAsync") ||
+      !check(cudaMemDiscardBatchAsync(ranges + 1, sizes + 1, 1, 0, nullptr),
+             "cudaMemDiscardBatchAsync") ||
+      !check(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the batches")) {
+    return 1;
+  }
+  if (managed[kWords / 2] != 0xddddddddu || managed[0] != before) {
+    std::printf("after the discard the host saw %#x (discarded) and %#x (kept, was %#x)\n",
+                managed[kWords / 2], managed[0], before);
+    return 1;
+  }
+  void* outside[] = {&first};
+  if (cudaMemDiscardBatchAsync(outside, sizes, 1, 0, nullptr) != cudaErrorInvalidValue) {
+    std::printf("a discard of memory that is not managed was not refused\n");
+    return 1;
+  }
+  (void)cudaGetLastError();
   if (!check(cudaFree(device), "cudaFree") || !check(cudaFree(managed), "cudaFree managed")) {
     return 1;
   }

@@ -166,6 +166,11 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
     case Fn::cudaGetFuncBySymbol:
       result = run_function_of_kernel(in, out);
       return true;
+    case Fn::cudaMemPrefetchBatchAsync:
+    case Fn::cudaMemDiscardBatchAsync:
+    case Fn::cudaMemDiscardAndPrefetchBatchAsync:
+      result = run_managed_batch(fn, in, out);
+      return true;
     case Fn::cudaLaunch:
       result = run_launch(in, out, false);
       return true;

@@ -27,6 +27,10 @@ bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result)
 // Runs a custom call of graph nodes and the graph's destruction (graph_node_calls.cpp); false if
 // `fn` is not one.
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+// cudaMemPrefetchBatchAsync, cudaMemDiscardBatchAsync, cudaMemDiscardAndPrefetchBatchAsync
+// (managed_batches.cpp; wire: common/managed_batch_wire.h).
+cudaError_t run_managed_batch(Fn fn, WireReader& in, WireWriter& out);
+
 // Forgets the conditional handles the session made (a new session).
 void forget_conditional_handles();
 

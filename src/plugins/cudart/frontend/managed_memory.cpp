@@ -16,6 +16,8 @@
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "frontend/managed_transfer.h"
+#include "plugins/cudart/common/graph_wire.h"
+#include "plugins/cudart/common/managed_batch_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/managed_variables.h"
 #include "plugins/cudart/frontend/registry.h"
@@ -150,6 +152,73 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemPrefetchAsync(const void* devPtr, size_
     return cr::record_local_error(cudaErrorInvalidValue);
   }
   return cr::remote::ahead::cudaMemPrefetchAsync(devPtr, count, location, flags, stream);
+}
+
+namespace {
+
+// A batch of prefetches or discards (common/managed_batch_wire.h): every range must lie in one
+// managed region, as a single prefetch's must (refused at once otherwise); the batch goes ahead
+// whole. A discard leaves the ranges indeterminate: the mirror drops its clean copies of them.
+cudaError_t managed_batch(cr::Fn fn, void** dptrs, size_t* sizes, size_t count,
+                          cudaMemLocation* locations, size_t* firsts, size_t location_count,
+                          unsigned long long flags, cudaStream_t stream) {
+  if (count > gvirtus::cudart::kMaxManagedBatch || location_count > count ||
+      (count > 0 && (dptrs == nullptr || sizes == nullptr)) ||
+      (location_count > 0 && (locations == nullptr || firsts == nullptr))) {
+    return cr::record_local_error(cudaErrorInvalidValue);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!gvirtus::process_session::managed_covers(reinterpret_cast<uintptr_t>(dptrs[i]),
+                                                  sizes[i])) {
+      return cr::record_local_error(cudaErrorInvalidValue);
+    }
+  }
+  const cudaError_t result = cr::remote_async(fn, [&](gvirtus::WireWriter& w) {
+    w.put<uint64_t>(cr::wire_handle(stream));
+    w.put<uint64_t>(flags);
+    w.put<uint64_t>(count);
+    for (size_t i = 0; i < count; ++i) {
+      w.put<uint64_t>(reinterpret_cast<uintptr_t>(dptrs[i]));
+      w.put<uint64_t>(sizes[i]);
+    }
+    w.put<uint64_t>(location_count);
+    for (size_t i = 0; i < location_count; ++i) {
+      w.put_raw(&locations[i], sizeof(cudaMemLocation));
+      w.put<uint64_t>(firsts[i]);
+    }
+  });
+  if (fn != cr::Fn::cudaMemPrefetchBatchAsync) {
+    for (size_t i = 0; i < count; ++i) {
+      gvirtus::process_session::managed_invalidate_range(reinterpret_cast<uintptr_t>(dptrs[i]),
+                                                         sizes[i]);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+GVIRTUS_CUDART_EXPORT cudaError_t
+cudaMemPrefetchBatchAsync(void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs,
+                          size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+                          cudaStream_t stream) {
+  return managed_batch(cr::Fn::cudaMemPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs,
+                       prefetchLocIdxs, numPrefetchLocs, flags, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemDiscardBatchAsync(void** dptrs, size_t* sizes,
+                                                           size_t count, unsigned long long flags,
+                                                           cudaStream_t stream) {
+  return managed_batch(cr::Fn::cudaMemDiscardBatchAsync, dptrs, sizes, count, nullptr, nullptr, 0,
+                       flags, stream);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(
+    void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs,
+    size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+    cudaStream_t stream) {
+  return managed_batch(cr::Fn::cudaMemDiscardAndPrefetchBatchAsync, dptrs, sizes, count,
+                       prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
 }
 
 // Several attributes of a managed range: each asked as cudaMemRangeGetAttribute asks it (row

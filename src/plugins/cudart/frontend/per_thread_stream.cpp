@@ -49,6 +49,29 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* sr
   return cudaMemcpyAsync(dst, src, count, kind, per_thread(stream));
 }
 
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(
+    void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs,
+    size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+    cudaStream_t stream) {
+  return cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,
+                                   numPrefetchLocs, flags, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void** dptrs, size_t* sizes,
+                                                                size_t count,
+                                                                unsigned long long flags,
+                                                                cudaStream_t stream) {
+  return cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, per_thread(stream));
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(
+    void** dptrs, size_t* sizes, size_t count, cudaMemLocation* prefetchLocs,
+    size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
+    cudaStream_t stream) {
+  return cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs,
+                                             numPrefetchLocs, flags, per_thread(stream));
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wOffsetDst,
                                                               size_t hOffsetDst,
                                                               cudaArray_const_t src,
