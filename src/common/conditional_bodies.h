@@ -7,12 +7,32 @@
 // Thread affinity: locked.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "common/error.h"
+#include "common/wire.h"
+
 namespace gvirtus {
+
+// The bodies a conditional node's add replied with (u32 n, then n u64 graphs): none after a
+// failure, else the node's `size`; any other count is a reply not to be trusted.
+template <typename Graph>
+std::vector<Graph> read_conditional_bodies(WireReader& r, uint32_t size) {
+  const auto count = r.get<uint32_t>();
+  if (count != 0 && count != size) {
+    raise(ErrorKind::kInvalidInput, "a conditional node came back with " + std::to_string(count) +
+                                        " bodies, not " + std::to_string(size));
+  }
+  std::vector<Graph> bodies(count);
+  for (Graph& body : bodies)
+    body = reinterpret_cast<Graph>(static_cast<uintptr_t>(r.get<uint64_t>()));
+  return bodies;
+}
 
 template <typename Node, typename Graph>
 class ConditionalBodies {

@@ -601,16 +601,7 @@ CUresult add_conditional_node(CUgraphNode* node, CUgraph graph, const CUgraphNod
         w.put<uint32_t>(params.size);
         marshal::put_value(w, params.ctx);
       },
-      [&](WireReader& r) {
-        const auto count = r.get<uint32_t>();
-        if (count != params.size) {
-          raise(ErrorKind::kInvalidInput, "a conditional node came back with " +
-                                              std::to_string(count) + " bodies, not " +
-                                              std::to_string(params.size));
-        }
-        bodies.resize(count);
-        for (CUgraph& body : bodies) body = marshal::get_value<CUgraph>(r);
-      });
+      [&](WireReader& r) { bodies = read_conditional_bodies<CUgraph>(r, params.size); });
   if (result != CUDA_SUCCESS) return result;
   // The bodies are graphs of the node's backend, filled through it.
   for (const CUgraph body : bodies) pool_note_handle("graph", body);

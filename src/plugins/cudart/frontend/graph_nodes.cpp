@@ -872,16 +872,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, 
         node = cr::handle_from_wire<cudaGraphNode_t>(r.get<uint64_t>());
         if (packed.type == cudaGraphNodeTypeMemAlloc) address = r.get<uint64_t>();
         if (packed.type == cudaGraphNodeTypeConditional) {
-          const auto count = r.get<uint32_t>();
-          if (count != packed.conditional_size) {
-            gvirtus::raise(gvirtus::ErrorKind::kInvalidInput,
-                           "a conditional node came back with " + std::to_string(count) +
-                               " bodies, not " + std::to_string(packed.conditional_size));
-          }
-          bodies.resize(count);
-          for (cudaGraph_t& body : bodies) {
-            body = cr::handle_from_wire<cudaGraph_t>(r.get<uint64_t>());
-          }
+          bodies = gvirtus::read_conditional_bodies<cudaGraph_t>(r, packed.conditional_size);
         }
       });
   if (result != cudaSuccess) return result;
