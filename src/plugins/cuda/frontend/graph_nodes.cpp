@@ -55,19 +55,28 @@ struct AccessCopy {
   std::vector<CUmemAccessDesc> descriptors;
 };
 
-// Never destroyed: exit handlers may still ask.
-std::mutex& copies_mutex = *new std::mutex;
-auto& argument_copies =
-    *new std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<ArgumentsCopy>>>;
-auto& access_copies =
-    *new std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<AccessCopy>>>;
 // The operations cuGraphBatchMemOpNodeGetParams handed out.
 struct MemOpsCopy {
   CUgraph graph;
   std::vector<CUstreamBatchMemOpParams> operations;
 };
-auto& mem_ops_copies =
-    *new std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<MemOpsCopy>>>;
+
+// What the getters handed out for each node, kept until its parameters change, it is destroyed
+// or its graph is (never destroyed: exit handlers may still ask).
+template <typename Copy>
+using HandedOut = std::unordered_map<CUgraphNode, std::vector<std::unique_ptr<Copy>>>;
+std::mutex& copies_mutex = *new std::mutex;
+auto& argument_copies = *new HandedOut<ArgumentsCopy>;
+auto& access_copies = *new HandedOut<AccessCopy>;
+auto& mem_ops_copies = *new HandedOut<MemOpsCopy>;
+
+// With copies_mutex held: forgets what was handed out for the nodes of `graph`.
+template <typename Copy>
+void forget_graph_of(HandedOut<Copy>& copies, CUgraph graph) {
+  std::erase_if(copies, [&](const auto& entry) {
+    return !entry.second.empty() && entry.second.front()->graph == graph;
+  });
+}
 auto& graph_allocations = *new std::unordered_map<CUgraph, std::vector<CUdeviceptr>>;
 // Conditional nodes' bodies (never destroyed: exit handlers may still ask).
 auto& conditional_bodies = *new ConditionalBodies<CUgraphNode, CUgraph>;
@@ -531,15 +540,9 @@ void forget_graph_copies(CUgraph graph, uint64_t noted_by) {
       note_freed(Fn::cuGraphAddMemAllocNode, address, noted_by);
     graph_allocations.erase(it);
   }
-  std::erase_if(argument_copies, [&](const auto& entry) {
-    return !entry.second.empty() && entry.second.front()->graph == graph;
-  });
-  std::erase_if(access_copies, [&](const auto& entry) {
-    return !entry.second.empty() && entry.second.front()->graph == graph;
-  });
-  std::erase_if(mem_ops_copies, [&](const auto& entry) {
-    return !entry.second.empty() && entry.second.front()->graph == graph;
-  });
+  forget_graph_of(argument_copies, graph);
+  forget_graph_of(access_copies, graph);
+  forget_graph_of(mem_ops_copies, graph);
   conditional_bodies.graph_gone(graph);
 }
 
