@@ -101,6 +101,7 @@ class Library {
 
   // Sends one call and waits for its status; `decode` reads the outputs that follow it.
   Status call(uint32_t call_id, Encoder encode, Decoder decode) const noexcept {
+    if (const auto refused = forked_refusal(call_id)) return *refused;
     const RouteScope route(pinned());
     try {
       WireWriter& args = encoder();
@@ -137,6 +138,10 @@ class Library {
                 process_session::Landing* landing = nullptr) const noexcept {
     const RouteScope route(pinned());
     Pending pending{call_id, statuses_.success, false, {}};
+    if (const auto refused = forked_refusal(call_id)) {
+      pending.failed = *refused;
+      return pending;
+    }
     if (faults_ && faults_->has_sticky()) {
       pending.failed = static_cast<Status>(faults_->sticky());
       return pending;
@@ -181,6 +186,7 @@ class Library {
   // (its last error), as the library reports its own asynchronous errors.
   // `data` as for begin().
   Status send(uint32_t call_id, Encoder encode, ByteView data = {}) const noexcept {
+    if (const auto refused = forked_refusal(call_id)) return *refused;
     const RouteScope route(pinned());
     if (faults_) {
       if (faults_->has_sticky()) return static_cast<Status>(faults_->sticky());
@@ -205,7 +211,20 @@ class Library {
     }
   }
 
+  // What the stub answers itself in a child forked after the library was initialized
+  // (ContextFaults' forked_child): that status, or success.
+  Status forked_child_status() const noexcept {
+    return faults_ ? static_cast<Status>(faults_->forked_child_status()) : statuses_.success;
+  }
+
  private:
+  std::optional<Status> forked_refusal(uint32_t call_id) const {
+    if (!faults_) return std::nullopt;
+    const std::optional<int32_t> refused = faults_->forked_refusal(call_function(call_id));
+    if (!refused) return std::nullopt;
+    return static_cast<Status>(*refused);
+  }
+
   std::optional<uint32_t> pinned() const {
     if (soname_ == nullptr) return std::nullopt;
     return pinned_to_first_backend(pinned_said_, soname_, "");

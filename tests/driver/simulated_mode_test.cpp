@@ -549,6 +549,42 @@ TEST(SimulatedContextAnswers, are_asked_once_and_again_after_what_changes_them) 
       << result.output;
 }
 
+// The driver across fork() (driver_fork.cu), as a native driver behaves: a child forked before
+// cuInit starts afresh in a session of its own; in a child forked after it, cuInit and every call
+// answer CUDA_ERROR_NOT_INITIALIZED (3), NVIDIA's runtime there fails too, and nothing is sent;
+// the parent's memory and session outlive both children.
+TEST(SimulatedForkedChild, is_refused_after_init_and_starts_afresh_before_it) {
+  for (const TestTransport transport : {TestTransport::tcp, TestTransport::shm}) {
+    const RunResult result = run_with_stats(transport, "driver_fork");
+    ASSERT_EQ(result.status, 0) << result.output;
+    for (const char* line :
+         {"child before init: its memory right: yes", "child before init exited 0",
+          "cuInit(0) -> 3\ncuDeviceGetCount(&count) -> 3\ncuDeviceGet(&device, 0) -> 3\n"
+          "cuCtxGetCurrent(&context) -> 3\ncuMemAlloc(&memory, 4096) -> 3\n"
+          "cuMemsetD32(parents, 0, kWords) -> 3\ncuCtxSynchronize() -> 3\n"
+          "cuDriverGetVersion(&version) -> 0\n",
+          "the runtime's cudaMalloc -> 3 (refused: yes)", "child after init exited 0",
+          "parent's memory untouched by the children: yes", "parent's session goes on: yes"}) {
+      EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+    }
+    // The child after init printed its statistics as it exited, before the parent's line: it
+    // sent nothing at all.
+    const size_t refused = result.output.find("the runtime's cudaMalloc");
+    const size_t exited = result.output.find("child after init exited");
+    ASSERT_NE(refused, std::string::npos);
+    ASSERT_NE(exited, std::string::npos);
+    const std::string child_stats = result.output.substr(refused, exited - refused);
+    EXPECT_NE(child_stats.find("gvirtus call stats"), std::string::npos) << child_stats;
+    const size_t total = child_stats.find("\ntotal ");
+    ASSERT_NE(total, std::string::npos) << child_stats;
+    std::istringstream row(child_stats.substr(total + 7));
+    long long sync = -1, async = -1;
+    row >> sync >> async;
+    EXPECT_EQ(sync, 0) << child_stats;
+    EXPECT_EQ(async, 0) << child_stats;
+  }
+}
+
 // Copies between page-locked memory and the device over shm carry no bytes: the request names the
 // block's place in the shared memory and the backend copies those pages (GVIRTUS_STATS counts the
 // payload). Over tcp the same copies carry their 8192 and 3000 bytes.

@@ -60,9 +60,13 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   as CUDA does: the thread's next waited-for call that succeeds answers with it
   enums           enum types the hand-written code checks too, beyond those the rows use
   context_faults  {"sticky": [STATUS], "unavailable": STATUS, "clearing": [FUNCTION],
-                  "context_free": [FUNCTION]}: for a library generated whole, how its context's
-                  faults show (frontend/context_faults.h), so that calls sent
-                  ahead answer as the library would at once; FUNCTIONs are rows' names
+                  "context_free": [FUNCTION], "forked_child": {"init": FUNCTION, "status":
+                  STATUS, "answered": [FUNCTION]}}: for a library generated whole, how its
+                  context's faults show (frontend/context_faults.h), so that calls sent
+                  ahead answer as the library would at once; FUNCTIONs are rows' names.
+                  forked_child: in a child forked after "init" succeeded, every call but the
+                  "answered" ones returns "status" unsent, as the native library refuses
+                  them there; the stub's hand-written answers ask forked_child_status()
   allocation_hooks {"allocated": FUNCTION, "freed": FUNCTION, "clock": FUNCTION}: what the stub
                   calls after an "alloc" or "free" row succeeded - FUNCTION(Fn, address, bytes)
                   and FUNCTION(Fn, address, noted_by), written by hand (cudart records device
@@ -419,6 +423,10 @@ def remote_calls_header(calls, d):
                  "                           gvirtus::process_session::Landing* landing = nullptr);\n"
                  f"{d.status} remote_finish(const RemotePending& pending, "
                  "gvirtus::stub::Decoder decode);\n"
+                 "// What the stub's own answers return: success, or, in a child forked after "
+                 "the\n// library was initialized, what the native library answers there "
+                 "(context_faults'\n// forked_child).\n"
+                 f"{d.status} forked_child_status();\n"
                  + hook_declarations(calls, d) +
                  f"\n}}  // namespace {d.namespace}\n\n")
     return (text + f"namespace {d.namespace}::remote {{\n\n" + remote_declarations(calls, d) +
@@ -527,19 +535,32 @@ def context_faults(d, calls):
     if not faults:
         return "", ""
     rows = {c.name for c in calls}
-    for key in ("clearing", "context_free"):
-        for name in faults.get(key, []):
+    forked = faults.get("forked_child")
+    named = {"clearing": faults.get("clearing", []), "context_free": faults.get("context_free", [])}
+    if forked:
+        named["forked_child.init"] = [forked["init"]]
+        named["forked_child.answered"] = forked.get("answered", [])
+    for key, names in named.items():
+        for name in names:
             if name not in rows:
                 sys.exit(f"{d.path}: context_faults.{key} names {name}, which no row defines")
-    def functions(key):
-        return ", ".join(f"static_cast<uint16_t>(Fn::{n})" for n in faults.get(key, []))
+    def functions(names):
+        return ", ".join(f"static_cast<uint16_t>(Fn::{n})" for n in names)
     sticky = ", ".join(str(int(v)) for v in faults["sticky"])
+    forked_table, forked_arg = "", ""
+    if forked:
+        answered = functions(forked.get("answered", []))
+        forked_table = f"""constexpr uint16_t kAnsweredInForkedChild[] = {{{answered}}};
+constexpr gvirtus::stub::ForkedChild kForkedChild{{static_cast<uint16_t>(Fn::{forked["init"]}),
+                                                  {int(forked["status"])}, kAnsweredInForkedChild}};
+"""
+        forked_arg = ", &kForkedChild"
     table = f"""// How this library's context faults show (the descriptor's context_faults).
 constexpr int32_t kStickyStatuses[] = {{{sticky}}};
-constexpr uint16_t kClearingCalls[] = {{{functions("clearing")}}};
-constexpr uint16_t kContextFreeCalls[] = {{{functions("context_free")}}};
-const gvirtus::stub::ContextFaults kContextFaults{{kStickyStatuses, {int(faults["unavailable"])},
-                                                 kClearingCalls, kContextFreeCalls}};
+constexpr uint16_t kClearingCalls[] = {{{functions(named["clearing"])}}};
+constexpr uint16_t kContextFreeCalls[] = {{{functions(named["context_free"])}}};
+{forked_table}const gvirtus::stub::ContextFaults kContextFaults{{kStickyStatuses, {int(faults["unavailable"])},
+                                                 kClearingCalls, kContextFreeCalls{forked_arg}}};
 
 """
     return table, ",\n    &kContextFaults"
@@ -585,6 +606,10 @@ RemotePending remote_begin(Fn fn, gvirtus::stub::Encoder encode, gvirtus::ByteVi
 
 {d.status} remote_finish(const RemotePending& pending, gvirtus::stub::Decoder decode) {{
   return library.finish(pending, decode);
+}}
+
+{d.status} forked_child_status() {{
+  return library.forked_child_status();
 }}
 
 }}  // namespace {d.namespace}

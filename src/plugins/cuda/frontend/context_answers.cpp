@@ -84,6 +84,7 @@ auto with_answers(With with) {
 // there was one, `ask()` asks the backend, `keep(a)` keeps (or not) what it answered.
 template <typename Find, typename Ask, typename Keep>
 CUresult kept_or_asked(Find find, Ask ask, Keep keep) {
+  if (const CUresult r = forked_child_status(); r != CUDA_SUCCESS) return r;  // nothing kept holds
   if (with_answers(find)) return CUDA_SUCCESS;
   const uint64_t before = process_session::device_generation();
   const CUresult result = ask();

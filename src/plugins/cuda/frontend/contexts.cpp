@@ -58,6 +58,7 @@ CUcontext current_context() {
 
 CUresult primary_context(CUdevice device, CUcontext* context) {
   if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = forked_child_status(); r != CUDA_SUCCESS) return r;
   {
     std::lock_guard lock(mutex);
     if (const auto it = primary.find(device); it != primary.end()) {
@@ -91,6 +92,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxSetCurrent(CUcon
 
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxGetCurrent(CUcontext* pctx) {
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   *pctx = cr::current_context();
   return CUDA_SUCCESS;
 }
@@ -106,6 +108,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxPushCurrent_v2(C
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   auto& stack = cr::this_thread_stack();
   if (stack.empty() || stack.back() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   const CUcontext below = stack.size() > 1 ? stack[stack.size() - 2] : nullptr;
@@ -121,6 +124,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxPopCurrent_v2(CU
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxGetDevice_v2(CUdevice* device,
                                                                              CUcontext ctx) {
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   const CUcontext context = ctx != nullptr ? ctx : cr::current_context();
   if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   std::lock_guard lock(cr::mutex);

@@ -1,7 +1,8 @@
 // Device queries answered by the stub once known: the driver's version, the device count and each
 // device's attributes do not change while a process runs, and NVIDIA's runtime asks for about a
 // hundred attributes as it starts, so each is asked of the backend once and kept. Failures are
-// not kept (a backend that comes back may answer).
+// not kept (a backend that comes back may answer). In a child forked after cuInit, what is kept
+// is not answered: the driver refuses there (forked_child_status), the version alone excepted.
 #include <cuda.h>
 
 #include <map>
@@ -27,6 +28,9 @@ auto& attributes = *new std::map<std::pair<CUdevice, int>, int>;
 template <typename Ask>
 CUresult cached(std::optional<int>& known, int* value, Ask ask) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (&known != &driver_version) {
+    if (const CUresult r = forked_child_status(); r != CUDA_SUCCESS) return r;
+  }
   {
     std::lock_guard lock(mutex);
     if (known) {
@@ -66,6 +70,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuInit(unsigned int F
 extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetCount(int* count) {
   if (cr::pooled()) {
     if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
     const std::vector<cr::PoolDevice>* devices = nullptr;
     if (const CUresult r = cr::pool_devices(&devices); r != CUDA_SUCCESS) return r;
     *count = static_cast<int>(devices->size());
@@ -80,6 +85,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice*
                                                                        int ordinal) {
   if (!cr::pooled()) return cr::remote::cuDeviceGet(device, ordinal);
   if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   const std::vector<cr::PoolDevice>* devices = nullptr;
   if (const CUresult r = cr::pool_devices(&devices); r != CUDA_SUCCESS) return r;
   if (ordinal < 0 || static_cast<size_t>(ordinal) >= devices->size()) {
@@ -92,6 +98,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice*
 extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetAttribute(
     int* pi, CUdevice_attribute attrib, CUdevice dev) {
   if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   const auto key = std::pair{dev, static_cast<int>(attrib)};
   {
     std::lock_guard lock(cr::mutex);

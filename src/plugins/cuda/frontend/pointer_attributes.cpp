@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cuda_remote_calls.h"
 #include "frontend/process_session.h"
 #include "plugins/cuda/frontend/contexts.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
@@ -134,6 +135,7 @@ namespace cr = gvirtus::cuda;
 extern "C" __attribute__((visibility("default"))) CUresult cuPointerGetAttribute(
     void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   return cr::attribute(cr::what_is(ptr), ptr, attribute, data, true);
 }
 
@@ -142,6 +144,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuPointerGetAttribute
   if (numAttributes == 0 || attributes == nullptr || data == nullptr) {
     return CUDA_ERROR_INVALID_VALUE;
   }
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   const cr::Known known = cr::what_is(ptr);
   for (unsigned i = 0; i < numAttributes; ++i) {
     if (data[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
