@@ -9,12 +9,12 @@
 #include <string>
 #include <thread>
 
+#include "common/managed_batch_wire.h"
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "frontend/client.h"
 #include "plugins/cuda/common/jit_options.h"
 #include "plugins/cudart/common/graph_node_wire.h"
-#include "plugins/cudart/common/managed_batch_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/common/module_wire.h"
 #include "plugins/cudart/common/shared_host_wire.h"
@@ -258,9 +258,9 @@ TEST_F(HostileCudart, a_modules_jit_options_over_the_limit_end_the_session) {
 TEST_F(HostileCudart, a_managed_batch_over_the_limit_or_with_more_locations_ends_the_session) {
   Client c = client();
   WireWriter w;
-  w.put<uint64_t>(0);                         // the stream
-  w.put<uint64_t>(0);                         // flags
-  w.put<uint64_t>(cr::kMaxManagedBatch + 1);  // ranges, and none after
+  w.put<uint64_t>(0);                     // the stream
+  w.put<uint64_t>(0);                     // flags
+  w.put<uint64_t>(kMaxManagedBatch + 1);  // ranges, and none after
   EXPECT_EQ(send(c, cr::Fn::cudaMemPrefetchBatchAsync, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("a managed batch of")) << backend_.log();
   expect_session_ended_alone(c);

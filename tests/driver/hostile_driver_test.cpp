@@ -20,6 +20,7 @@
 
 #include "common/call_marshal.h"
 #include "common/content_hash.h"
+#include "common/managed_batch_wire.h"
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "cuda_calls.h"
@@ -1256,6 +1257,62 @@ TEST_F(HostileDriver, batches_of_stream_memory_operations_are_vetted) {
   expect_session_ended_alone(c);
   const auto other = client();
   EXPECT_NE(batch(*other, {}, cu::kMaxBatchMemOps + 1).error, ErrorKind{0});
+  expect_session_ended_alone(*other);
+}
+
+// Batches of managed prefetches and discards (rows 285-287): every range must be the session's
+// device memory; a batch over its limits, longer than its request, or a discard naming
+// locations, ends only its session.
+TEST_F(HostileDriver, managed_batches_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUdeviceptr managed = 0;
+  Reply r = call(c, cu::Fn::cuMemAllocManaged, [&](WireWriter& w) {
+    mr::put_output(w, &managed);
+    mr::put_value(w, size_t{4096});
+    mr::put_value(w, 1u);  // CU_MEM_ATTACH_GLOBAL
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&managed, r.rest.data() + 1, sizeof managed);
+  CUstream stream = nullptr;
+  r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
+    mr::put_output(w, &stream);
+    mr::put_value(w, 1u);  // CU_STREAM_NON_BLOCKING
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
+  CUmemLocation device{};
+  device.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  const size_t first = 0;
+  const auto prefetch = [&](Client& client, CUdeviceptr address, size_t bytes) {
+    return call(client, cu::Fn::cuMemPrefetchBatchAsync, [&](WireWriter& w) {
+      mr::put_value(w, stream);
+      put_managed_batch(w, 0, &address, &bytes, 1, &device, &first, 1);
+    });
+  };
+  EXPECT_EQ(prefetch(c, managed, 4096).status, CUDA_SUCCESS);
+  EXPECT_EQ(prefetch(c, managed + 2048, 4096).status, CUDA_ERROR_INVALID_VALUE)
+      << "a range reaching past the allocation";
+  EXPECT_EQ(prefetch(c, managed + (uint64_t{1} << 40), 64).status, CUDA_ERROR_INVALID_VALUE)
+      << "memory the session never got";
+  expect_session_goes_on(c);
+  const auto discard_naming_a_location =
+      call(c, cu::Fn::cuMemDiscardBatchAsync, [&](WireWriter& w) {
+        mr::put_value(w, stream);
+        const size_t bytes = 64;
+        put_managed_batch(w, 0, &managed, &bytes, 1, &device, &first, 1);
+      });
+  EXPECT_NE(discard_naming_a_location.error, ErrorKind{0});
+  expect_session_ended_alone(c);
+  const auto other = client();
+  EXPECT_NE(call(*other, cu::Fn::cuMemDiscardAndPrefetchBatchAsync,
+                 [&](WireWriter& w) {
+                   mr::put_value(w, CUstream{nullptr});
+                   w.put<uint64_t>(0);
+                   w.put<uint64_t>(kMaxManagedBatch + 1);  // ranges, and none follow
+                 })
+                .error,
+            ErrorKind{0});
   expect_session_ended_alone(*other);
 }
 

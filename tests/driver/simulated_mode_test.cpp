@@ -68,7 +68,7 @@ std::string hex32(uint32_t value) {
 // What GVIRTUS_STATS counted for `call` (its table row: name, sync calls, async calls, failures,
 // request bytes, ...); both -1 when the row is missing.
 struct CallCount {
-  long long sync = -1, request_bytes = -1;
+  long long sync = -1, async = -1, request_bytes = -1;
 };
 CallCount call_count(const std::string& stats, const std::string& call) {
   const size_t at = stats.find("." + call + " ");
@@ -76,8 +76,8 @@ CallCount call_count(const std::string& stats, const std::string& call) {
   std::istringstream row(stats.substr(at, stats.find('\n', at) - at));
   std::string name;
   CallCount count;
-  long long async = 0, failures = 0;
-  row >> name >> count.sync >> async >> failures >> count.request_bytes;
+  long long failures = 0;
+  row >> name >> count.sync >> count.async >> failures >> count.request_bytes;
   return count;
 }
 long long request_bytes(const std::string& stats, const std::string& call) {
@@ -582,6 +582,36 @@ TEST(SimulatedForkedChild, is_refused_after_init_and_starts_afresh_before_it) {
     row >> sync >> async;
     EXPECT_EQ(sync, 0) << child_stats;
     EXPECT_EQ(async, 0) << child_stats;
+  }
+}
+
+// Batches of managed prefetches and discards through the driver's own forms
+// (driver_managed_batches.cu): prefetched ranges report their locations, malformed batches are
+// refused at once, and after a discard the host reads the device's bytes, not its own copy.
+TEST(SimulatedManagedBatches, prefetch_refuse_and_discard_as_the_driver) {
+  const RunResult result = run_with_stats(TestTransport::shm, "driver_managed_batches");
+  ASSERT_EQ(result.status, 0) << result.output;
+  for (const char* line :
+       {"cuMemPrefetchBatchAsync(ranges, sizes, 3, locations, firsts, 2, 0, stream) -> 0",
+        // The regions' last prefetches: a's to the device, b's last range to the host (-1).
+        "last prefetch: a 0, b -1, b's second half -1", "host bytes kept through the prefetch: yes",
+        "cuMemPrefetchBatchAsync(not_managed, sizes, 1, locations, firsts, 1, 0, stream) -> 1",
+        "cuMemDiscardBatchAsync(past, past_sizes, 1, 0, stream) -> 1",
+        "cuMemDiscardBatchAsync(ranges, sizes, 1, 1, stream) -> 1",
+        "cuMemPrefetchBatchAsync(ranges, sizes, 3, locations, from_one, 2, 0, stream) -> 1",
+        "cuMemPrefetchBatchAsync(ranges, sizes, 3, locations, not_rising, 2, 0, stream) -> 1",
+        "cuMemPrefetchBatchAsync(ranges, sizes, 3, locations, firsts, 0, 0, stream) -> 1",
+        "host bytes kept through the refusals: yes",
+        "after the discard the host reads the device's bytes: yes",
+        "discard and prefetch: discarded half read as the device's yes, other half kept yes, "
+        "last prefetch 0"}) {
+    EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+  }
+  // The refusals were the stub's: only the three good batches reached the backend, sent ahead.
+  for (const char* call :
+       {"cuMemPrefetchBatchAsync", "cuMemDiscardBatchAsync", "cuMemDiscardAndPrefetchBatchAsync"}) {
+    EXPECT_EQ(call_count(result.output, call).sync, 0) << call << "\n" << result.output;
+    EXPECT_EQ(call_count(result.output, call).async, 1) << call << "\n" << result.output;
   }
 }
 

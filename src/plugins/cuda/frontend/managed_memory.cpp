@@ -17,7 +17,9 @@
 
 #include <string>
 
+#include "common/call_marshal.h"
 #include "common/log.h"
+#include "common/managed_batch_wire.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "frontend/managed_transfer.h"
@@ -172,6 +174,64 @@ GVIRTUS_EXPORT CUresult cuMemPrefetchAsync_ptsz(CUdeviceptr devPtr, size_t count
 GVIRTUS_EXPORT CUresult cuMemAdvise(CUdeviceptr devPtr, size_t count, CUmem_advise advice,
                                     CUdevice device) {
   return cuMemAdvise_v2(devPtr, count, advice, location_of(device));
+}
+
+namespace {
+
+// A batch of prefetches or discards (rows 285-287, src/common/managed_batch_wire.h): every range
+// must lie in one managed region, as a single prefetch's must (refused at once otherwise); the
+// batch goes ahead whole, to the stream's backend. A discard leaves the ranges indeterminate: the
+// mirror drops its copies of them, so the host reads the device's bytes next.
+CUresult managed_batch(cr::Fn fn, CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                       CUmemLocation* locations, size_t* firsts, size_t location_count,
+                       unsigned long long flags, CUstream stream) {
+  if (!gvirtus::managed_batch_shape_ok(dptrs, sizes, count, locations, firsts, location_count,
+                                       flags, fn != cr::Fn::cuMemDiscardBatchAsync)) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  for (size_t i = 0; i < count; ++i) {
+    if (!gvirtus::process_session::managed_covers(dptrs[i], sizes[i])) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  const gvirtus::stub::RouteScope route(cr::pool_backend_of_handle("stream", stream));
+  const CUresult result = cr::remote_async(fn, [&](gvirtus::WireWriter& w) {
+    gvirtus::marshal::put_value(w, stream);
+    gvirtus::put_managed_batch(w, flags, dptrs, sizes, count, locations, firsts, location_count);
+  });
+  if (fn != cr::Fn::cuMemPrefetchBatchAsync) {
+    for (size_t i = 0; i < count; ++i) {
+      gvirtus::process_session::managed_invalidate_range(dptrs[i], sizes[i]);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+#undef cuMemPrefetchBatchAsync
+#undef cuMemDiscardBatchAsync
+#undef cuMemDiscardAndPrefetchBatchAsync
+
+GVIRTUS_EXPORT CUresult cuMemPrefetchBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                                CUmemLocation* prefetchLocs,
+                                                size_t* prefetchLocIdxs, size_t numPrefetchLocs,
+                                                unsigned long long flags, CUstream hStream) {
+  return managed_batch(cr::Fn::cuMemPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs,
+                       prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+}
+
+GVIRTUS_EXPORT CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes, size_t count,
+                                               unsigned long long flags, CUstream hStream) {
+  return managed_batch(cr::Fn::cuMemDiscardBatchAsync, dptrs, sizes, count, nullptr, nullptr, 0,
+                       flags, hStream);
+}
+
+GVIRTUS_EXPORT CUresult cuMemDiscardAndPrefetchBatchAsync(
+    CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs,
+    size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
+  return managed_batch(cr::Fn::cuMemDiscardAndPrefetchBatchAsync, dptrs, sizes, count, prefetchLocs,
+                       prefetchLocIdxs, numPrefetchLocs, flags, hStream);
 }
 
 // Several attributes of a managed range: each asked as cuMemRangeGetAttribute asks it (row 257),

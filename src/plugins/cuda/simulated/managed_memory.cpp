@@ -128,6 +128,69 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPrefetchAsync_v2(CUdeviceptr devPtr, size
   });
 }
 
+namespace {
+
+// A batch of prefetches or discards checked as the driver documents it: flags zero, a stream
+// other than the legacy one, every range inside one managed region; for prefetches, locations
+// whose first indexes start at 0, rise strictly and stay below the count. A discard leaves its
+// ranges indeterminate: the simulated device fills them with 0xdd, so that a host that read the
+// old bytes afterwards would show it; a prefetch records its location, as cuMemPrefetchAsync.
+CUresult managed_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* locations,
+                       size_t* firsts, size_t location_count, unsigned long long flags,
+                       CUstream stream, bool discard, bool prefetch) {
+  return sim::guarded([&](sim::State& s) {
+    if (flags != 0 || stream == nullptr || count == 0 || dptrs == nullptr || sizes == nullptr) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (prefetch) {
+      if (location_count == 0 || location_count > count || locations == nullptr ||
+          firsts == nullptr || firsts[0] != 0) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+      for (size_t i = 1; i < location_count; ++i) {
+        if (firsts[i] <= firsts[i - 1] || firsts[i] >= count) return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (sizes[i] == 0 || sim::device_range(s, dptrs[i], sizes[i]) == nullptr ||
+          hints_of(s, dptrs[i]) == nullptr) {
+        return CUDA_ERROR_INVALID_VALUE;
+      }
+    }
+    size_t location = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (discard) std::memset(reinterpret_cast<void*>(dptrs[i]), 0xdd, sizes[i]);
+      if (!prefetch) continue;
+      while (location + 1 < location_count && firsts[location + 1] <= i) ++location;
+      hints_of(s, dptrs[i])->last_prefetch = device_of(locations[location]);
+    }
+    return CUDA_SUCCESS;
+  });
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemPrefetchBatchAsync(
+    CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs,
+    size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
+  return managed_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
+                       hStream, false, true);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemDiscardBatchAsync(CUdeviceptr* dptrs, size_t* sizes,
+                                                         size_t count, unsigned long long flags,
+                                                         CUstream hStream) {
+  return managed_batch(dptrs, sizes, count, nullptr, nullptr, 0, flags, hStream, true, false);
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemDiscardAndPrefetchBatchAsync(
+    CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLocation* prefetchLocs,
+    size_t* prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream) {
+  return managed_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
+                       hStream, true, true);
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemAdvise_v2(CUdeviceptr devPtr, size_t count,
                                                  CUmem_advise advice, CUmemLocation location) {
   return sim::guarded([&](sim::State& s) {

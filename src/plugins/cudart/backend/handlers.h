@@ -28,7 +28,7 @@ bool run_graph_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result)
 // `fn` is not one.
 bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 // cudaMemPrefetchBatchAsync, cudaMemDiscardBatchAsync, cudaMemDiscardAndPrefetchBatchAsync
-// (managed_batches.cpp; wire: common/managed_batch_wire.h).
+// (managed_batches.cpp; wire: src/common/managed_batch_wire.h).
 cudaError_t run_managed_batch(Fn fn, WireReader& in, WireWriter& out);
 
 // Forgets the conditional handles the session made (a new session).

@@ -14,10 +14,10 @@
 // encoded in buffers of their own: a fault may come while the faulting thread is in the middle of
 // encoding a request of its own.
 #include "common/log.h"
+#include "common/managed_batch_wire.h"
 #include "common/wire_record.h"
 #include "frontend/managed_transfer.h"
 #include "plugins/cudart/common/graph_wire.h"
-#include "plugins/cudart/common/managed_batch_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/managed_variables.h"
 #include "plugins/cudart/frontend/registry.h"
@@ -162,9 +162,8 @@ namespace {
 cudaError_t managed_batch(cr::Fn fn, void** dptrs, size_t* sizes, size_t count,
                           cudaMemLocation* locations, size_t* firsts, size_t location_count,
                           unsigned long long flags, cudaStream_t stream) {
-  if (count > gvirtus::cudart::kMaxManagedBatch || location_count > count ||
-      (count > 0 && (dptrs == nullptr || sizes == nullptr)) ||
-      (location_count > 0 && (locations == nullptr || firsts == nullptr))) {
+  if (!gvirtus::managed_batch_shape_ok(dptrs, sizes, count, locations, firsts, location_count,
+                                       flags, fn != cr::Fn::cudaMemDiscardBatchAsync)) {
     return cr::record_local_error(cudaErrorInvalidValue);
   }
   for (size_t i = 0; i < count; ++i) {
@@ -175,17 +174,7 @@ cudaError_t managed_batch(cr::Fn fn, void** dptrs, size_t* sizes, size_t count,
   }
   const cudaError_t result = cr::remote_async(fn, [&](gvirtus::WireWriter& w) {
     w.put<uint64_t>(cr::wire_handle(stream));
-    w.put<uint64_t>(flags);
-    w.put<uint64_t>(count);
-    for (size_t i = 0; i < count; ++i) {
-      w.put<uint64_t>(reinterpret_cast<uintptr_t>(dptrs[i]));
-      w.put<uint64_t>(sizes[i]);
-    }
-    w.put<uint64_t>(location_count);
-    for (size_t i = 0; i < location_count; ++i) {
-      w.put_raw(&locations[i], sizeof(cudaMemLocation));
-      w.put<uint64_t>(firsts[i]);
-    }
+    gvirtus::put_managed_batch(w, flags, dptrs, sizes, count, locations, firsts, location_count);
   });
   if (fn != cr::Fn::cudaMemPrefetchBatchAsync) {
     for (size_t i = 0; i < count; ++i) {
