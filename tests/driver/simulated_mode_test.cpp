@@ -615,6 +615,40 @@ TEST(SimulatedManagedBatches, prefetch_refuse_and_discard_as_the_driver) {
   }
 }
 
+// Shareable handles between two processes, each its own session (driver_shareable.cu), over tcp
+// and shm: a physical allocation exported as a POSIX descriptor, passed over a unix socket and
+// mapped by the importer, each side reading the other's bytes (the simulated device shares the
+// pages between its sessions, as a GPU does between processes); a pool and a pointer of it
+// imported, the pointer device memory of the importer's session to its last byte and no further;
+// a Windows type, a pool without handle types and a descriptor gvirtus did not make refused.
+TEST(SimulatedShareableHandles, pass_between_sessions_as_descriptors_of_the_clients_machine) {
+  for (const TestTransport transport : {TestTransport::tcp, TestTransport::shm}) {
+    const RunResult result = run_with_stats(transport, "driver_shareable");
+    ASSERT_EQ(result.status, 0) << result.output;
+    for (const char* line :
+         {"cuMemExportToShareableHandle(&physical_fd, handle, "
+          "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) -> 0",
+          "cuMemPoolExportToShareableHandle(&pool_fd, pool, "
+          "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) -> 0",
+          "cuMemPoolExportPointer(&message.pointer, pointer) -> 0",
+          "cuMemPoolExportToShareableHandle(&refused, pool, CU_MEM_HANDLE_TYPE_WIN32, 0) -> 801",
+          "cuMemPoolExportToShareableHandle(&refused, private_pool, "
+          "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) -> 1",
+          "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) -> 0\ncuMemAddressReserve",
+          "importer reads the exporter's bytes: yes",
+          "CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) -> 0\n"
+          "cuMemPoolImportPointer(&pointer, pool, &message.pointer) -> 0",
+          "imported pointer: its allocation's start yes, 1048576 bytes",
+          "cuMemsetD8(pointer, 7, kPoolBytes) -> 0\ncuMemsetD8(pointer, 7, kPoolBytes + 1) -> 1",
+          "cuMemFree(pointer) -> 0\ncuMemPoolDestroy(pool) -> 0",
+          "reinterpret_cast<void*>(intptr_t{unrelated}), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) "
+          "-> 1",
+          "importer done: yes", "exporter reads the importer's bytes: yes"}) {
+      EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+    }
+  }
+}
+
 // Copies between page-locked memory and the device over shm carry no bytes: the request names the
 // block's place in the shared memory and the backend copies those pages (GVIRTUS_STATS counts the
 // payload). Over tcp the same copies carry their 8192 and 3000 bytes.

@@ -3,35 +3,45 @@
 // are built here from the request's fields (no pointer of the client's reaches the driver). For an
 // attribute, the pool must be the session's and the attribute one the driver defines (anything
 // else is malformed); the value is passed to the driver as the type the attribute takes, in
-// memory of ours.
+// memory of ours. Pools and their pointers shared between sessions (rows 288-291; the scheme:
+// src/common/shareable_token.h): an exported descriptor stays with the exporting session, which
+// answers a token for it (services/shareable_handles.h); an import fetches it from there.
 #include <cuda.h>
 
+#include <cstddef>
+#include <cstring>
 #include <string>
+#include <vector>
 
+#include "backend/services/session_services.h"
+#include "backend/services/shareable_handles.h"
 #include "common/call_marshal.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_calls.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
 #include "plugins/cuda/backend/memory_pools.h"
+#include "plugins/cuda/backend/request_checks.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
 
 namespace {
 
-// cuMemPoolCreate: properties of our own, built from the request's (no Windows pointer, no
-// shareable handles: the stub sends none, and a request with some is malformed).
+// cuMemPoolCreate: properties of our own, built from the request's (no Windows pointer; of the
+// shareable handle types only those gvirtus shares - a POSIX descriptor, a fabric handle - which
+// is all the stub sends: a request with others is malformed).
 void create_pool(WireReader& in, WireWriter& out, CUresult& result) {
   const auto request = get_record<PoolCreateRequest>(in);
   in.expect_end();
-  if (request.handle_types != CU_MEM_HANDLE_TYPE_NONE || request.usage > 0xffff) {
+  if ((request.handle_types & ~(kHandlePosixFd | kHandleFabric)) != 0 || request.usage > 0xffff) {
     raise(ErrorKind::kInvalidInput, "memory pool properties the stub never sends");
   }
   CUmemPoolProps props{};
   props.allocType = static_cast<CUmemAllocationType>(request.alloc_type);
-  props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+  props.handleTypes = static_cast<CUmemAllocationHandleType>(request.handle_types);
   props.location.type = static_cast<CUmemLocationType>(request.location_type);
   props.location.id = request.location_id;
   props.maxSize = request.max_size;
@@ -44,12 +54,123 @@ void create_pool(WireReader& in, WireWriter& out, CUresult& result) {
   marshal::put_value(out, result == CUDA_SUCCESS ? pool : nullptr);
 }
 
+// cuMemPoolExportToShareableHandle: a pool of the session's, exported as the request's type; the
+// reply brings the token (the descriptor stays with this session) or the fabric handle.
+void export_pool(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto request = get_record<ShareableRequest>(in);
+  in.expect_end();
+  if (shareable_blob_bytes(request.type) == 0) {
+    raise(ErrorKind::kInvalidInput, "a pool export of handle type " + std::to_string(request.type));
+  }
+  const auto pool = reinterpret_cast<CUmemoryPool>(static_cast<uintptr_t>(request.handle));
+  result = vet(pool);
+  if (result == CUDA_SUCCESS) result = lacks(real().cuMemPoolExportToShareableHandle);
+  alignas(8) std::byte handle[kFabricHandleBytes] = {};
+  if (result == CUDA_SUCCESS) {
+    result = real().cuMemPoolExportToShareableHandle(
+        handle, pool, static_cast<CUmemAllocationHandleType>(request.type), request.flags);
+  }
+  std::vector<std::byte> blob;
+  std::string why;
+  if (result == CUDA_SUCCESS && !services::export_blob(request.type, handle, 0, blob, why)) {
+    GVIRTUS_LOG(kWarning) << "cuMemPoolExportToShareableHandle: " << why;
+    result = CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  out.put<int32_t>(result);
+  out.put_blob(blob.data(), result == CUDA_SUCCESS ? blob.size() : 0);  // none after a failure
+}
+
+// cuMemPoolImportFromShareableHandle: the descriptor fetched from the exporting session (or the
+// fabric handle) imported here; the pool becomes the session's.
+void import_pool(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto request = get_record<ShareableRequest>(in);
+  const auto blob = in.get_blob(kFabricHandleBytes);
+  in.expect_end();
+  services::ImportSource source;
+  std::string why;
+  result = lacks(real().cuMemPoolImportFromShareableHandle);
+  if (result == CUDA_SUCCESS && !services::import_source(request.type, blob, source, why)) {
+    GVIRTUS_LOG(kWarning) << "cuMemPoolImportFromShareableHandle: " << why;
+    result = CUDA_ERROR_INVALID_VALUE;
+  }
+  CUmemoryPool pool = nullptr;
+  if (result == CUDA_SUCCESS) {
+    result = real().cuMemPoolImportFromShareableHandle(
+        &pool, source.os_handle(), static_cast<CUmemAllocationHandleType>(request.type),
+        request.flags);
+  }
+  if (result == CUDA_SUCCESS) adopt(pool);
+  out.put<int32_t>(result);
+  marshal::put_value(out, result == CUDA_SUCCESS ? pool : nullptr);
+}
+
+// cuMemPoolExportPointer: device memory of the session's; the driver's export data comes back.
+void export_pointer(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto pointer = marshal::get_value<CUdeviceptr>(in);
+  in.expect_end();
+  result = vet_device_pointer(pointer, 1);
+  if (result == CUDA_SUCCESS) result = lacks(real().cuMemPoolExportPointer);
+  CUmemPoolPtrExportData data{};
+  if (result == CUDA_SUCCESS) result = real().cuMemPoolExportPointer(&data, pointer);
+  out.put<int32_t>(result);
+  out.put_blob(&data, result == CUDA_SUCCESS ? sizeof data : 0);  // none after a failure
+}
+
+// cuMemPoolImportPointer: into a pool of the session's (an imported one); the pointer becomes
+// device memory of the session's, as large as the driver says its allocation is, until freed.
+void import_pointer(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto pool = marshal::get_value<CUmemoryPool>(in);
+  const auto blob = in.get_blob(sizeof(CUmemPoolPtrExportData));
+  in.expect_end();
+  if (blob.size() != sizeof(CUmemPoolPtrExportData)) {
+    raise(ErrorKind::kInvalidInput,
+          "pointer export data of " + std::to_string(blob.size()) + " bytes");
+  }
+  CUmemPoolPtrExportData data{};
+  std::memcpy(&data, blob.data(), sizeof data);
+  result = vet(pool);
+  if (result == CUDA_SUCCESS) result = lacks(real().cuMemPoolImportPointer);
+  if (result == CUDA_SUCCESS) result = lacks(real().cuMemGetAddressRange_v2);
+  CUdeviceptr pointer = 0, base = 0;
+  size_t bytes = 0;
+  if (result == CUDA_SUCCESS) result = real().cuMemPoolImportPointer(&pointer, pool, &data);
+  if (result == CUDA_SUCCESS) {
+    result = real().cuMemGetAddressRange_v2(&base, &bytes, pointer);
+    if (result != CUDA_SUCCESS || base != pointer) {
+      real().cuMemFree_v2(pointer);  // its extent unknown: not the session's to use
+      result = result == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : result;
+    }
+  }
+  if (result == CUDA_SUCCESS) {
+    services::session_services().allocations.allocated(
+        reinterpret_cast<const void*>(static_cast<uintptr_t>(pointer)), bytes);
+  }
+  out.put<int32_t>(result);
+  out.put<uint64_t>(result == CUDA_SUCCESS ? pointer : 0);
+  out.put<uint64_t>(result == CUDA_SUCCESS ? bytes : 0);
+}
+
 }  // namespace
 
 bool run_memory_pool(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
-  if (fn == Fn::cuMemPoolCreate) {
-    create_pool(in, out, result);
-    return true;
+  switch (fn) {
+    case Fn::cuMemPoolCreate:
+      create_pool(in, out, result);
+      return true;
+    case Fn::cuMemPoolExportToShareableHandle:
+      export_pool(in, out, result);
+      return true;
+    case Fn::cuMemPoolImportFromShareableHandle:
+      import_pool(in, out, result);
+      return true;
+    case Fn::cuMemPoolExportPointer:
+      export_pointer(in, out, result);
+      return true;
+    case Fn::cuMemPoolImportPointer:
+      import_pointer(in, out, result);
+      return true;
+    default:
+      break;
   }
   if (fn != Fn::cuMemPoolSetAttribute && fn != Fn::cuMemPoolGetAttribute) return false;
   const auto request = get_record<PoolAttributeRequest>(in);

@@ -7,8 +7,12 @@
 // every other call: each reservation's mapped runs are recorded in the allocation ledger, owned by
 // the reservation, so copies and memsets may span adjacent mappings, as on the driver.
 //
-// Refused, because they would reach past the session: shareable handles (a file descriptor or
-// fabric handle of the backend's machine) and a Windows security attribute pointer.
+// Shareable handles (rows 292-293; the scheme: src/common/shareable_token.h): a physical
+// allocation of the session's exported as a POSIX descriptor stays with this session, which
+// answers a token for it and its size (services/shareable_handles.h); an import fetches both, and
+// the allocation becomes the session's, of that size. A fabric handle's bytes travel as they are;
+// importing one is refused (CUDA_ERROR_NOT_SUPPORTED): its size, which the session's mappings are
+// vetted against, cannot be learnt. A Windows security attribute pointer is never passed on.
 #include <cuda.h>
 
 #include <cstring>
@@ -19,7 +23,9 @@
 #include <vector>
 
 #include "backend/services/session_services.h"
+#include "backend/services/shareable_handles.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "common/wire_record.h"
 #include "cuda_calls.h"
 #include "cuda_real.h"
@@ -68,7 +74,8 @@ void publish_runs(Session& s, uint64_t reservation) {
 }
 
 // A CUmemAllocationProp from the wire, made safe for the driver: its Windows pointer cleared,
-// and no shareable handle type (one would be the backend machine's).
+// and of the shareable handle types only those gvirtus shares (a POSIX descriptor, a fabric
+// handle; a Windows one: CUDA_ERROR_NOT_SUPPORTED).
 CUresult allocation_prop(WireReader& in, CUmemAllocationProp& prop) {
   const auto bytes = in.get_blob(sizeof prop);
   if (bytes.size() != sizeof prop) {
@@ -77,13 +84,83 @@ CUresult allocation_prop(WireReader& in, CUmemAllocationProp& prop) {
   }
   std::memcpy(&prop, bytes.data(), sizeof prop);
   prop.win32HandleMetaData = nullptr;
-  return prop.requestedHandleTypes == CU_MEM_HANDLE_TYPE_NONE ? CUDA_SUCCESS
-                                                              : CUDA_ERROR_NOT_SUPPORTED;
+  return (prop.requestedHandleTypes & ~(kHandlePosixFd | kHandleFabric)) == 0
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_NOT_SUPPORTED;
+}
+
+// cuMemExportToShareableHandle: a physical allocation the session holds, with its size.
+void export_physical(Session& s, WireReader& in, WireWriter& out, CUresult& result) {
+  const auto request = get_record<ShareableRequest>(in);
+  in.expect_end();
+  if (shareable_blob_bytes(request.type) == 0) {
+    raise(ErrorKind::kInvalidInput, "an export of handle type " + std::to_string(request.type));
+  }
+  const Physical* physical = held(s, request.handle);
+  result =
+      physical != nullptr ? lacks(real().cuMemExportToShareableHandle) : CUDA_ERROR_INVALID_VALUE;
+  alignas(8) std::byte handle[kFabricHandleBytes] = {};
+  if (result == CUDA_SUCCESS) {
+    result = real().cuMemExportToShareableHandle(
+        handle, request.handle, static_cast<CUmemAllocationHandleType>(request.type),
+        request.flags);
+  }
+  std::vector<std::byte> blob;
+  std::string why;
+  if (result == CUDA_SUCCESS &&
+      !services::export_blob(request.type, handle, physical->bytes, blob, why)) {
+    GVIRTUS_LOG(kWarning) << "cuMemExportToShareableHandle: " << why;
+    result = CUDA_ERROR_OPERATING_SYSTEM;
+  }
+  out.put<int32_t>(result);
+  out.put_blob(blob.data(), result == CUDA_SUCCESS ? blob.size() : 0);  // none after a failure
+}
+
+// cuMemImportFromShareableHandle: the descriptor and size fetched from the exporting session; the
+// allocation becomes the session's, one reference held.
+void import_physical(Session& s, WireReader& in, WireWriter& out, CUresult& result) {
+  const auto request = get_record<ShareableRequest>(in);
+  const auto blob = in.get_blob(kFabricHandleBytes);
+  in.expect_end();
+  services::ImportSource source;
+  std::string why;
+  result = lacks(real().cuMemImportFromShareableHandle);
+  if (result == CUDA_SUCCESS && request.type == kHandleFabric) {
+    GVIRTUS_LOG(kWarning) << "cuMemImportFromShareableHandle: a fabric handle's size cannot be "
+                             "learnt, and the session's mappings are vetted against it";
+    result = CUDA_ERROR_NOT_SUPPORTED;
+  }
+  if (result == CUDA_SUCCESS && !services::import_source(request.type, blob, source, why)) {
+    GVIRTUS_LOG(kWarning) << "cuMemImportFromShareableHandle: " << why;
+    result = CUDA_ERROR_INVALID_VALUE;
+  }
+  CUmemGenericAllocationHandle handle = 0;
+  if (result == CUDA_SUCCESS) {
+    result = real().cuMemImportFromShareableHandle(
+        &handle, source.os_handle(), static_cast<CUmemAllocationHandleType>(request.type));
+  }
+  if (result == CUDA_SUCCESS) {
+    Physical& physical = s.physical[handle];  // a handle the session released may come again
+    physical.bytes = source.bytes;
+    ++physical.references;
+  }
+  out.put<int32_t>(result);
+  out.put<uint64_t>(result == CUDA_SUCCESS ? handle : 0);
 }
 
 }  // namespace
 
 bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  if (fn == Fn::cuMemExportToShareableHandle || fn == Fn::cuMemImportFromShareableHandle) {
+    Session& s = session();
+    std::lock_guard lock(s.mutex);
+    if (fn == Fn::cuMemExportToShareableHandle) {
+      export_physical(s, in, out, result);
+    } else {
+      import_physical(s, in, out, result);
+    }
+    return true;
+  }
   switch (fn) {
     case Fn::cuMemAddressReserve:
     case Fn::cuMemAddressFree:

@@ -222,6 +222,21 @@ struct VirtualMemoryRequest {
                  &VirtualMemoryRequest::flags};
 };
 
+// A shareable handle exported or imported (rows 288-293; the scheme: src/common/shareable_token.h):
+// the pool or physical allocation exported (0 for an import), the handle type and the flags. An
+// import's blob follows (the token or the fabric handle: shareable_blob_bytes of the type); an
+// export's reply is the status, then that blob (empty after a failure). cuMemPoolExportPointer
+// sends the address; its reply is the status and a blob of the driver's export data (empty after
+// a failure). cuMemPoolImportPointer sends the pool and that blob; its reply is the status, the
+// address and its allocation's size.
+struct ShareableRequest {
+  uint64_t handle;  // a CUmemoryPool or a CUmemGenericAllocationHandle
+  uint32_t type;    // a CUmemAllocationHandleType: a POSIX descriptor or a fabric handle
+  uint64_t flags;
+  static constexpr auto kFields = std::tuple{&ShareableRequest::handle, &ShareableRequest::type,
+                                             &ShareableRequest::flags};
+};
+
 // A memory pool attribute: the reuse flags are ints (0 or 1), the rest 64-bit integers; either
 // travels as u64.
 struct PoolAttributeRequest {
@@ -295,7 +310,7 @@ inline constexpr size_t kMaxPeerHost = 255;
 // client's memory, and its reserved bytes).
 struct PoolCreateRequest {
   uint32_t alloc_type;    // a CUmemAllocationType
-  uint32_t handle_types;  // CUmemAllocationHandleType bits (the stub sends none)
+  uint32_t handle_types;  // CUmemAllocationHandleType bits: a POSIX descriptor, a fabric handle
   int32_t location_type;  // a CUmemLocationType
   int32_t location_id;
   uint64_t max_size;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/call_marshal.h"
+#include "common/shareable_token.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -58,15 +59,18 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemPoolGetAttribute
   return CUDA_SUCCESS;
 }
 
-// A pool of one's own. Shareable handles (a file descriptor or fabric handle of the backend's
-// machine) cannot be exported to this one: CUDA_ERROR_NOT_SUPPORTED, as for cuMemCreate. The
+// A pool of one's own. Its shareable handle types may be a POSIX descriptor and a fabric handle,
+// which gvirtus shares (shareable_handles.cpp); Windows ones are CUDA_ERROR_NOT_SUPPORTED. The
 // Windows security pointer means nothing on Linux, and is not sent.
 extern "C" __attribute__((visibility("default"))) CUresult cuMemPoolCreate(
     CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
   if (pool == nullptr || poolProps == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;
+  const auto handle_types = static_cast<uint32_t>(poolProps->handleTypes);
+  if ((handle_types & ~(gvirtus::kHandlePosixFd | gvirtus::kHandleFabric)) != 0) {
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
   const cr::PoolCreateRequest request{
-      static_cast<uint32_t>(poolProps->allocType),    0,
+      static_cast<uint32_t>(poolProps->allocType),    handle_types,
       static_cast<int32_t>(poolProps->location.type), poolProps->location.id,
       static_cast<uint64_t>(poolProps->maxSize),      poolProps->usage};
   CUmemoryPool created = nullptr;

@@ -2,8 +2,7 @@
 // keeps the session's reservations and mappings too (common/virtual_ranges.h), so that mapped
 // memory is device memory to the rest of the stub - cuMemcpy's direction, pointer attributes -
 // exactly while it is mapped: each reservation's mapped runs are its device ranges.
-// Shareable handles are refused by the backend (CUDA_ERROR_NOT_SUPPORTED): a file descriptor of
-// the backend's machine means nothing here.
+// Shareable handles are exported and imported by shareable_handles.cpp.
 #include <cuda.h>
 
 #include <map>

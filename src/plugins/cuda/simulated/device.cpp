@@ -719,8 +719,13 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolCreate(CUmemoryPool* pool,
         !valid_device(poolProps->location.id)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
+    // A POSIX descriptor may be asked for; no fabric (a GPU without one answers the same).
+    if ((poolProps->handleTypes & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0) {
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
     auto* created = reinterpret_cast<CUmemoryPool>(new char);  // a distinct address, ours
     s.own_pools.insert(created);
+    if (poolProps->handleTypes != CU_MEM_HANDLE_TYPE_NONE) s.exportable_pools.insert(created);
     *pool = created;
     return CUDA_SUCCESS;
   });
@@ -730,6 +735,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool) {
   return sim::guarded([&](sim::State& s) {
     if (s.own_pools.erase(pool) == 0) return CUDA_ERROR_INVALID_VALUE;
     s.pool_attributes.erase(pool);
+    s.exportable_pools.erase(pool);
+    s.imported_pools.erase(pool);
     for (CUmemoryPool& current : s.current_pools) {
       if (current == pool) current = nullptr;
     }

@@ -212,6 +212,10 @@ struct State {
   std::map<CUmemoryPool, std::map<int, uint64_t>> pool_attributes;
   // Pools of one's own (cuMemPoolCreate).
   std::set<CUmemoryPool> own_pools;
+  // Of those, the ones that may be exported as a POSIX descriptor, and the ones imported
+  // (shareable.cpp), into which pointers may be imported.
+  std::set<CUmemoryPool> exportable_pools;
+  std::set<CUmemoryPool> imported_pools;
   // Contexts of one's own (cuCtxCreate): distinct handles sharing the devices' memory.
   std::map<CUcontext, OwnContext> contexts;
   unsigned long long next_context_id = kMaxDevices + 1;  // ids 1..kMaxDevices: primary contexts

@@ -113,7 +113,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* hand
         prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || !device_location(s, prop->location)) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_NOT_SUPPORTED;
+    // A POSIX descriptor may be asked for (shareable.cpp: the memfd itself); no fabric.
+    if ((prop->requestedHandleTypes & ~CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0) {
+      return CUDA_ERROR_NOT_SUPPORTED;
+    }
     if (size > sim::kDeviceBytes - s.allocated) return CUDA_ERROR_OUT_OF_MEMORY;
     const int fd = ::memfd_create("gvirtus-simulated-physical", MFD_CLOEXEC);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
