@@ -520,7 +520,7 @@ int main(int argc, char** argv) {
   SHOW(cuDeviceSetMemPool(device, pool));
   SHOW(cuMemPoolDestroy(own_pool));
   SHOW(cuMemPoolDestroy(own_pool));
-  props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;  // a descriptor of the backend's
+  props.handleTypes = CU_MEM_HANDLE_TYPE_WIN32;  // a Windows handle: none on Linux
   SHOW(cuMemPoolCreate(&own_pool, &props));
   CUcontext own = nullptr, current = nullptr;
   SHOW(cuCtxCreate(&own, nullptr, 0, device));

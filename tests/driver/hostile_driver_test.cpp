@@ -21,6 +21,7 @@
 #include "common/call_marshal.h"
 #include "common/content_hash.h"
 #include "common/managed_batch_wire.h"
+#include "common/shareable_token.h"
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "cuda_calls.h"
@@ -359,7 +360,7 @@ TEST_F(HostileDriver, two_dimensional_rows_over_a_chunk_end_only_their_session) 
 
 // Virtual memory: a map must fall in a reservation of the session and name a physical allocation
 // of the session; access goes to mapped memory only; reserved but unmapped memory is no device
-// memory; shareable handles are refused; a malformed allocation property ends the session.
+// memory; Windows handles are refused; a malformed allocation property ends the session.
 TEST_F(HostileDriver, virtual_memory_is_vetted_against_the_sessions_own_ranges) {
   const auto owned = client();
   Client& c = *owned;
@@ -434,10 +435,11 @@ TEST_F(HostileDriver, virtual_memory_is_vetted_against_the_sessions_own_ranges) 
   EXPECT_EQ(vm(cu::Fn::cuMemAddressFree, {base, 4 * kPage, 0, 0, 0}).status,
             CUDA_ERROR_INVALID_VALUE)
       << "still mapped";
-  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_WIN32;
   EXPECT_EQ(vm(cu::Fn::cuMemCreate, {0, kPage, 0, 0, 0}, &prop, sizeof prop).status,
             CUDA_ERROR_NOT_SUPPORTED)
-      << "a file descriptor of the backend's machine";
+      << "a Windows handle, which Linux lacks";
+  prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_NONE;
   // A mapped address's handle, one more reference the session counts.
   r = vm(cu::Fn::cuMemRetainAllocationHandle, {base + 64, 0, 0, 0, 0});
   EXPECT_EQ(r.status, CUDA_SUCCESS);
@@ -741,7 +743,7 @@ TEST_F(HostileDriver, shared_host_blocks_over_tcp_end_only_their_session) {
   expect_session_ended_alone(c);
 }
 
-// A pool's properties with shareable handles are no request a stub sends; a pool the session never
+// A pool's properties with Windows handle types are no request a stub sends; a pool the session never
 // created is refused.
 TEST_F(HostileDriver, pools_of_ones_own_are_vetted) {
   const auto owned = client();
@@ -762,13 +764,98 @@ TEST_F(HostileDriver, pools_of_ones_own_are_vetted) {
       call(c, cu::Fn::cuMemPoolDestroy, [&](WireWriter& w) { mr::put_value(w, pool); }).status,
       CUDA_SUCCESS);
   expect_session_goes_on(c);
-  const Reply shared = call(c, cu::Fn::cuMemPoolCreate, [](WireWriter& w) {
-    put_record(w, cu::PoolCreateRequest{CU_MEM_ALLOCATION_TYPE_PINNED,
-                                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+  const Reply windows = call(c, cu::Fn::cuMemPoolCreate, [](WireWriter& w) {
+    put_record(w, cu::PoolCreateRequest{CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_HANDLE_TYPE_WIN32,
                                         CU_MEM_LOCATION_TYPE_DEVICE, 0, 0, 0});
   });
-  EXPECT_EQ(shared.error, ErrorKind::kDisconnected);
+  EXPECT_EQ(windows.error, ErrorKind::kDisconnected) << "a handle type the stub never sends";
   expect_session_ended_alone(c);
+}
+
+// Shareable handles (rows 288-293): exports of pools, pointers and physical allocations the
+// session never got are refused; an import whose token names no exporting session, or a forged
+// secret, is refused and the session goes on; a blob of the wrong size, or a handle type the stub
+// never sends, ends only its session.
+TEST_F(HostileDriver, shareable_handles_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto foreign = reinterpret_cast<CUmemoryPool>(uintptr_t{0x6500});
+  const auto export_of = [&](Client& client, cu::Fn fn, uint64_t handle, uint32_t type) {
+    return call(client, fn, [&](WireWriter& w) {
+      put_record(w, cu::ShareableRequest{handle, type, 0});
+    });
+  };
+  Reply r = export_of(c, cu::Fn::cuMemPoolExportToShareableHandle,
+                      reinterpret_cast<uintptr_t>(foreign), kHandlePosixFd);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  r = export_of(c, cu::Fn::cuMemExportToShareableHandle, 0x77, kHandlePosixFd);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE) << "a physical allocation the session never made";
+  r = call(c, cu::Fn::cuMemPoolExportPointer,
+           [](WireWriter& w) { w.put<uint64_t>(uint64_t{1} << 44); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  const auto import_of = [&](Client& client, cu::Fn fn, uint32_t type, const void* blob,
+                             size_t bytes) {
+    return call(client, fn, [&](WireWriter& w) {
+      put_record(w, cu::ShareableRequest{0, type, 0});
+      w.put_blob(blob, bytes);
+    });
+  };
+  ShareableToken nobody{};
+  nobody.server[3] = 0x77;
+  r = import_of(c, cu::Fn::cuMemPoolImportFromShareableHandle, kHandlePosixFd, &nobody,
+                sizeof nobody);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_NE(backend_.log().find("the exporting session is gone"), std::string::npos)
+      << backend_.log();
+  r = import_of(c, cu::Fn::cuMemImportFromShareableHandle, kHandlePosixFd, &nobody,
+                sizeof nobody);
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  // A real export, then its token with a forged secret.
+  const Reply created = call(c, cu::Fn::cuMemPoolCreate, [](WireWriter& w) {
+    put_record(w, cu::PoolCreateRequest{CU_MEM_ALLOCATION_TYPE_PINNED, kHandlePosixFd,
+                                        CU_MEM_LOCATION_TYPE_DEVICE, 0, 0, 0});
+  });
+  ASSERT_EQ(created.status, CUDA_SUCCESS);
+  CUmemoryPool pool = nullptr;
+  std::memcpy(&pool, created.rest.data(), sizeof pool);
+  r = export_of(c, cu::Fn::cuMemPoolExportToShareableHandle, reinterpret_cast<uintptr_t>(pool),
+                kHandlePosixFd);
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  ASSERT_EQ(r.rest.size(), sizeof(uint64_t) + sizeof(ShareableToken)) << "the token's blob";
+  ShareableToken token{};
+  std::memcpy(&token, r.rest.data() + sizeof(uint64_t), sizeof token);
+  const auto other = client();
+  EXPECT_EQ(import_of(*other, cu::Fn::cuMemPoolImportFromShareableHandle, kHandlePosixFd, &token,
+                      sizeof token)
+                .status,
+            CUDA_SUCCESS)
+      << "another session imports the real token";
+  token.secret[0] ^= 0xff;
+  EXPECT_EQ(import_of(*other, cu::Fn::cuMemPoolImportFromShareableHandle, kHandlePosixFd, &token,
+                      sizeof token)
+                .status,
+            CUDA_ERROR_INVALID_VALUE)
+      << "a forged secret";
+  // A pointer into a pool the session never got.
+  CUmemPoolPtrExportData data{};
+  r = call(*other, cu::Fn::cuMemPoolImportPointer, [&](WireWriter& w) {
+    mr::put_value(w, foreign);
+    w.put_blob(&data, sizeof data);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  expect_session_goes_on(c);
+  expect_session_goes_on(*other);
+  EXPECT_NE(import_of(c, cu::Fn::cuMemPoolImportFromShareableHandle, kHandlePosixFd, &token, 3)
+                .error,
+            ErrorKind{0})
+      << "a token of the wrong size";
+  expect_session_ended_alone(c);
+  EXPECT_NE(export_of(*other, cu::Fn::cuMemPoolExportToShareableHandle,
+                      reinterpret_cast<uintptr_t>(pool), CU_MEM_HANDLE_TYPE_NONE)
+                .error,
+            ErrorKind{0})
+      << "a handle type the stub never sends";
+  expect_session_ended_alone(*other);
 }
 
 // A stream attribute for launches only (it may carry an event handle) never reaches the driver; a

@@ -88,8 +88,14 @@ bool ShareableHandles::listen(std::string& why) {
     return false;
   }
   listener_ = std::move(socket);
-  std::thread([this] { serve(); }).detach();  // lives as long as the worker
+  server_thread_ = std::thread([this] { serve(); });  // lives as long as the worker
   return true;
+}
+
+ShareableHandles::~ShareableHandles() {
+  if (!server_thread_.joinable()) return;
+  ::shutdown(listener_.get(), SHUT_RDWR);  // accept() returns, and serve() with it
+  server_thread_.join();
 }
 
 void ShareableHandles::serve() {
@@ -102,7 +108,9 @@ void ShareableHandles::serve() {
         }
         continue;
       }
-      GVIRTUS_LOG(kWarning) << "shareable handles: accept: " << std::strerror(errno);
+      if (errno != EINVAL) {  // EINVAL: shut down by the destructor
+        GVIRTUS_LOG(kWarning) << "shareable handles: accept: " << std::strerror(errno);
+      }
       return;
     }
     answer(connection);

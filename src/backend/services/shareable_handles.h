@@ -27,6 +27,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/shareable_token.h"
@@ -40,6 +41,7 @@ class ShareableHandles {
   static constexpr std::chrono::milliseconds kRequestTimeout{2000};
 
   ShareableHandles() = default;
+  ~ShareableHandles();  // stops answering (the worker's own instance is never destroyed)
   ShareableHandles(const ShareableHandles&) = delete;
   ShareableHandles& operator=(const ShareableHandles&) = delete;
 
@@ -73,6 +75,7 @@ class ShareableHandles {
   std::mutex mutex_;
   uint8_t server_[16] = {};
   UniqueFd listener_;
+  std::thread server_thread_;
   std::vector<Published> published_;
 };
 
