@@ -24,6 +24,7 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <vector>
 
 #include "common/unique_fd.h"
@@ -69,6 +70,19 @@ inline std::optional<ShareableToken> read_shareable_handle_fd(int fd) {
   std::memcpy(&token, bytes + sizeof kShareableMagic, sizeof token);
   return token;
 }
+
+// A shareable handle exported or imported, as both stubs send it (cuda rows 288-293, cudart rows
+// 301-302): the pool or physical allocation exported (0 for an import), the handle type and the
+// flags. An import's blob follows (shareable_blob_bytes of the type: the token or the fabric
+// handle); an export's reply is the status, then that blob (empty after a failure), and an
+// import's the status, then the imported handle as u64.
+struct ShareableRequest {
+  uint64_t handle;
+  uint32_t type;
+  uint64_t flags;
+  static constexpr auto kFields =
+      std::tuple{&ShareableRequest::handle, &ShareableRequest::type, &ShareableRequest::flags};
+};
 
 // The handle types shared this way (CUmemAllocationHandleType and cudaMemAllocationHandleType
 // number them alike): a POSIX descriptor travels as its token, a fabric handle as its 64 bytes,

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/managed_batch_wire.h"
+#include "common/shareable_token.h"
 #include "common/wire.h"
 #include "common/wire_record.h"
 #include "frontend/client.h"
@@ -273,6 +274,52 @@ TEST_F(HostileCudart, a_managed_batch_over_the_limit_or_with_more_locations_ends
   v.put<uint64_t>(64);
   v.put<uint64_t>(2);  // ...and two locations for it
   EXPECT_EQ(send(d, cr::Fn::cudaMemDiscardAndPrefetchBatchAsync, v), ErrorKind::kDisconnected);
+  expect_session_ended_alone(d);
+}
+
+// Pools shared between sessions (rows 301-304): a pool or pointer the session never got is
+// refused before the runtime; an import whose token names no exporting session is refused and the
+// session goes on; a blob of the wrong size, or a handle type the stub never sends, ends only its
+// session.
+TEST_F(HostileCudart, pool_sharing_is_vetted) {
+  Client c = client();
+  // The reply's status.
+  const auto status = [](Client& client, cr::Fn fn, const WireWriter& request) {
+    const ByteView piece = request.view();
+    int32_t result = -1;
+    client.call(cr::call_id(fn), std::span(&piece, 1), [&](WireReader& in) {
+      result = in.get<int32_t>();
+      (void)in.get_raw(in.remaining());
+    });
+    return result;
+  };
+  WireWriter w;
+  put_record(w, ShareableRequest{0x6500, kHandlePosixFd, 0});
+  EXPECT_EQ(status(c, cr::Fn::cudaMemPoolExportToShareableHandle, w),
+            cudaErrorInvalidResourceHandle);
+  WireWriter pointer_into_foreign;
+  pointer_into_foreign.put<uint64_t>(0x6600);
+  const cudaMemPoolPtrExportData data{};
+  pointer_into_foreign.put_blob(&data, sizeof data);
+  EXPECT_EQ(status(c, cr::Fn::cudaMemPoolImportPointer, pointer_into_foreign),
+            cudaErrorInvalidResourceHandle);
+  ShareableToken nobody{};
+  nobody.server[5] = 0x42;
+  WireWriter import;
+  put_record(import, ShareableRequest{0, kHandlePosixFd, 0});
+  import.put_blob(&nobody, sizeof nobody);
+  EXPECT_EQ(status(c, cr::Fn::cudaMemPoolImportFromShareableHandle, import), cudaErrorInvalidValue);
+  EXPECT_TRUE(ping(c)) << "the session goes on";
+  WireWriter short_token;
+  put_record(short_token, ShareableRequest{0, kHandlePosixFd, 0});
+  short_token.put_blob(&nobody, 7);
+  EXPECT_EQ(send(c, cr::Fn::cudaMemPoolImportFromShareableHandle, short_token),
+            ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+  Client d = client();
+  WireWriter no_type;
+  put_record(no_type, ShareableRequest{0x6500, 0, 0});
+  EXPECT_EQ(send(d, cr::Fn::cudaMemPoolExportToShareableHandle, no_type), ErrorKind::kDisconnected);
   expect_session_ended_alone(d);
 }
 

@@ -743,8 +743,8 @@ TEST_F(HostileDriver, shared_host_blocks_over_tcp_end_only_their_session) {
   expect_session_ended_alone(c);
 }
 
-// A pool's properties with Windows handle types are no request a stub sends; a pool the session never
-// created is refused.
+// A pool's properties with Windows handle types are no request a stub sends; a pool the session
+// never created is refused.
 TEST_F(HostileDriver, pools_of_ones_own_are_vetted) {
   const auto owned = client();
   Client& c = *owned;
@@ -782,7 +782,7 @@ TEST_F(HostileDriver, shareable_handles_are_vetted) {
   const auto foreign = reinterpret_cast<CUmemoryPool>(uintptr_t{0x6500});
   const auto export_of = [&](Client& client, cu::Fn fn, uint64_t handle, uint32_t type) {
     return call(client, fn, [&](WireWriter& w) {
-      put_record(w, cu::ShareableRequest{handle, type, 0});
+      put_record(w, ShareableRequest{handle, type, 0});
     });
   };
   Reply r = export_of(c, cu::Fn::cuMemPoolExportToShareableHandle,
@@ -796,7 +796,7 @@ TEST_F(HostileDriver, shareable_handles_are_vetted) {
   const auto import_of = [&](Client& client, cu::Fn fn, uint32_t type, const void* blob,
                              size_t bytes) {
     return call(client, fn, [&](WireWriter& w) {
-      put_record(w, cu::ShareableRequest{0, type, 0});
+      put_record(w, ShareableRequest{0, type, 0});
       w.put_blob(blob, bytes);
     });
   };
@@ -807,8 +807,7 @@ TEST_F(HostileDriver, shareable_handles_are_vetted) {
   EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
   EXPECT_NE(backend_.log().find("the exporting session is gone"), std::string::npos)
       << backend_.log();
-  r = import_of(c, cu::Fn::cuMemImportFromShareableHandle, kHandlePosixFd, &nobody,
-                sizeof nobody);
+  r = import_of(c, cu::Fn::cuMemImportFromShareableHandle, kHandlePosixFd, &nobody, sizeof nobody);
   EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
   // A real export, then its token with a forged secret.
   const Reply created = call(c, cu::Fn::cuMemPoolCreate, [](WireWriter& w) {
@@ -845,9 +844,9 @@ TEST_F(HostileDriver, shareable_handles_are_vetted) {
   EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
   expect_session_goes_on(c);
   expect_session_goes_on(*other);
-  EXPECT_NE(import_of(c, cu::Fn::cuMemPoolImportFromShareableHandle, kHandlePosixFd, &token, 3)
-                .error,
-            ErrorKind{0})
+  EXPECT_NE(
+      import_of(c, cu::Fn::cuMemPoolImportFromShareableHandle, kHandlePosixFd, &token, 3).error,
+      ErrorKind{0})
       << "a token of the wrong size";
   expect_session_ended_alone(c);
   EXPECT_NE(export_of(*other, cu::Fn::cuMemPoolExportToShareableHandle,

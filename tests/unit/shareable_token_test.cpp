@@ -3,8 +3,8 @@
 // descriptor that carries none; fabric handles pass as their bytes; Windows types are refused.
 #include "common/shareable_token.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstring>

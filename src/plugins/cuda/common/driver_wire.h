@@ -222,20 +222,10 @@ struct VirtualMemoryRequest {
                  &VirtualMemoryRequest::flags};
 };
 
-// A shareable handle exported or imported (rows 288-293; the scheme: src/common/shareable_token.h):
-// the pool or physical allocation exported (0 for an import), the handle type and the flags. An
-// import's blob follows (the token or the fabric handle: shareable_blob_bytes of the type); an
-// export's reply is the status, then that blob (empty after a failure). cuMemPoolExportPointer
-// sends the address; its reply is the status and a blob of the driver's export data (empty after
-// a failure). cuMemPoolImportPointer sends the pool and that blob; its reply is the status, the
-// address and its allocation's size.
-struct ShareableRequest {
-  uint64_t handle;  // a CUmemoryPool or a CUmemGenericAllocationHandle
-  uint32_t type;    // a CUmemAllocationHandleType: a POSIX descriptor or a fabric handle
-  uint64_t flags;
-  static constexpr auto kFields = std::tuple{&ShareableRequest::handle, &ShareableRequest::type,
-                                             &ShareableRequest::flags};
-};
+// Shareable handles (rows 288-293) travel as src/common/shareable_token.h's ShareableRequest.
+// cuMemPoolExportPointer sends the address; its reply is the status and a blob of the driver's
+// export data (empty after a failure). cuMemPoolImportPointer sends the pool and that blob; its
+// reply is the status, the address and its allocation's size.
 
 // A memory pool attribute: the reuse flags are ints (0 or 1), the rest 64-bit integers; either
 // travels as u64.

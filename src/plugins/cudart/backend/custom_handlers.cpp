@@ -211,7 +211,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
              run_graph_call(fn, in, out, result) || run_graph_node_call(fn, in, out, result) ||
              run_memory_pool(fn, in, out, result) || run_host_function_call(fn, in, out, result) ||
              run_user_object_call(fn, in, out, result) ||
-             run_capture_dependencies_call(fn, in, out, result);
+             run_capture_dependencies_call(fn, in, out, result) ||
+             run_pool_sharing(fn, in, out, result);
   }
 }
 

@@ -31,6 +31,10 @@ bool run_graph_node_call(Fn fn, WireReader& in, WireWriter& out, cudaError_t& re
 // (managed_batches.cpp; wire: src/common/managed_batch_wire.h).
 cudaError_t run_managed_batch(Fn fn, WireReader& in, WireWriter& out);
 
+// cudaMemPoolExportToShareableHandle, cudaMemPoolImportFromShareableHandle,
+// cudaMemPoolExportPointer, cudaMemPoolImportPointer (pool_sharing.cpp); false if `fn` is none.
+bool run_pool_sharing(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
 // Forgets the conditional handles the session made (a new session).
 void forget_conditional_handles();
 

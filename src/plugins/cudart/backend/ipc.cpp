@@ -20,20 +20,6 @@ namespace {
 std::mutex opened_mutex;
 std::set<const void*> opened;  // one session per worker process
 
-using GetAddressRange = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
-
-// The bytes of the allocation at `base`, by the driver's account; 0 when it cannot say.
-uint64_t allocation_bytes(const void* base) {
-  static const auto range = loaded_driver_function<GetAddressRange>("cuMemGetAddressRange_v2");
-  CUdeviceptr start = 0;
-  size_t bytes = 0;
-  if (range == nullptr ||
-      range(&start, &bytes, reinterpret_cast<CUdeviceptr>(base)) != CUDA_SUCCESS) {
-    return 0;
-  }
-  return bytes;
-}
-
 cudaError_t open_memory(WireReader& in, WireWriter& out, size_t at) {
   cudaIpcMemHandle_t handle{};
   const auto bytes = in.get_raw(sizeof handle);
@@ -44,7 +30,7 @@ cudaError_t open_memory(WireReader& in, WireWriter& out, size_t at) {
   const cudaError_t result = ::cudaIpcOpenMemHandle(&ptr, handle, flags);
   uint64_t size = 0;
   if (result == cudaSuccess) {
-    size = allocation_bytes(ptr);
+    size = loaded_allocation_bytes(ptr);
     const std::lock_guard lock(opened_mutex);
     opened.insert(ptr);
   }

@@ -1,10 +1,13 @@
 // A function of the CUDA driver that NVIDIA's runtime loaded into this backend process, for the
 // few answers the runtime API cannot give (an allocation's extent, a kernel node's kernel when the
-// node names a library's kernel). Never loads a second driver: null when none is loaded or it
-// lacks the function.
+// node names a library's kernel, an imported allocation's size). Never loads a second driver: null
+// when none is loaded or it lacks the function.
 #pragma once
 
 #include <dlfcn.h>
+
+#include <cstddef>
+#include <cstdint>
 
 namespace gvirtus::cudart {
 
@@ -15,6 +18,19 @@ Function loaded_driver_function(const char* name) {
   Function function = reinterpret_cast<Function>(::dlsym(driver, name));
   ::dlclose(driver);  // the runtime's own reference keeps it loaded
   return function;
+}
+
+// The bytes of the allocation starting at `base`, by the loaded driver's account
+// (cuMemGetAddressRange: the runtime has no such query); 0 when it cannot say, or `base` is not
+// where an allocation starts.
+inline uint64_t loaded_allocation_bytes(const void* base) {
+  using GetAddressRange = int (*)(unsigned long long*, size_t*, unsigned long long);
+  static const auto range = loaded_driver_function<GetAddressRange>("cuMemGetAddressRange_v2");
+  unsigned long long start = 0;
+  size_t bytes = 0;
+  const auto address = static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(base));
+  if (range == nullptr || range(&start, &bytes, address) != 0 || start != address) return 0;
+  return bytes;
 }
 
 }  // namespace gvirtus::cudart

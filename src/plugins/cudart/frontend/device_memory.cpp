@@ -26,12 +26,13 @@ int current_device() {
 void cr::note_allocated(Fn fn, const void* address, uint64_t bytes) {
   if (address == nullptr) return;
   // A stream-ordered allocation lives on the stream's device, which may not be the current one,
-  // another application's memory opened by IPC is that application's allocation, and a graph's
+  // another application's memory opened by IPC or imported from its pool is that application's
+  // allocation, and a graph's
   // allocation node's memory is mapped only while the graph runs, and managed memory is the
   // runtime's to describe (its type, its host pointer): their attributes are asked remotely.
   const bool asked = fn == Fn::cudaMallocAsync || fn == Fn::cudaMallocFromPoolAsync ||
-                     fn == Fn::cudaIpcOpenMemHandle || fn == Fn::cudaGraphAddMemAllocNode ||
-                     fn == Fn::cudaMallocManaged;
+                     fn == Fn::cudaIpcOpenMemHandle || fn == Fn::cudaMemPoolImportPointer ||
+                     fn == Fn::cudaGraphAddMemAllocNode || fn == Fn::cudaMallocManaged;
   cr::device_allocations().add(address, bytes, asked ? 0 : cr::kPlainDeviceMemory, current_device(),
                                ++allocations_noted);
 }
