@@ -23,6 +23,7 @@
 // memory to copies, and managed to cudaPointerGetAttributes. "keep" mode also counts one device
 // and loads libraries (cudaLibraryLoadData takes any image), whose managed variables it places
 // packed in managed memory (cudaLibraryGetManaged), sizes read from the image's symbol tables.
+// Its memory pools, shareable between sessions, are accepting_pools.cpp's.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <sys/mman.h>

@@ -20,6 +20,7 @@ namespace {
 
 constexpr int kCount = 4096;
 constexpr size_t kBytes = kCount * sizeof(int);
+constexpr cudaMemAllocationHandleType kPosix = cudaMemHandleTypePosixFileDescriptor;
 
 struct Message {
   bool exported;  // a descriptor follows the message
@@ -76,8 +77,8 @@ int second_application(int socket) {
   } else {
     cudaMemPool_t pool = nullptr;
     int* values = nullptr;
-    if (OK(cudaMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(intptr_t{fd}),
-                                                cudaMemHandleTypePosixFileDescriptor, 0)) &&
+    void* const handle = reinterpret_cast<void*>(intptr_t{fd});
+    if (OK(cudaMemPoolImportFromShareableHandle(&pool, handle, kPosix, 0)) &&
         OK(cudaMemPoolImportPointer(reinterpret_cast<void**>(&values), pool, &message.pointer))) {
       std::vector<int> seen(kCount, 0);
       if (OK(cudaMemcpy(seen.data(), values, kBytes, cudaMemcpyDeviceToHost))) {
@@ -109,24 +110,23 @@ int main() {
 
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
-  props.handleTypes = cudaMemHandleTypePosixFileDescriptor;
+  props.handleTypes = kPosix;
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = 0;
   cudaMemPool_t pool = nullptr;
-  cudaStream_t stream = nullptr;
+  const cudaStream_t stream = nullptr;  // the legacy stream
   int* values = nullptr;
   Message message{};
   int fd = -1;
   const bool made =
-      OK(cudaMemPoolCreate(&pool, &props)) && OK(cudaStreamCreate(&stream)) &&
+      OK(cudaMemPoolCreate(&pool, &props)) &&
       OK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&values), kBytes, pool, stream));
   if (made) {
     std::vector<int> host(kCount);
     for (int i = 0; i < kCount; ++i) host[i] = i * 3;
     SHOW(cudaMemcpyAsync(values, host.data(), kBytes, cudaMemcpyHostToDevice, stream));
     SHOW(cudaStreamSynchronize(stream));
-    message.exported = OK(cudaMemPoolExportToShareableHandle(
-                           &fd, pool, cudaMemHandleTypePosixFileDescriptor, 0)) &&
+    message.exported = OK(cudaMemPoolExportToShareableHandle(&fd, pool, kPosix, 0)) &&
                        OK(cudaMemPoolExportPointer(&message.pointer, values));
   }
   char done = 0;
@@ -143,7 +143,6 @@ int main() {
     SHOW(cudaFreeAsync(values, stream));
     SHOW(cudaStreamSynchronize(stream));
     SHOW(cudaMemPoolDestroy(pool));
-    SHOW(cudaStreamDestroy(stream));
   }
   if (fd >= 0) close(fd);
   return 0;
