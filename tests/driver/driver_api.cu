@@ -30,6 +30,12 @@ int main(int argc, char** argv) {
   SHOW(cuModuleLoad(&module, argv[1]));
   CUfunction function;
   SHOW(cuModuleGetFunction(&function, module, "_Z5saxpyifPKfPf"));
+  // The deprecated shared memory bank size, remoted as it is.
+  CUsharedconfig bank = CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+  SHOW(cuCtxGetSharedMemConfig(&bank));
+  std::printf("bank size config %d\n", static_cast<int>(bank));
+  SHOW(cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE));
+  SHOW(cuFuncSetSharedMemConfig(function, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE));
   // The module's functions enumerated: one, the same handle, its name, module and state.
   unsigned count = 0;
   SHOW(cuModuleGetFunctionCount(&count, module));

@@ -289,7 +289,10 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
         "cuStreamSetAttribute(first, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT, &value) -> 1",
         "cuMemPoolDestroy(own_pool) -> 0",
         "cuMemPoolDestroy(own_pool) -> 400",
-        "cuMemPoolCreate(&own_pool, &props) -> 801"}) {
+        "cuMemPoolCreate(&own_pool, &props) -> 801",
+        "cuCtxGetSharedMemConfig(&bank) -> 0\nbank size config 1\n"
+        "cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE) -> 0\n"
+        "cuFuncSetSharedMemConfig(function, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) -> 0"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
 }

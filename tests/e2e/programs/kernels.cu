@@ -497,6 +497,10 @@ int main() {
   SHOW(cudaFuncSetAttribute(k_static_shared, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
   SHOW(cudaFuncSetCacheConfig((const void*)host_function, cudaFuncCachePreferShared));
   SHOW(cudaGetLastError());
+  // Deprecated since CUDA 12.4, and still answered.
+  SHOW(cudaFuncSetSharedMemConfig(k_static_shared, cudaSharedMemBankSizeFourByte));
+  SHOW(cudaFuncSetSharedMemConfig((const void*)host_function, cudaSharedMemBankSizeFourByte));
+  SHOW(cudaGetLastError());
 
   std::printf("== occupancy\n");
   size_t available = 0;

@@ -471,6 +471,21 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   });
 }
 
+// The deprecated shared memory bank size: four bytes, fixed, as on every current GPU, where a
+// setting is accepted and does nothing.
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetSharedMemConfig(CUsharedconfig* pConfig) {
+  if (pConfig == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pConfig = CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+  return CUDA_SUCCESS;
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetSharedMemConfig(CUsharedconfig config) {
+  return config >= CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE &&
+                 config <= CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE
+             ? CUDA_SUCCESS
+             : CUDA_ERROR_INVALID_VALUE;
+}
+
 // Distinct devices are peers (they share host memory); a device is not its own peer.
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev,
                                                         CUdevice peerDev) {

@@ -304,6 +304,18 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_
   });
 }
 
+// The deprecated per-function bank size: accepted for a known function, doing nothing.
+GVIRTUS_SIMULATED_EXPORT CUresult cuFuncSetSharedMemConfig(CUfunction hfunc,
+                                                           CUsharedconfig config) {
+  return sim::guarded([&](sim::State& s) {
+    if (config < CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE ||
+        config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    return sim::function_of(s, hfunc) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
 // Occupancy as a simple model: 2048 threads per multiprocessor, at most 32 blocks.
 GVIRTUS_SIMULATED_EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(
     int* numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize) {

@@ -198,6 +198,14 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncSetCacheConfig(const void* function,
   return cr::remote::cudaFuncSetCacheConfig(id, config);
 }
 
+// Deprecated since CUDA 12.4; the backend's runtime answers as natively.
+GVIRTUS_CUDART_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void* function,
+                                                             cudaSharedMemConfig config) {
+  const void* id = nullptr;
+  if (const cudaError_t rc = cr::kernel_id(function, id); rc != cudaSuccess) return rc;
+  return cr::remote::cudaFuncSetSharedMemConfig(id, config);
+}
+
 GVIRTUS_CUDART_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     int* blocks, const void* function, int block_size, size_t dynamic_shared_bytes) {
   const void* id = nullptr;
