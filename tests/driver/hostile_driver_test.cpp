@@ -20,6 +20,7 @@
 
 #include "common/call_marshal.h"
 #include "common/content_hash.h"
+#include "common/log_dump_wire.h"
 #include "common/managed_batch_wire.h"
 #include "common/shareable_token.h"
 #include "common/wire.h"
@@ -770,6 +771,37 @@ TEST_F(HostileDriver, pools_of_ones_own_are_vetted) {
   });
   EXPECT_EQ(windows.error, ErrorKind::kDisconnected) << "a handle type the stub never sends";
   expect_session_ended_alone(c);
+}
+
+// The error log (rows 297-301): a registration without a token and a dump over the driver's
+// buffer end only their session; a handle never registered is refused; a notification never
+// relayed is answered as none.
+TEST_F(HostileDriver, log_requests_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  Reply r =
+      call(c, cu::Fn::cuLogsUnregisterCallback, [](WireWriter& w) { w.put<uint64_t>(0x7000); });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_VALUE);
+  r = call(c, cu::Fn::gvirtusNotification, [](WireWriter& w) { w.put<uint32_t>(12345); });
+  EXPECT_EQ(r.status, CUDA_SUCCESS);
+  ASSERT_EQ(r.rest.size(), 1u);
+  EXPECT_EQ(r.rest[0], std::byte{0}) << "no such message";
+  expect_session_goes_on(c);
+  EXPECT_NE(
+      call(c, cu::Fn::cuLogsRegisterCallback, [](WireWriter& w) { w.put<uint64_t>(0); }).error,
+      ErrorKind{0});
+  expect_session_ended_alone(c);
+  const auto other = client();
+  EXPECT_NE(call(*other, cu::Fn::cuLogsDumpToMemory,
+                 [](WireWriter& w) {
+                   w.put<uint8_t>(0);
+                   w.put<uint32_t>(0);
+                   w.put<uint64_t>(kMaxLogDumpBytes + 1);
+                   w.put<uint32_t>(0);
+                 })
+                .error,
+            ErrorKind{0});
+  expect_session_ended_alone(*other);
 }
 
 // Shareable handles (rows 288-293): exports of pools, pointers and physical allocations the

@@ -652,6 +652,30 @@ TEST(SimulatedShareableHandles, pass_between_sessions_as_descriptors_of_the_clie
   }
 }
 
+// The driver's error log (driver_logs.cu), over tcp and shm: the simulated device logs each
+// failed call; a registered callback receives the message on the client, a dump from an iterator
+// holds the message after it and advances it, a dump to a file holds all, a callback unregistered
+// receives no more, and what the driver refuses is refused.
+TEST(SimulatedLogs, reach_the_applications_callback_and_dumps) {
+  const std::string file = ::testing::TempDir() + "/gvirtus-logs-" + std::to_string(::getpid());
+  for (const TestTransport transport : {TestTransport::tcp, TestTransport::shm}) {
+    const RunResult result = run_with_stats(transport, "driver_logs " + file);
+    ASSERT_EQ(result.status, 0) << result.output;
+    for (const char* line :
+         {"cuLogsRegisterCallback(on_message, &received, &handle) -> 0",
+          "callback received the failure: yes, level 0, \"simulated device: CUDA error 1\"",
+          "dump since the iterator: 31 bytes, one line yes, iterator advanced yes",
+          "nothing new: 0 bytes", "cuLogsDumpToMemory(nullptr, buffer, &tiny, 0) -> 1",
+          "file holds both failures: yes, the callback received both: yes",
+          "cuLogsDumpToFile(nullptr, \"/nonexistent/dir/log.txt\", 0) -> 1",
+          "no message after unregistering: yes", "cuLogsUnregisterCallback(handle) -> 1",
+          "cuLogsRegisterCallback(nullptr, nullptr, nullptr) -> 1"}) {
+      EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
+    }
+  }
+  std::remove(file.c_str());
+}
+
 // Copies between page-locked memory and the device over shm carry no bytes: the request names the
 // block's place in the shared memory and the backend copies those pages (GVIRTUS_STATS counts the
 // payload). Over tcp the same copies carry their 8192 and 3000 bytes.

@@ -58,9 +58,9 @@ void HostGates::reach(void* gate, int32_t status) {
   g->owner->reach_gate(g, status, true);
 }
 
-void HostGates::notify(void* gate) {
+void HostGates::notify(void* gate, int32_t status) {
   auto* g = static_cast<Gate*>(gate);
-  g->owner->reach_gate(g, 0, false);
+  g->owner->reach_gate(g, status, false);
 }
 
 void HostGates::reach_gate(Gate* gate, int32_t status, bool wait) {

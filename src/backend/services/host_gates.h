@@ -88,7 +88,8 @@ class HostGates {
 
   // The same for a gate nothing waits on (a user object's destructor: the library runs it on a
   // shared thread that must not block): queued for the client, and the library goes on at once.
-  static void notify(void* gate);
+  // `status` reaches the client's callback (a notification's sequence: notification_relay.h).
+  static void notify(void* gate, int32_t status = 0);
 
   // The client's side: releases run `done` (0: none; an unknown run is ignored), then waits up to
   // `wait` for a reached gate. nullopt when none was reached in time or the session is ending.

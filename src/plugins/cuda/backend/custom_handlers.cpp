@@ -32,6 +32,7 @@
 #include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/backend/links.h"
+#include "plugins/cuda/backend/logs.h"
 #include "plugins/cuda/backend/managed_batches.h"
 #include "plugins/cuda/backend/memory_pools.h"
 #include "plugins/cuda/backend/module_loads.h"
@@ -405,6 +406,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result) ||
              run_graph_call(fn, in, out, result) || run_ipc(fn, in, out, result) ||
              run_stream_memory_ops(fn, in, out, result) || run_managed_batch(fn, in, out, result) ||
+             run_logs(fn, in, out, result) ||
              run_graph_node_call(fn, in, out, result) ||
              run_graph_shape_call(fn, in, out, result) ||
              run_host_function_call(fn, in, out, result) ||

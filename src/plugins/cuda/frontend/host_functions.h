@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "frontend/frontend_abi.h"
+
 namespace gvirtus::cuda {
 
 // Registers `fn(data)` and makes sure the route's session serves its gates: CUDA_SUCCESS with
@@ -17,5 +19,7 @@ CUresult host_function_token(CUhostFn fn, void* data, uint64_t& token);
 bool host_function_of(uint64_t token, CUhostFn& fn, void*& data);
 // Forgets a token whose enqueue failed.
 void drop_host_function(uint64_t token);
+// Registers any callback of the stub's (a log callback's trampoline) as host_function_token does.
+CUresult host_callback_token(const gvirtus_host_callback& callback, uint64_t& token);
 
 }  // namespace gvirtus::cuda

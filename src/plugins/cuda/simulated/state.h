@@ -305,20 +305,26 @@ CUcontext& current_context();
 // any cuCtxSetCurrent).
 CUcontext effective_context();
 
+// Writes a failure into the device's error log (logs.cpp), as a driver logs its failed calls,
+// and hands it to the registered log callbacks, on the calling thread. Never throws.
+void log_failure(CUresult result) noexcept;
+
 // Runs `body` (returning CUresult) under the state's lock, after checking that cuInit was called
 // (unless `needs_init` is false); a gvirtus::Error from a parser is CUDA_ERROR_INVALID_IMAGE, any
-// other exception CUDA_ERROR_UNKNOWN.
+// other exception CUDA_ERROR_UNKNOWN. A failure is logged (log_failure) once the lock is released.
 template <typename Body>
 CUresult guarded(Body&& body, bool needs_init = true) noexcept {
+  CUresult result = CUDA_SUCCESS;
   try {
     std::lock_guard lock(state().mutex);
-    if (needs_init && !state().initialized) return CUDA_ERROR_NOT_INITIALIZED;
-    return body(state());
+    result = needs_init && !state().initialized ? CUDA_ERROR_NOT_INITIALIZED : body(state());
   } catch (const Error&) {
-    return CUDA_ERROR_INVALID_IMAGE;
+    result = CUDA_ERROR_INVALID_IMAGE;
   } catch (...) {
-    return CUDA_ERROR_UNKNOWN;
+    result = CUDA_ERROR_UNKNOWN;
   }
+  if (result != CUDA_SUCCESS && result != CUDA_ERROR_NOT_READY) log_failure(result);
+  return result;
 }
 
 // Whether [address, address + bytes) lies in one live allocation; where it starts, if so.

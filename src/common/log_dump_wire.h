@@ -1,0 +1,36 @@
+// The library's error log on the wire, for both stubs and both plugins (cuda row 300,
+// cuLogsDumpToMemory; cudart row 307, cudaLogsDumpToMemory; a dump to a file is one to memory the
+// stub writes out): request u8 whether an iterator is given, u32 its value, u64 the buffer's
+// capacity (at most kMaxLogDumpBytes, its terminating NUL included), u32 flags; reply i32, u32 the
+// iterator after the dump, then a blob: the text, without its NUL (empty after a failure).
+// A relayed message (the "notification" rows' payload) is i32 its level, then its text.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace gvirtus {
+
+// The driver keeps at most 25600 bytes of messages; one more for the NUL.
+inline constexpr uint64_t kMaxLogDumpBytes = 25600 + 1;
+// A relayed notification's payload at most (services/notification_relay.h's kMaxPayload).
+inline constexpr size_t kMaxPayloadBytes = 8192;
+
+inline std::string log_message_payload(int32_t level, const char* text, size_t length) {
+  std::string payload(sizeof level, '\0');
+  std::memcpy(payload.data(), &level, sizeof level);
+  if (text != nullptr) payload.append(text, length);
+  return payload;
+}
+
+// A payload's level and text; false for one too short to be a message.
+inline bool read_log_message(const std::string& payload, int32_t& level, std::string& text) {
+  if (payload.size() < sizeof level) return false;
+  std::memcpy(&level, payload.data(), sizeof level);
+  text = payload.substr(sizeof level);
+  return true;
+}
+
+}  // namespace gvirtus

@@ -1,0 +1,113 @@
+// The simulated device's error log: every failed call (guarded()) writes a line, "simulated
+// device: CUDA error N", kept as a driver keeps its messages - the last 25600 bytes - and handed
+// to the registered callbacks on the calling thread, as the driver calls them during the call.
+// An iterator is the count of bytes written before the message it points at.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "state.h"
+
+namespace sim = gvirtus::simulated;
+
+namespace {
+
+constexpr size_t kKeptBytes = 25600;
+
+struct Logs {
+  std::mutex mutex;
+  std::string kept;      // whole lines, the newest last
+  uint64_t written = 0;  // every byte ever written: kept's end
+  std::map<uintptr_t, std::pair<CUlogsCallback, void*>> callbacks;
+  uintptr_t next_handle = 1;
+};
+
+Logs& logs() {
+  static auto& l = *new Logs;  // the runtime may fail calls from its exit handlers
+  return l;
+}
+
+}  // namespace
+
+namespace gvirtus::simulated {
+
+void log_failure(CUresult result) noexcept {
+  try {
+    const std::string line = "simulated device: CUDA error " + std::to_string(result);
+    std::vector<std::pair<CUlogsCallback, void*>> callbacks;
+    {
+      Logs& l = logs();
+      std::lock_guard lock(l.mutex);
+      l.kept += line + "\n";
+      l.written += line.size() + 1;
+      if (l.kept.size() > kKeptBytes)
+        l.kept.erase(0, l.kept.find('\n', l.kept.size() - kKeptBytes) + 1);
+      for (const auto& [handle, callback] : l.callbacks) callbacks.push_back(callback);
+    }
+    std::string message = line;  // the callbacks' own copy: they may write into it
+    for (const auto& [function, data] : callbacks) {
+      function(data, CU_LOG_LEVEL_ERROR, message.data(), message.size());
+    }
+  } catch (...) {
+    // Only the log line is lost.
+  }
+}
+
+}  // namespace gvirtus::simulated
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc,
+                                                         void* userData,
+                                                         CUlogsCallbackHandle* callback_out) {
+  if (callbackFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  const uintptr_t handle = l.next_handle++;
+  l.callbacks[handle] = {callbackFunc, userData};
+  if (callback_out != nullptr) *callback_out = reinterpret_cast<CUlogsCallbackHandle>(handle);
+  return CUDA_SUCCESS;
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  return l.callbacks.erase(reinterpret_cast<uintptr_t>(callback)) != 0 ? CUDA_SUCCESS
+                                                                       : CUDA_ERROR_INVALID_VALUE;
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) {
+  if (iterator_out == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  *iterator_out = static_cast<CUlogIterator>(l.written);
+  return CUDA_SUCCESS;
+}
+
+// From the iterator (or all that is kept), as many of the newest whole lines as `*size` holds
+// with the NUL; none fitting while there are some: CUDA_ERROR_INVALID_VALUE, as the driver.
+GVIRTUS_SIMULATED_EXPORT CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer,
+                                                     size_t* size, unsigned int flags) {
+  if (buffer == nullptr || size == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  const uint64_t kept_from = l.written - l.kept.size();
+  uint64_t from = iterator != nullptr ? *iterator : kept_from;
+  from = std::clamp<uint64_t>(from, kept_from, l.written);
+  std::string text = l.kept.substr(static_cast<size_t>(from - kept_from));
+  while (!text.empty() && text.size() + 1 > *size) {
+    const size_t next = text.find('\n');
+    text.erase(0, next == std::string::npos ? text.size() : next + 1);
+  }
+  if (text.empty() && from != l.written) {
+    *size = 0;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  std::memcpy(buffer, text.data(), text.size());
+  buffer[text.size()] = '\0';
+  *size = text.size();
+  if (iterator != nullptr) *iterator = static_cast<CUlogIterator>(l.written);
+  return CUDA_SUCCESS;
+}
