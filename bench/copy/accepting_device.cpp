@@ -23,7 +23,8 @@
 // memory to copies, and managed to cudaPointerGetAttributes. "keep" mode also counts one device
 // and loads libraries (cudaLibraryLoadData takes any image), whose managed variables it places
 // packed in managed memory (cudaLibraryGetManaged), sizes read from the image's symbol tables.
-// Its memory pools, shareable between sessions, are accepting_pools.cpp's.
+// Its memory pools, shareable between sessions, are accepting_pools.cpp's; its error log, which
+// an invalid cudaSetDevice writes to, accepting_logs.cpp's.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -42,6 +43,9 @@
 #include <vector>
 
 #include "elf_symbols.h"
+
+// Writes a failure into the device's error log (accepting_logs.cpp).
+void accepting_log(const std::string& line);
 
 namespace {
 
@@ -194,7 +198,9 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaGetDeviceCount(int* count) {
   return cudaSuccess;
 }
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaSetDevice(int device) {
-  return device == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+  if (device == 0) return cudaSuccess;
+  accepting_log("accepting device: cudaSetDevice(" + std::to_string(device) + "): no such device");
+  return cudaErrorInvalidDevice;
 }
 
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {

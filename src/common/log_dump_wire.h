@@ -1,5 +1,5 @@
 // The library's error log on the wire, for both stubs and both plugins (cuda row 300,
-// cuLogsDumpToMemory; cudart row 307, cudaLogsDumpToMemory; a dump to a file is one to memory the
+// cuLogsDumpToMemory; cudart row 309, cudaLogsDumpToMemory; a dump to a file is one to memory the
 // stub writes out): request u8 whether an iterator is given, u32 its value, u64 the buffer's
 // capacity (at most kMaxLogDumpBytes, its terminating NUL included), u32 flags; reply i32, u32 the
 // iterator after the dump, then a blob: the text, without its NUL (empty after a failure).

@@ -4,6 +4,9 @@
 // functions as they are enqueued, so every host function passes through the backend's gate and
 // the session's callback thread. Not GPU evidence: it checks the channel, not a GPU's streams.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
 
 #include <string>
 
@@ -26,6 +29,26 @@ TEST_P(HostFunctions, run_on_the_client_in_stream_order_and_destructors_run_once
                  backend.client_config_file() + " -- " + GVIRTUS_HOST_FUNCTION_CHECK);
   EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
   EXPECT_NE(out.find("ok"), std::string::npos) << out;
+}
+
+// The runtime's error log (programs/logs_check.cpp): callbacks on the client for messages the
+// backend's runtime logged, dumps to memory and to a file (the accepting device logs an invalid
+// cudaSetDevice).
+TEST_P(HostFunctions, log_callbacks_run_on_the_client_and_dumps_come_back) {
+  BackendOptions options;
+  options.plugins = R"(["cudart"])";
+  options.transport = GetParam();
+  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
+                         "GVIRTUS_ACCEPTING_DEVICE=keep"};  // one device: cudaSetDevice(5) fails
+  BackendProcess backend(options);
+  const std::string file = ::testing::TempDir() + "/gvirtus-runtime-logs-" +
+                           std::to_string(::getpid()) + std::string(to_string(GetParam()));
+  const auto [out, status] =
+      run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
+                 backend.client_config_file() + " -- " + GVIRTUS_LOGS_CHECK + " " + file);
+  EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
+  EXPECT_NE(out.find("logs: ok"), std::string::npos) << out;
+  std::remove(file.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, HostFunctions,

@@ -1,7 +1,6 @@
 // The simulated device's error log: every failed call (guarded()) writes a line, "simulated
-// device: CUDA error N", kept as a driver keeps its messages - the last 25600 bytes - and handed
-// to the registered callbacks on the calling thread, as the driver calls them during the call.
-// An iterator is the count of bytes written before the message it points at.
+// device: CUDA error N", kept in a LogRing (common/log_ring.h) and handed to the registered
+// callbacks on the calling thread, as the driver calls them during the call.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -10,18 +9,16 @@
 #include <utility>
 #include <vector>
 
+#include "common/log_ring.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
 
 namespace {
 
-constexpr size_t kKeptBytes = 25600;
-
 struct Logs {
   std::mutex mutex;
-  std::string kept;      // whole lines, the newest last
-  uint64_t written = 0;  // every byte ever written: kept's end
+  gvirtus::LogRing ring;
   std::map<uintptr_t, std::pair<CUlogsCallback, void*>> callbacks;
   uintptr_t next_handle = 1;
 };
@@ -42,10 +39,7 @@ void log_failure(CUresult result) noexcept {
     {
       Logs& l = logs();
       std::lock_guard lock(l.mutex);
-      l.kept += line + "\n";
-      l.written += line.size() + 1;
-      if (l.kept.size() > kKeptBytes)
-        l.kept.erase(0, l.kept.find('\n', l.kept.size() - kKeptBytes) + 1);
+      l.ring.append(line);
       for (const auto& [handle, callback] : l.callbacks) callbacks.push_back(callback);
     }
     std::string message = line;  // the callbacks' own copy: they may write into it
@@ -82,7 +76,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLogsCurrent(CUlogIterator* iterator_out, uns
   if (iterator_out == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   Logs& l = logs();
   std::lock_guard lock(l.mutex);
-  *iterator_out = static_cast<CUlogIterator>(l.written);
+  *iterator_out = l.ring.current();
   return CUDA_SUCCESS;
 }
 
@@ -93,21 +87,5 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLogsDumpToMemory(CUlogIterator* iterator, ch
   if (buffer == nullptr || size == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   Logs& l = logs();
   std::lock_guard lock(l.mutex);
-  const uint64_t kept_from = l.written - l.kept.size();
-  uint64_t from = iterator != nullptr ? *iterator : kept_from;
-  from = std::clamp<uint64_t>(from, kept_from, l.written);
-  std::string text = l.kept.substr(static_cast<size_t>(from - kept_from));
-  while (!text.empty() && text.size() + 1 > *size) {
-    const size_t next = text.find('\n');
-    text.erase(0, next == std::string::npos ? text.size() : next + 1);
-  }
-  if (text.empty() && from != l.written) {
-    *size = 0;
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  std::memcpy(buffer, text.data(), text.size());
-  buffer[text.size()] = '\0';
-  *size = text.size();
-  if (iterator != nullptr) *iterator = static_cast<CUlogIterator>(l.written);
-  return CUDA_SUCCESS;
+  return l.ring.dump(iterator, buffer, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

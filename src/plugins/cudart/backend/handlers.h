@@ -35,6 +35,10 @@ cudaError_t run_managed_batch(Fn fn, WireReader& in, WireWriter& out);
 // cudaMemPoolExportPointer, cudaMemPoolImportPointer (pool_sharing.cpp); false if `fn` is none.
 bool run_pool_sharing(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 
+// cudaLogsRegisterCallback, cudaLogsUnregisterCallback, cudaLogsDumpToMemory and the relayed
+// messages' row (logs.cpp); false if `fn` is none.
+bool run_logs(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
 // Forgets the conditional handles the session made (a new session).
 void forget_conditional_handles();
 

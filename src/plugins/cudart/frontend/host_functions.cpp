@@ -81,6 +81,10 @@ bool host_function_of(uint64_t token, cudaHostFn_t& fn, void*& data) {
   return true;
 }
 
+cudaError_t host_callback_token(const gvirtus_host_callback& callback, uint64_t& token) {
+  return register_callback(callback, token);
+}
+
 void drop_host_function(uint64_t token) {
   gvirtus_host_callback_drop(token);
 }

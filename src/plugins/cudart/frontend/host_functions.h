@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "frontend/frontend_abi.h"
+
 namespace gvirtus::cudart {
 
 // Registers `fn(data)` and makes sure the session serves its gates: cudaSuccess with the token,
@@ -17,5 +19,7 @@ cudaError_t host_function_token(cudaHostFn_t fn, void* data, uint64_t& token);
 bool host_function_of(uint64_t token, cudaHostFn_t& fn, void*& data);
 // Forgets a token whose node or enqueue failed.
 void drop_host_function(uint64_t token);
+// Registers any callback of the stub's (a log callback's trampoline) as host_function_token does.
+cudaError_t host_callback_token(const gvirtus_host_callback& callback, uint64_t& token);
 
 }  // namespace gvirtus::cudart

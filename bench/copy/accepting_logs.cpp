@@ -1,0 +1,88 @@
+// The accepting device's error log (accepting_device.cpp, a test double, never GPU evidence): the
+// runtime's log API over the lines the device writes (accepting_log), kept in a LogRing
+// (common/log_ring.h) and handed to the registered callbacks on the calling thread.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/log_ring.h"
+
+#define ACCEPTING_DEVICE_EXPORT __attribute__((visibility("default")))
+
+namespace {
+
+struct Logs {
+  std::mutex mutex;
+  gvirtus::LogRing ring;
+  std::map<uintptr_t, std::pair<cudaLogsCallback_t, void*>> callbacks;
+  uintptr_t next_handle = 1;
+};
+
+Logs& logs() {
+  static auto& l = *new Logs;
+  return l;
+}
+
+}  // namespace
+
+void accepting_log(const std::string& line) {
+  std::vector<std::pair<cudaLogsCallback_t, void*>> callbacks;
+  {
+    Logs& l = logs();
+    std::lock_guard lock(l.mutex);
+    l.ring.append(line);
+    for (const auto& [handle, callback] : l.callbacks) callbacks.push_back(callback);
+  }
+  std::string message = line;
+  for (const auto& [function, data] : callbacks) {
+    function(data, cudaLogLevelError, message.data(), message.size());
+  }
+}
+
+extern "C" {
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callback,
+                                                             void* data,
+                                                             cudaLogsCallbackHandle* out) {
+  if (callback == nullptr) return cudaErrorInvalidValue;
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  const uintptr_t handle = l.next_handle++;
+  l.callbacks[handle] = {callback, data};
+  if (out != nullptr) *out = reinterpret_cast<cudaLogsCallbackHandle>(handle);
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) {
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  return l.callbacks.erase(reinterpret_cast<uintptr_t>(callback)) != 0 ? cudaSuccess
+                                                                       : cudaErrorInvalidValue;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator* iterator, unsigned int flags) {
+  if (iterator == nullptr || flags != 0) return cudaErrorInvalidValue;
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  *iterator = l.ring.current();
+  return cudaSuccess;
+}
+
+// From the iterator (or all that is kept), as many of the newest whole lines as `*size` holds
+// with the NUL; none fitting while there are some: cudaErrorInvalidValue, as the runtime.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator* iterator, char* buffer,
+                                                         size_t* size, unsigned int flags) {
+  if (buffer == nullptr || size == nullptr || flags != 0) return cudaErrorInvalidValue;
+  Logs& l = logs();
+  std::lock_guard lock(l.mutex);
+  return l.ring.dump(iterator, buffer, size) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+}  // extern "C"
