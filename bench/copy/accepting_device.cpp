@@ -46,6 +46,10 @@
 
 // Writes a failure into the device's error log (accepting_logs.cpp).
 void accepting_log(const std::string& line);
+// With GVIRTUS_ACCEPTING_MEMORY_BUDGET (bytes) set: when `allocated` exceeds it, the registered
+// device notification callbacks are told by how much, on a thread of their own
+// (accepting_logs.cpp).
+void accepting_notify_if_over_budget(uint64_t allocated);
 
 namespace {
 
@@ -211,6 +215,7 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaMalloc(void** ptr, size_t size) {
   const uintptr_t offset = allocated.fetch_add(rounded);
   if (offset + rounded > kDeviceBytes) return cudaErrorMemoryAllocation;
   *ptr = reinterpret_cast<void*>(device().base + offset);
+  accepting_notify_if_over_budget(offset + rounded);
   return cudaSuccess;
 }
 

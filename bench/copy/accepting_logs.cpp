@@ -1,14 +1,18 @@
 // The accepting device's error log (accepting_device.cpp, a test double, never GPU evidence): the
 // runtime's log API over the lines the device writes (accepting_log), kept in a LogRing
-// (common/log_ring.h) and handed to the registered callbacks on the calling thread.
+// (common/log_ring.h) and handed to the registered callbacks on the calling thread. And its
+// device's asynchronous notifications: over the memory budget GVIRTUS_ACCEPTING_MEMORY_BUDGET
+// sets (accepting_notify_if_over_budget), on a thread of their own, as a driver sends them.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,7 +34,41 @@ Logs& logs() {
   return l;
 }
 
+struct DeviceCallbacks {
+  std::mutex mutex;
+  std::map<uintptr_t, std::pair<cudaAsyncCallback, void*>> registered;
+  uintptr_t next_handle = 1;
+};
+
+DeviceCallbacks& device_callbacks() {
+  static auto& d = *new DeviceCallbacks;
+  return d;
+}
+
 }  // namespace
+
+void accepting_notify_if_over_budget(uint64_t allocated) {
+  static const uint64_t budget = [] {
+    const char* text = std::getenv("GVIRTUS_ACCEPTING_MEMORY_BUDGET");
+    return text != nullptr ? uint64_t{std::strtoull(text, nullptr, 10)} : uint64_t{0};
+  }();
+  if (budget == 0 || allocated <= budget) return;
+  std::vector<std::pair<uintptr_t, std::pair<cudaAsyncCallback, void*>>> callbacks;
+  {
+    DeviceCallbacks& d = device_callbacks();
+    std::lock_guard lock(d.mutex);
+    callbacks.assign(d.registered.begin(), d.registered.end());
+  }
+  if (callbacks.empty()) return;
+  std::thread([callbacks = std::move(callbacks), over = allocated - budget] {
+    for (const auto& [handle, callback] : callbacks) {
+      cudaAsyncNotificationInfo_t info{};
+      info.type = cudaAsyncNotificationTypeOverBudget;
+      info.info.overBudget.bytesOverBudget = over;
+      callback.first(&info, callback.second, reinterpret_cast<cudaAsyncCallbackHandle_t>(handle));
+    }
+  }).detach();
+}
 
 void accepting_log(const std::string& line) {
   std::vector<std::pair<cudaLogsCallback_t, void*>> callbacks;
@@ -83,6 +121,29 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator* iterat
   Logs& l = logs();
   std::lock_guard lock(l.mutex);
   return l.ring.dump(iterator, buffer, size) ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+// Device 0 only, the device's one.
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaDeviceRegisterAsyncNotification(
+    int device, cudaAsyncCallback callback, void* data, cudaAsyncCallbackHandle_t* out) {
+  if (callback == nullptr || out == nullptr) return cudaErrorInvalidValue;
+  if (device != 0) return cudaErrorInvalidDevice;
+  DeviceCallbacks& d = device_callbacks();
+  std::lock_guard lock(d.mutex);
+  const uintptr_t handle = d.next_handle++;
+  d.registered[handle] = {callback, data};
+  *out = reinterpret_cast<cudaAsyncCallbackHandle_t>(handle);
+  return cudaSuccess;
+}
+
+ACCEPTING_DEVICE_EXPORT cudaError_t
+cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) {
+  DeviceCallbacks& d = device_callbacks();
+  std::lock_guard lock(d.mutex);
+  if (device != 0 || d.registered.erase(reinterpret_cast<uintptr_t>(callback)) == 0) {
+    return cudaErrorInvalidValue;
+  }
+  return cudaSuccess;
 }
 
 }  // extern "C"

@@ -33,4 +33,26 @@ inline bool read_log_message(const std::string& payload, int32_t& level, std::st
   return true;
 }
 
+// A device's asynchronous notification (cuDeviceRegisterAsyncNotification's, cuda rows 302-303;
+// cudaDeviceRegisterAsyncNotification's, cudart rows 311-312), relayed as its payload: the
+// notification's type, the bytes over the device's memory budget (its one kind so far), and the
+// registration's handle, which the application's callback receives.
+struct DeviceNotification {
+  int32_t type;
+  uint64_t bytes_over_budget;
+  uint64_t handle;
+};
+
+inline std::string device_notification_payload(const DeviceNotification& notification) {
+  std::string payload(sizeof notification, '\0');
+  std::memcpy(payload.data(), &notification, sizeof notification);
+  return payload;
+}
+
+inline bool read_device_notification(const std::string& payload, DeviceNotification& out) {
+  if (payload.size() != sizeof out) return false;
+  std::memcpy(&out, payload.data(), sizeof out);
+  return true;
+}
+
 }  // namespace gvirtus

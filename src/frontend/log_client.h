@@ -12,6 +12,11 @@
 // kNotification; call(row, encode, decode) (its remote_sync); token(callback, token) and
 // drop(token) (its host callback registration); invoke(function, data, level, text, length) (the
 // application's callback, by the library's type).
+//
+// A device's asynchronous notifications (DeviceNotificationClient) take the same way: a
+// registration per call, each notification relayed to its own registration's callback. Traits:
+// as above, with kRegister and kUnregister the device rows, and invoke(function, data, type,
+// bytes over budget, handle).
 #pragma once
 
 #include <algorithm>
@@ -27,6 +32,21 @@
 #include "frontend/frontend_abi.h"
 
 namespace gvirtus::stub {
+
+// The payload the backend relayed under `sequence` (the library's "notification" row); false when
+// it is gone or cannot be had.
+template <typename Traits>
+bool fetch_payload(int32_t sequence, std::string& payload) {
+  bool found = false;
+  const auto result = Traits::call(
+      Traits::kNotification,
+      [&](WireWriter& w) { w.put<uint32_t>(static_cast<uint32_t>(sequence)); },
+      [&](WireReader& r) {
+        found = r.get<uint8_t>() != 0;
+        if (found) payload = r.get_string(kMaxPayloadBytes);
+      });
+  return result == Traits::kSuccess && found;
+}
 
 template <typename Traits>
 class LogClient {
@@ -91,18 +111,12 @@ class LogClient {
  private:
   // The callback thread's side: the message `sequence` names, handed to the application.
   static void run_callback(const gvirtus_host_callback* callback, int32_t sequence) {
-    bool found = false;
     std::string payload;
-    const Status result = Traits::call(
-        Traits::kNotification,
-        [&](WireWriter& w) { w.put<uint32_t>(static_cast<uint32_t>(sequence)); },
-        [&](WireReader& r) {
-          found = r.get<uint8_t>() != 0;
-          if (found) payload = r.get_string(kMaxPayloadBytes);
-        });
     int32_t level = 0;
     std::string text;
-    if (result != Traits::kSuccess || !found || !read_log_message(payload, level, text)) return;
+    if (!fetch_payload<Traits>(sequence, payload) || !read_log_message(payload, level, text)) {
+      return;
+    }
     Traits::invoke(callback->function, callback->data, level, text.data(), text.size());
   }
 
@@ -133,6 +147,53 @@ class LogClient {
   static std::unordered_map<uint64_t, uint64_t>& tokens() {
     static auto& t = *new std::unordered_map<uint64_t, uint64_t>;
     return t;
+  }
+};
+
+// A device's asynchronous notifications: `register_callback` sends the device and the callback's
+// token, and answers the backend's handle; each notification is fetched and handed to the
+// application's callback with that handle.
+template <typename Traits>
+class DeviceNotificationClient {
+ public:
+  using Status = typename Traits::Status;
+
+  static Status register_callback(int device, void* function, void* data, uint64_t& handle) {
+    if (function == nullptr) return Traits::kInvalidValue;
+    const gvirtus_host_callback callback{run_callback, function, data, nullptr};
+    uint64_t token = 0;
+    if (const Status r = Traits::token(callback, token); r != Traits::kSuccess) return r;
+    const Status result = Traits::call(
+        Traits::kRegister,
+        [&](WireWriter& w) {
+          w.put<int32_t>(device);
+          w.put<uint64_t>(token);
+        },
+        [&](WireReader& r) { handle = r.get<uint64_t>(); });
+    if (result != Traits::kSuccess) Traits::drop(token);
+    return result;
+  }
+
+  static Status unregister_callback(int device, uint64_t handle) {
+    return Traits::call(
+        Traits::kUnregister,
+        [&](WireWriter& w) {
+          w.put<int32_t>(device);
+          w.put<uint64_t>(handle);
+        },
+        [](WireReader&) {});
+  }
+
+ private:
+  static void run_callback(const gvirtus_host_callback* callback, int32_t sequence) {
+    std::string payload;
+    DeviceNotification notification{};
+    if (!fetch_payload<Traits>(sequence, payload) ||
+        !read_device_notification(payload, notification)) {
+      return;
+    }
+    Traits::invoke(callback->function, callback->data, notification.type,
+                   notification.bytes_over_budget, notification.handle);
   }
 };
 

@@ -33,13 +33,14 @@ TEST_P(HostFunctions, run_on_the_client_in_stream_order_and_destructors_run_once
 
 // The runtime's error log (programs/logs_check.cpp): callbacks on the client for messages the
 // backend's runtime logged, dumps to memory and to a file (the accepting device logs an invalid
-// cudaSetDevice).
+// cudaSetDevice); and a device's over-budget notification.
 TEST_P(HostFunctions, log_callbacks_run_on_the_client_and_dumps_come_back) {
   BackendOptions options;
   options.plugins = R"(["cudart"])";
   options.transport = GetParam();
   options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};  // one device: cudaSetDevice(5) fails
+                         "GVIRTUS_ACCEPTING_DEVICE=keep",  // one device: cudaSetDevice(5) fails
+                         "GVIRTUS_ACCEPTING_MEMORY_BUDGET=1048576"};
   BackendProcess backend(options);
   const std::string file = ::testing::TempDir() + "/gvirtus-runtime-logs-" +
                            std::to_string(::getpid()) + std::string(to_string(GetParam()));

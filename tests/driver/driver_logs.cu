@@ -2,7 +2,9 @@
 // the test to find (simulated_mode_test.cpp): a registered callback receives the message of a
 // failed call (on the session's callback thread, after the call returned: waited for here); a
 // dump from an iterator taken before a failure holds that failure's message and advances the
-// iterator; a dump to a file holds every message; an unregistered callback receives no more.
+// iterator; a dump to a file holds every message; an unregistered callback receives no more. And a
+// device's asynchronous notification: over the memory budget the test gives the simulated device
+// (1 MiB), a registered callback is told by how much, with its own handle.
 #include <cuda.h>
 
 #include <algorithm>
@@ -41,6 +43,21 @@ bool received_by(Received& received, int count) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return received.count.load() >= count;
+}
+
+struct Notified {
+  std::atomic<int> count{0};
+  std::atomic<int> type{-1};
+  std::atomic<unsigned long long> over{0};
+  std::atomic<CUasyncCallbackHandle> handle{nullptr};
+};
+
+void on_notification(CUasyncNotificationInfo* info, void* data, CUasyncCallbackHandle handle) {
+  auto* notified = static_cast<Notified*>(data);
+  notified->type = static_cast<int>(info->type);
+  notified->over = info->info.overBudget.bytesOverBudget;
+  notified->handle = handle;
+  ++notified->count;
 }
 
 }  // namespace
@@ -95,5 +112,22 @@ int main(int argc, char** argv) {
               received.count.load() == count ? "yes" : "no");
   SHOW(cuLogsUnregisterCallback(handle));
   SHOW(cuLogsRegisterCallback(nullptr, nullptr, nullptr));
+
+  Notified notified;
+  CUasyncCallbackHandle registration = nullptr;
+  SHOW(cuDeviceRegisterAsyncNotification(device, on_notification, &notified, &registration));
+  CUdeviceptr big = 0;
+  SHOW(cuMemAlloc(&big, 2 << 20));  // 1 MiB over the budget
+  for (int i = 0; i < 200 && notified.count.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::printf("notified: %s, type %d, over by at least 1 MiB %s, its own handle %s\n",
+              notified.count.load() > 0 ? "yes" : "no", notified.type.load(),
+              notified.over.load() >= (1u << 20) ? "yes" : "no",
+              notified.handle.load() == registration ? "yes" : "no");
+  SHOW(cuMemFree(big));
+  SHOW(cuDeviceUnregisterAsyncNotification(device, registration));
+  SHOW(cuDeviceUnregisterAsyncNotification(device, registration));
+  SHOW(cuDeviceRegisterAsyncNotification(device, nullptr, nullptr, &registration));
   return 0;
 }

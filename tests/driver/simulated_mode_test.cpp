@@ -655,9 +655,11 @@ TEST(SimulatedShareableHandles, pass_between_sessions_as_descriptors_of_the_clie
 // The driver's error log (driver_logs.cu), over tcp and shm: the simulated device logs each
 // failed call; a registered callback receives the message on the client, a dump from an iterator
 // holds the message after it and advances it, a dump to a file holds all, a callback unregistered
-// receives no more, and what the driver refuses is refused.
+// receives no more, and what the driver refuses is refused; a device's notification over the
+// memory budget the simulated device is given reaches its registration's callback.
 TEST(SimulatedLogs, reach_the_applications_callback_and_dumps) {
   const std::string file = ::testing::TempDir() + "/gvirtus-logs-" + std::to_string(::getpid());
+  ::setenv("GVIRTUS_SIMULATED_MEMORY_BUDGET", "1048576", 1);  // the backends inherit it
   for (const TestTransport transport : {TestTransport::tcp, TestTransport::shm}) {
     const RunResult result = run_with_stats(transport, "driver_logs " + file);
     ASSERT_EQ(result.status, 0) << result.output;
@@ -669,10 +671,17 @@ TEST(SimulatedLogs, reach_the_applications_callback_and_dumps) {
           "file holds both failures: yes, the callback received both: yes",
           "cuLogsDumpToFile(nullptr, \"/nonexistent/dir/log.txt\", 0) -> 1",
           "no message after unregistering: yes", "cuLogsUnregisterCallback(handle) -> 1",
-          "cuLogsRegisterCallback(nullptr, nullptr, nullptr) -> 1"}) {
+          "cuLogsRegisterCallback(nullptr, nullptr, nullptr) -> 1",
+          "cuDeviceRegisterAsyncNotification(device, on_notification, &notified, &registration) "
+          "-> 0",
+          "notified: yes, type 1, over by at least 1 MiB yes, its own handle yes",
+          "cuDeviceUnregisterAsyncNotification(device, registration) -> 0\n"
+          "cuDeviceUnregisterAsyncNotification(device, registration) -> 1",
+          "cuDeviceRegisterAsyncNotification(device, nullptr, nullptr, &registration) -> 1"}) {
       EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
     }
   }
+  ::unsetenv("GVIRTUS_SIMULATED_MEMORY_BUDGET");
   std::remove(file.c_str());
 }
 

@@ -2,7 +2,9 @@
 // invalid cudaSetDevice): a registered callback receives the message of a failed call on the
 // session's callback thread (waited for here); a dump from an iterator taken before a failure
 // holds that failure's line and advances the iterator; a dump to a file holds every line; an
-// unregistered callback receives no more; a second unregistration is refused. Prints
+// unregistered callback receives no more; a second unregistration is refused. And a device's
+// asynchronous notification: an allocation over the budget the test gives the accepting device
+// (1 MiB) reaches the registered callback with its handle. Prints
 // "logs: ok" and exits 0, or says what was wrong and exits 1. argv[1]: the file to dump to.
 #include <cuda_runtime_api.h>
 
@@ -36,6 +38,22 @@ bool received_by(Received& received, int count) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return received.count.load() >= count;
+}
+
+struct Notified {
+  std::atomic<int> count{0};
+  std::atomic<unsigned long long> over{0};
+  std::atomic<cudaAsyncCallbackHandle_t> handle{nullptr};
+};
+
+void on_notification(cudaAsyncNotificationInfo_t* info, void* data,
+                     cudaAsyncCallbackHandle_t handle) {
+  auto* notified = static_cast<Notified*>(data);
+  if (info->type == cudaAsyncNotificationTypeOverBudget) {
+    notified->over = info->info.overBudget.bytesOverBudget;
+  }
+  notified->handle = handle;
+  ++notified->count;
 }
 
 int fail(const char* what) {
@@ -89,6 +107,25 @@ int main(int argc, char** argv) {
   if (received.count.load() != count) return fail("a message after unregistering");
   if (cudaLogsUnregisterCallback(handle) != cudaErrorInvalidValue) {
     return fail("a second unregistration was not refused");
+  }
+  Notified notified;
+  cudaAsyncCallbackHandle_t registration = nullptr;
+  if (cudaDeviceRegisterAsyncNotification(0, on_notification, &notified, &registration) !=
+      cudaSuccess) {
+    return fail("cudaDeviceRegisterAsyncNotification failed");
+  }
+  void* big = nullptr;
+  if (cudaMalloc(&big, 2 << 20) != cudaSuccess) return fail("cudaMalloc failed");
+  for (int i = 0; i < 200 && notified.count.load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (notified.count.load() == 0 || notified.over.load() < (1u << 20) ||
+      notified.handle.load() != registration) {
+    return fail("no over-budget notification with its handle");
+  }
+  if (cudaDeviceUnregisterAsyncNotification(0, registration) != cudaSuccess ||
+      cudaDeviceUnregisterAsyncNotification(0, registration) != cudaErrorInvalidValue) {
+    return fail("unregistering the notification");
   }
   std::printf("logs: ok\n");
   return 0;

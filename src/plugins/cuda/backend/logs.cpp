@@ -3,6 +3,7 @@
 
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/services/notification_relay.h"
@@ -40,11 +41,74 @@ void register_callback(WireReader& in, WireWriter& out, CUresult& result) {
   services::Gate* gate = nullptr;
   result = register_with_driver();
   if (result == CUDA_SUCCESS) {
-    gate = services::notification_relay().add(token);
+    gate = services::notification_relay().add(token, services::NotificationRelay::Kind::kLog);
     if (gate == nullptr) result = CUDA_ERROR_OUT_OF_MEMORY;
   }
   out.put<int32_t>(result);
   out.put<uint64_t>(result == CUDA_SUCCESS ? reinterpret_cast<uintptr_t>(gate) : 0);
+}
+
+// The driver's callback for one registration (its gate, the callback's data): the notification
+// goes to that registration alone.
+void relay_device_notification(CUasyncNotificationInfo* info, void* gate, CUasyncCallbackHandle) {
+  if (info == nullptr) return;
+  services::notification_relay().deliver_to(
+      static_cast<const services::Gate*>(gate),
+      device_notification_payload({static_cast<int32_t>(info->type),
+                                   info->info.overBudget.bytesOverBudget,
+                                   reinterpret_cast<uintptr_t>(gate)}));
+}
+
+// Each registration's driver handle, by its gate (the handle the client holds).
+std::mutex device_mutex;
+std::unordered_map<const void*, CUasyncCallbackHandle> device_handles;  // one session per worker
+
+void register_device_callback(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto device = in.get<int32_t>();
+  const auto token = in.get<uint64_t>();
+  in.expect_end();
+  if (token == 0) raise(ErrorKind::kInvalidInput, "a device notification without a token");
+  services::Gate* gate = nullptr;
+  result = lacks(real().cuDeviceRegisterAsyncNotification);
+  if (result == CUDA_SUCCESS) {
+    gate = services::notification_relay().add(token, services::NotificationRelay::Kind::kDevice);
+    if (gate == nullptr) result = CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  CUasyncCallbackHandle handle = nullptr;
+  if (result == CUDA_SUCCESS) {
+    result =
+        real().cuDeviceRegisterAsyncNotification(device, relay_device_notification, gate, &handle);
+    if (result != CUDA_SUCCESS) {
+      services::notification_relay().remove(gate, services::NotificationRelay::Kind::kDevice);
+    }
+  }
+  if (result == CUDA_SUCCESS) {
+    std::lock_guard lock(device_mutex);
+    device_handles[gate] = handle;
+  }
+  out.put<int32_t>(result);
+  out.put<uint64_t>(result == CUDA_SUCCESS ? reinterpret_cast<uintptr_t>(gate) : 0);
+}
+
+void unregister_device_callback(WireReader& in, WireWriter& out, CUresult& result) {
+  const auto device = in.get<int32_t>();
+  const auto* gate = reinterpret_cast<const void*>(static_cast<uintptr_t>(in.get<uint64_t>()));
+  in.expect_end();
+  CUasyncCallbackHandle handle = nullptr;
+  {
+    std::lock_guard lock(device_mutex);
+    const auto it = device_handles.find(gate);
+    result = it != device_handles.end() ? lacks(real().cuDeviceUnregisterAsyncNotification)
+                                        : CUDA_ERROR_INVALID_VALUE;
+    if (result == CUDA_SUCCESS) handle = it->second;
+  }
+  if (result == CUDA_SUCCESS) result = real().cuDeviceUnregisterAsyncNotification(device, handle);
+  if (result == CUDA_SUCCESS) {
+    services::notification_relay().remove(gate, services::NotificationRelay::Kind::kDevice);
+    std::lock_guard lock(device_mutex);
+    device_handles.erase(gate);
+  }
+  out.put<int32_t>(result);
 }
 
 void dump_to_memory(WireReader& in, WireWriter& out, CUresult& result) {
@@ -80,7 +144,8 @@ bool run_logs(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
       const auto handle = in.get<uint64_t>();
       in.expect_end();
       result = services::notification_relay().remove(
-                   reinterpret_cast<const void*>(static_cast<uintptr_t>(handle)))
+                   reinterpret_cast<const void*>(static_cast<uintptr_t>(handle)),
+                   services::NotificationRelay::Kind::kLog)
                    ? CUDA_SUCCESS
                    : CUDA_ERROR_INVALID_VALUE;
       out.put<int32_t>(result);
@@ -88,6 +153,12 @@ bool run_logs(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
     }
     case Fn::cuLogsDumpToMemory:
       dump_to_memory(in, out, result);
+      return true;
+    case Fn::cuDeviceRegisterAsyncNotification:
+      register_device_callback(in, out, result);
+      return true;
+    case Fn::cuDeviceUnregisterAsyncNotification:
+      unregister_device_callback(in, out, result);
       return true;
     case Fn::gvirtusNotification:
       services::serve_notification(services::notification_relay(), in, out);

@@ -1,10 +1,13 @@
-// The driver's error log in the client libcuda.so.1 (rows 297-301): frontend/log_client.h over
-// the driver stub's calls and host callbacks.
+// The driver's error log and a device's asynchronous notifications in the client libcuda.so.1
+// (rows 297-303): frontend/log_client.h over the driver stub's calls and host callbacks. A
+// device's registration goes to its backend, as the pool numbers it there.
 #include <cuda.h>
 
 #include "cuda_remote_calls.h"
 #include "frontend/log_client.h"
+#include "frontend/route_scope.h"
 #include "plugins/cuda/frontend/host_functions.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -29,6 +32,19 @@ struct LogTraits {
   }
 };
 using Logs = stub::LogClient<LogTraits>;
+
+struct DeviceTraits : LogTraits {
+  static constexpr Fn kRegister = Fn::cuDeviceRegisterAsyncNotification;
+  static constexpr Fn kUnregister = Fn::cuDeviceUnregisterAsyncNotification;
+  static void invoke(void* function, void* data, int32_t type, uint64_t bytes, uint64_t handle) {
+    CUasyncNotificationInfo info{};
+    info.type = static_cast<CUasyncNotificationType>(type);
+    info.info.overBudget.bytesOverBudget = bytes;
+    reinterpret_cast<CUasyncCallback>(function)(
+        &info, data, reinterpret_cast<CUasyncCallbackHandle>(static_cast<uintptr_t>(handle)));
+  }
+};
+using DeviceNotifications = stub::DeviceNotificationClient<DeviceTraits>;
 
 }  // namespace
 }  // namespace gvirtus::cuda
@@ -60,4 +76,26 @@ GVIRTUS_EXPORT CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer
 GVIRTUS_EXPORT CUresult cuLogsDumpToFile(CUlogIterator* iterator, const char* pathToFile,
                                          unsigned int flags) {
   return cr::Logs::dump_to_file(iterator, pathToFile, flags);
+}
+
+GVIRTUS_EXPORT CUresult cuDeviceRegisterAsyncNotification(CUdevice device,
+                                                          CUasyncCallback callbackFunc,
+                                                          void* userData,
+                                                          CUasyncCallbackHandle* callback) {
+  if (callback == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const gvirtus::stub::RouteScope route(cr::pool_backend_of_device(device));
+  uint64_t handle = 0;
+  const CUresult result = cr::DeviceNotifications::register_callback(
+      cr::pool_local_device(device), reinterpret_cast<void*>(callbackFunc), userData, handle);
+  if (result == CUDA_SUCCESS) {
+    *callback = reinterpret_cast<CUasyncCallbackHandle>(static_cast<uintptr_t>(handle));
+  }
+  return result;
+}
+
+GVIRTUS_EXPORT CUresult cuDeviceUnregisterAsyncNotification(CUdevice device,
+                                                            CUasyncCallbackHandle callback) {
+  const gvirtus::stub::RouteScope route(cr::pool_backend_of_device(device));
+  return cr::DeviceNotifications::unregister_callback(cr::pool_local_device(device),
+                                                      reinterpret_cast<uintptr_t>(callback));
 }

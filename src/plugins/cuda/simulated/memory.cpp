@@ -133,6 +133,7 @@ CUresult sim::allocate_memory(State& s, size_t bytes, CUdeviceptr* out) {
   s.allocated += bytes;
   sim::own(s, sim::memory_key(address));
   *out = address;
+  sim::notify_if_over_budget(s.allocated);
   return CUDA_SUCCESS;
 }
 

@@ -309,6 +309,12 @@ CUcontext effective_context();
 // and hands it to the registered log callbacks, on the calling thread. Never throws.
 void log_failure(CUresult result) noexcept;
 
+// With GVIRTUS_SIMULATED_MEMORY_BUDGET (bytes) in the backend's environment: when `allocated`
+// exceeds it, every registered device notification callback (cuDeviceRegisterAsyncNotification)
+// is told by how much, on a thread of its own, as a driver sends CU_ASYNC_NOTIFICATION_TYPE_
+// OVER_BUDGET. Callable under the state's lock. Never throws.
+void notify_if_over_budget(uint64_t allocated) noexcept;
+
 // Runs `body` (returning CUresult) under the state's lock, after checking that cuInit was called
 // (unless `needs_init` is false); a gvirtus::Error from a parser is CUDA_ERROR_INVALID_IMAGE, any
 // other exception CUDA_ERROR_UNKNOWN. A failure is logged (log_failure) once the lock is released.

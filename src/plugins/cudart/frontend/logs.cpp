@@ -1,5 +1,5 @@
-// The runtime's error log in the runtime stub (rows 306-310): frontend/log_client.h over the
-// runtime stub's calls and host callbacks.
+// The runtime's error log and a device's asynchronous notifications in the runtime stub (rows
+// 306-312): frontend/log_client.h over the runtime stub's calls and host callbacks.
 #include "frontend/log_client.h"
 #include "plugins/cudart/frontend/host_functions.h"
 #include "plugins/cudart/frontend/stub_call.h"
@@ -28,6 +28,19 @@ struct LogTraits {
   }
 };
 using Logs = stub::LogClient<LogTraits>;
+
+struct DeviceTraits : LogTraits {
+  static constexpr Fn kRegister = Fn::cudaDeviceRegisterAsyncNotification;
+  static constexpr Fn kUnregister = Fn::cudaDeviceUnregisterAsyncNotification;
+  static void invoke(void* function, void* data, int32_t type, uint64_t bytes, uint64_t handle) {
+    cudaAsyncNotificationInfo_t info{};
+    info.type = static_cast<cudaAsyncNotificationType>(type);
+    info.info.overBudget.bytesOverBudget = bytes;
+    reinterpret_cast<cudaAsyncCallback>(function)(
+        &info, data, reinterpret_cast<cudaAsyncCallbackHandle_t>(static_cast<uintptr_t>(handle)));
+  }
+};
+using DeviceNotifications = stub::DeviceNotificationClient<DeviceTraits>;
 
 }  // namespace
 }  // namespace gvirtus::cudart
@@ -60,4 +73,25 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator* iterator
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLogsDumpToFile(cudaLogIterator* iterator,
                                                      const char* pathToFile, unsigned int flags) {
   return cr::Logs::dump_to_file(iterator, pathToFile, flags);
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t
+cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void* userData,
+                                    cudaAsyncCallbackHandle_t* callback) {
+  if (callbackFunc == nullptr || callback == nullptr) {
+    return cr::refuse_locally(cudaErrorInvalidValue);
+  }
+  uint64_t handle = 0;
+  const cudaError_t result = cr::DeviceNotifications::register_callback(
+      device, reinterpret_cast<void*>(callbackFunc), userData, handle);
+  if (result == cudaSuccess) {
+    *callback = reinterpret_cast<cudaAsyncCallbackHandle_t>(static_cast<uintptr_t>(handle));
+  }
+  return result;
+}
+
+GVIRTUS_CUDART_EXPORT cudaError_t
+cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) {
+  return cr::DeviceNotifications::unregister_callback(device,
+                                                      reinterpret_cast<uintptr_t>(callback));
 }
