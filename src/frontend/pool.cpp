@@ -33,9 +33,18 @@ void register_plugin_locked(PluginRef plugin) {
   registered_plugins().push_back(std::move(plugin));
 }
 
-// A forked child must not share its parent's sessions: it forgets the parent's pool (leaking it,
-// since its locks may be held by threads that do not exist in the child) and connects anew.
+// A forked child must not share its parent's sessions: it forgets the parent's pool (never
+// destroying it, since its locks may be held by threads that do not exist in the child) and
+// connects anew. The forgotten pools stay reachable here, so a leak checker in the child does not
+// take them for leaks (the first few generations' are enough for that).
+Pool* g_forgotten[8] = {};
 void forget_pool_in_child() {
+  for (Pool*& slot : g_forgotten) {
+    if (slot == nullptr) {
+      slot = g_instance;
+      break;
+    }
+  }
   g_instance = nullptr;
 }
 
