@@ -7,16 +7,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/log_ring.h"
+#include "common/over_budget_notifier.h"
 
 #define ACCEPTING_DEVICE_EXPORT __attribute__((visibility("default")))
 
@@ -34,40 +33,19 @@ Logs& logs() {
   return l;
 }
 
-struct DeviceCallbacks {
-  std::mutex mutex;
-  std::map<uintptr_t, std::pair<cudaAsyncCallback, void*>> registered;
-  uintptr_t next_handle = 1;
-};
+using Notifier =
+    gvirtus::OverBudgetNotifier<cudaAsyncCallback, cudaAsyncNotificationInfo_t,
+                                cudaAsyncCallbackHandle_t, cudaAsyncNotificationTypeOverBudget>;
 
-DeviceCallbacks& device_callbacks() {
-  static auto& d = *new DeviceCallbacks;
-  return d;
+Notifier& notifier() {
+  static auto& n = *new Notifier("GVIRTUS_ACCEPTING_MEMORY_BUDGET");
+  return n;
 }
 
 }  // namespace
 
 void accepting_notify_if_over_budget(uint64_t allocated) {
-  static const uint64_t budget = [] {
-    const char* text = std::getenv("GVIRTUS_ACCEPTING_MEMORY_BUDGET");
-    return text != nullptr ? uint64_t{std::strtoull(text, nullptr, 10)} : uint64_t{0};
-  }();
-  if (budget == 0 || allocated <= budget) return;
-  std::vector<std::pair<uintptr_t, std::pair<cudaAsyncCallback, void*>>> callbacks;
-  {
-    DeviceCallbacks& d = device_callbacks();
-    std::lock_guard lock(d.mutex);
-    callbacks.assign(d.registered.begin(), d.registered.end());
-  }
-  if (callbacks.empty()) return;
-  std::thread([callbacks = std::move(callbacks), over = allocated - budget] {
-    for (const auto& [handle, callback] : callbacks) {
-      cudaAsyncNotificationInfo_t info{};
-      info.type = cudaAsyncNotificationTypeOverBudget;
-      info.info.overBudget.bytesOverBudget = over;
-      callback.first(&info, callback.second, reinterpret_cast<cudaAsyncCallbackHandle_t>(handle));
-    }
-  }).detach();
+  notifier().notify_if_over(allocated);
 }
 
 void accepting_log(const std::string& line) {
@@ -128,22 +106,13 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaDeviceRegisterAsyncNotification(
     int device, cudaAsyncCallback callback, void* data, cudaAsyncCallbackHandle_t* out) {
   if (callback == nullptr || out == nullptr) return cudaErrorInvalidValue;
   if (device != 0) return cudaErrorInvalidDevice;
-  DeviceCallbacks& d = device_callbacks();
-  std::lock_guard lock(d.mutex);
-  const uintptr_t handle = d.next_handle++;
-  d.registered[handle] = {callback, data};
-  *out = reinterpret_cast<cudaAsyncCallbackHandle_t>(handle);
+  *out = notifier().add(device, callback, data);
   return cudaSuccess;
 }
 
 ACCEPTING_DEVICE_EXPORT cudaError_t
 cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback) {
-  DeviceCallbacks& d = device_callbacks();
-  std::lock_guard lock(d.mutex);
-  if (device != 0 || d.registered.erase(reinterpret_cast<uintptr_t>(callback)) == 0) {
-    return cudaErrorInvalidValue;
-  }
-  return cudaSuccess;
+  return notifier().remove(device, callback) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 }  // extern "C"

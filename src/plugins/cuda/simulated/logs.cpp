@@ -4,16 +4,15 @@
 // asynchronous notifications: over a memory budget the backend's environment sets
 // (notify_if_over_budget).
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/log_ring.h"
+#include "common/over_budget_notifier.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -32,32 +31,13 @@ Logs& logs() {
   return l;
 }
 
-struct DeviceCallback {
-  CUdevice device;
-  CUasyncCallback function;
-  void* data;
-};
+using Notifier =
+    gvirtus::OverBudgetNotifier<CUasyncCallback, CUasyncNotificationInfo, CUasyncCallbackHandle,
+                                CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET>;
 
-struct DeviceCallbacks {
-  std::mutex mutex;
-  std::map<uintptr_t, DeviceCallback> registered;
-  uintptr_t next_handle = 1;
-};
-
-DeviceCallbacks& device_callbacks() {
-  static auto& d = *new DeviceCallbacks;
-  return d;
-}
-
-// GVIRTUS_SIMULATED_MEMORY_BUDGET, in bytes; 0 (none) when unset or not a number.
-uint64_t memory_budget() {
-  static const uint64_t budget = [] {
-    const char* text = std::getenv("GVIRTUS_SIMULATED_MEMORY_BUDGET");
-    char* end = nullptr;
-    const unsigned long long value = text != nullptr ? std::strtoull(text, &end, 10) : 0;
-    return text != nullptr && end != text && *end == '\0' ? uint64_t{value} : uint64_t{0};
-  }();
-  return budget;
+Notifier& notifier() {
+  static auto& n = *new Notifier("GVIRTUS_SIMULATED_MEMORY_BUDGET");
+  return n;
 }
 
 }  // namespace
@@ -65,27 +45,7 @@ uint64_t memory_budget() {
 namespace gvirtus::simulated {
 
 void notify_if_over_budget(uint64_t allocated) noexcept {
-  const uint64_t budget = memory_budget();
-  if (budget == 0 || allocated <= budget) return;
-  try {
-    std::vector<std::pair<uintptr_t, DeviceCallback>> callbacks;
-    {
-      DeviceCallbacks& d = device_callbacks();
-      std::lock_guard lock(d.mutex);
-      callbacks.assign(d.registered.begin(), d.registered.end());
-    }
-    if (callbacks.empty()) return;
-    std::thread([callbacks = std::move(callbacks), over = allocated - budget] {
-      for (const auto& [handle, callback] : callbacks) {
-        CUasyncNotificationInfo info{};
-        info.type = CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET;
-        info.info.overBudget.bytesOverBudget = over;
-        callback.function(&info, callback.data, reinterpret_cast<CUasyncCallbackHandle>(handle));
-      }
-    }).detach();
-  } catch (...) {
-    // The notification is lost, as a driver's may be.
-  }
+  notifier().notify_if_over(allocated);
 }
 
 void log_failure(CUresult result) noexcept {
@@ -154,20 +114,11 @@ cuDeviceRegisterAsyncNotification(CUdevice device, CUasyncCallback callbackFunc,
     return sim::valid_device(s, device) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
   });
   if (known != CUDA_SUCCESS) return known;
-  DeviceCallbacks& d = device_callbacks();
-  std::lock_guard lock(d.mutex);
-  const uintptr_t handle = d.next_handle++;
-  d.registered[handle] = {device, callbackFunc, userData};
-  *callback = reinterpret_cast<CUasyncCallbackHandle>(handle);
+  *callback = notifier().add(device, callbackFunc, userData);
   return CUDA_SUCCESS;
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult
 cuDeviceUnregisterAsyncNotification(CUdevice device, CUasyncCallbackHandle callback) {
-  DeviceCallbacks& d = device_callbacks();
-  std::lock_guard lock(d.mutex);
-  const auto it = d.registered.find(reinterpret_cast<uintptr_t>(callback));
-  if (it == d.registered.end() || it->second.device != device) return CUDA_ERROR_INVALID_VALUE;
-  d.registered.erase(it);
-  return CUDA_SUCCESS;
+  return notifier().remove(device, callback) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
