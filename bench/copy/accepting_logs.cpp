@@ -1,8 +1,9 @@
 // The accepting device's error log (accepting_device.cpp, a test double, never GPU evidence): the
 // runtime's log API over the lines the device writes (accepting_log), kept in a LogRing
-// (common/log_ring.h) and handed to the registered callbacks on the calling thread. And its
-// device's asynchronous notifications: over the memory budget GVIRTUS_ACCEPTING_MEMORY_BUDGET
-// sets (accepting_notify_if_over_budget), on a thread of their own, as a driver sends them.
+// (common/log_ring.h's CallbackLog) and handed to the registered callbacks on the calling thread.
+// And its device's asynchronous notifications: over the memory budget
+// GVIRTUS_ACCEPTING_MEMORY_BUDGET sets (accepting_notify_if_over_budget), on a thread of their own,
+// as a driver sends them.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -21,12 +22,7 @@
 
 namespace {
 
-struct Logs {
-  std::mutex mutex;
-  gvirtus::LogRing ring;
-  std::map<uintptr_t, std::pair<cudaLogsCallback_t, void*>> callbacks;
-  uintptr_t next_handle = 1;
-};
+using Logs = gvirtus::CallbackLog<cudaLogsCallback_t, cudaLogLevelError>;
 
 Logs& logs() {
   static auto& l = *new Logs;
@@ -49,17 +45,7 @@ void accepting_notify_if_over_budget(uint64_t allocated) {
 }
 
 void accepting_log(const std::string& line) {
-  std::vector<std::pair<cudaLogsCallback_t, void*>> callbacks;
-  {
-    Logs& l = logs();
-    std::lock_guard lock(l.mutex);
-    l.ring.append(line);
-    for (const auto& [handle, callback] : l.callbacks) callbacks.push_back(callback);
-  }
-  std::string message = line;
-  for (const auto& [function, data] : callbacks) {
-    function(data, cudaLogLevelError, message.data(), message.size());
-  }
+  logs().write(line);
 }
 
 extern "C" {
@@ -68,26 +54,18 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t 
                                                              void* data,
                                                              cudaLogsCallbackHandle* out) {
   if (callback == nullptr) return cudaErrorInvalidValue;
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  const uintptr_t handle = l.next_handle++;
-  l.callbacks[handle] = {callback, data};
+  const uintptr_t handle = logs().add(callback, data);
   if (out != nullptr) *out = reinterpret_cast<cudaLogsCallbackHandle>(handle);
   return cudaSuccess;
 }
 
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback) {
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  return l.callbacks.erase(reinterpret_cast<uintptr_t>(callback)) != 0 ? cudaSuccess
-                                                                       : cudaErrorInvalidValue;
+  return logs().remove(reinterpret_cast<uintptr_t>(callback)) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator* iterator, unsigned int flags) {
   if (iterator == nullptr || flags != 0) return cudaErrorInvalidValue;
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  *iterator = l.ring.current();
+  *iterator = logs().current();
   return cudaSuccess;
 }
 
@@ -96,9 +74,7 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator* iterator, u
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator* iterator, char* buffer,
                                                          size_t* size, unsigned int flags) {
   if (buffer == nullptr || size == nullptr || flags != 0) return cudaErrorInvalidValue;
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  return l.ring.dump(iterator, buffer, size) ? cudaSuccess : cudaErrorInvalidValue;
+  return logs().dump(iterator, buffer, size) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 // Device 0 only, the device's one.

@@ -9,7 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gvirtus {
 
@@ -49,6 +53,50 @@ class LogRing {
  private:
   std::string kept_;
   uint64_t written_ = 0;
+};
+
+// A LogRing with the library's callbacks (Callback: void(void* data, Level, char*, size_t)),
+// each line written handed to every registered one at kLevel. Thread-safe.
+template <typename Callback, auto kLevel>
+class CallbackLog {
+ public:
+  void write(const std::string& line) {
+    std::vector<std::pair<Callback, void*>> callbacks;
+    {
+      std::lock_guard lock(mutex_);
+      ring_.append(line);
+      for (const auto& [handle, callback] : callbacks_) callbacks.push_back(callback);
+    }
+    std::string message = line;  // the callbacks' own copy: they may write into it
+    for (const auto& [function, data] : callbacks) {
+      function(data, kLevel, message.data(), message.size());
+    }
+  }
+
+  uintptr_t add(Callback function, void* data) {
+    std::lock_guard lock(mutex_);
+    const uintptr_t handle = next_handle_++;
+    callbacks_[handle] = {function, data};
+    return handle;
+  }
+  bool remove(uintptr_t handle) {
+    std::lock_guard lock(mutex_);
+    return callbacks_.erase(handle) != 0;
+  }
+  unsigned current() {
+    std::lock_guard lock(mutex_);
+    return ring_.current();
+  }
+  bool dump(unsigned* iterator, char* buffer, size_t* size) {
+    std::lock_guard lock(mutex_);
+    return ring_.dump(iterator, buffer, size);
+  }
+
+ private:
+  std::mutex mutex_;
+  LogRing ring_;
+  std::map<uintptr_t, std::pair<Callback, void*>> callbacks_;
+  uintptr_t next_handle_ = 1;
 };
 
 }  // namespace gvirtus

@@ -1,5 +1,5 @@
 // The simulated device's error log: every failed call (guarded()) writes a line, "simulated
-// device: CUDA error N", kept in a LogRing (common/log_ring.h) and handed to the registered
+// device: CUDA error N", kept in a CallbackLog (common/log_ring.h) and handed to the registered
 // callbacks on the calling thread, as the driver calls them during the call. And its devices'
 // asynchronous notifications: over a memory budget the backend's environment sets
 // (notify_if_over_budget).
@@ -19,12 +19,7 @@ namespace sim = gvirtus::simulated;
 
 namespace {
 
-struct Logs {
-  std::mutex mutex;
-  gvirtus::LogRing ring;
-  std::map<uintptr_t, std::pair<CUlogsCallback, void*>> callbacks;
-  uintptr_t next_handle = 1;
-};
+using Logs = gvirtus::CallbackLog<CUlogsCallback, CU_LOG_LEVEL_ERROR>;
 
 Logs& logs() {
   static auto& l = *new Logs;  // the runtime may fail calls from its exit handlers
@@ -50,18 +45,7 @@ void notify_if_over_budget(uint64_t allocated) noexcept {
 
 void log_failure(CUresult result) noexcept {
   try {
-    const std::string line = "simulated device: CUDA error " + std::to_string(result);
-    std::vector<std::pair<CUlogsCallback, void*>> callbacks;
-    {
-      Logs& l = logs();
-      std::lock_guard lock(l.mutex);
-      l.ring.append(line);
-      for (const auto& [handle, callback] : l.callbacks) callbacks.push_back(callback);
-    }
-    std::string message = line;  // the callbacks' own copy: they may write into it
-    for (const auto& [function, data] : callbacks) {
-      function(data, CU_LOG_LEVEL_ERROR, message.data(), message.size());
-    }
+    logs().write("simulated device: CUDA error " + std::to_string(result));
   } catch (...) {
     // Only the log line is lost.
   }
@@ -73,26 +57,19 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback callback
                                                          void* userData,
                                                          CUlogsCallbackHandle* callback_out) {
   if (callbackFunc == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  const uintptr_t handle = l.next_handle++;
-  l.callbacks[handle] = {callbackFunc, userData};
+  const uintptr_t handle = logs().add(callbackFunc, userData);
   if (callback_out != nullptr) *callback_out = reinterpret_cast<CUlogsCallbackHandle>(handle);
   return CUDA_SUCCESS;
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  return l.callbacks.erase(reinterpret_cast<uintptr_t>(callback)) != 0 ? CUDA_SUCCESS
-                                                                       : CUDA_ERROR_INVALID_VALUE;
+  return logs().remove(reinterpret_cast<uintptr_t>(callback)) ? CUDA_SUCCESS
+                                                              : CUDA_ERROR_INVALID_VALUE;
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuLogsCurrent(CUlogIterator* iterator_out, unsigned int flags) {
   if (iterator_out == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  *iterator_out = l.ring.current();
+  *iterator_out = logs().current();
   return CUDA_SUCCESS;
 }
 
@@ -101,9 +78,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuLogsCurrent(CUlogIterator* iterator_out, uns
 GVIRTUS_SIMULATED_EXPORT CUresult cuLogsDumpToMemory(CUlogIterator* iterator, char* buffer,
                                                      size_t* size, unsigned int flags) {
   if (buffer == nullptr || size == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  Logs& l = logs();
-  std::lock_guard lock(l.mutex);
-  return l.ring.dump(iterator, buffer, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  return logs().dump(iterator, buffer, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult
