@@ -6,14 +6,8 @@
 // as a driver sends them.
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "common/log_ring.h"
 #include "common/over_budget_notifier.h"

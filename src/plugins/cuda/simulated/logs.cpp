@@ -3,13 +3,7 @@
 // callbacks on the calling thread, as the driver calls them during the call. And its devices'
 // asynchronous notifications: over a memory budget the backend's environment sets
 // (notify_if_over_budget).
-#include <algorithm>
-#include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "common/log_ring.h"
 #include "common/over_budget_notifier.h"
