@@ -36,6 +36,15 @@ int main(int argc, char** argv) {
   std::printf("bank size config %d\n", static_cast<int>(bank));
   SHOW(cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE));
   SHOW(cuFuncSetSharedMemConfig(function, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE));
+  // Multicast needs NVSwitch: a device without it answers CUDA_ERROR_NOT_SUPPORTED.
+  CUmulticastObjectProp multicast{};
+  multicast.numDevices = 1;
+  multicast.size = 2 << 20;
+  size_t multicast_granularity = 0;
+  SHOW(cuMulticastGetGranularity(&multicast_granularity, &multicast,
+                                 CU_MULTICAST_GRANULARITY_MINIMUM));
+  CUmemGenericAllocationHandle multicast_object = 0;
+  SHOW(cuMulticastCreate(&multicast_object, &multicast));
   // The module's functions enumerated: one, the same handle, its name, module and state.
   unsigned count = 0;
   SHOW(cuModuleGetFunctionCount(&count, module));

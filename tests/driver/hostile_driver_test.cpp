@@ -773,6 +773,44 @@ TEST_F(HostileDriver, pools_of_ones_own_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+// Multicast objects (rows 304-309): the simulated device has none to give (as a GPU without
+// NVSwitch); every other call names an object, memory or range the session never got, and is
+// refused before the driver; a malformed property blob ends only its session.
+TEST_F(HostileDriver, multicast_objects_are_vetted) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUmulticastObjectProp prop{};
+  prop.numDevices = 1;
+  prop.size = 2 << 20;
+  Reply r = call(c, cu::Fn::cuMulticastCreate, [&](WireWriter& w) {
+    put_record(w, cu::VirtualMemoryRequest{0, 0, 0, 0, 0});
+    w.put_blob(&prop, sizeof prop);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_NOT_SUPPORTED) << "no multicast on the simulated device";
+  const auto multicast = [&](cu::Fn fn, cu::VirtualMemoryRequest request) {
+    return call(c, fn,
+                [&](WireWriter& w) {
+                  put_record(w, request);
+                  if (fn == cu::Fn::cuMulticastBindMem) w.put<uint64_t>(0x99);
+                })
+        .status;
+  };
+  EXPECT_EQ(multicast(cu::Fn::cuMulticastAddDevice, {0, 0, 0, 0x77, 0}), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(multicast(cu::Fn::cuMulticastBindMem, {0, 4096, 0, 0x77, 0}), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(multicast(cu::Fn::cuMulticastBindAddr, {uint64_t{1} << 44, 4096, 0, 0x77, 0}),
+            CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(multicast(cu::Fn::cuMulticastUnbind, {0, 4096, 0, 0x77, 0}), CUDA_ERROR_INVALID_VALUE);
+  expect_session_goes_on(c);
+  EXPECT_NE(call(c, cu::Fn::cuMulticastCreate,
+                 [&](WireWriter& w) {
+                   put_record(w, cu::VirtualMemoryRequest{0, 0, 0, 0, 0});
+                   w.put_blob(&prop, 5);
+                 })
+                .error,
+            ErrorKind{0});
+  expect_session_ended_alone(c);
+}
+
 // The error log (rows 297-301): a registration without a token and a dump over the driver's
 // buffer end only their session; a handle never registered is refused; a notification never
 // relayed is answered as none.

@@ -292,7 +292,9 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
         "cuMemPoolCreate(&own_pool, &props) -> 801",
         "cuCtxGetSharedMemConfig(&bank) -> 0\nbank size config 1\n"
         "cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE) -> 0\n"
-        "cuFuncSetSharedMemConfig(function, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) -> 0"}) {
+        "cuFuncSetSharedMemConfig(function, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) -> 0",
+        "CU_MULTICAST_GRANULARITY_MINIMUM) -> 801\n"
+        "cuMulticastCreate(&multicast_object, &multicast) -> 801"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
 }

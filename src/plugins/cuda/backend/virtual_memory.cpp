@@ -44,6 +44,7 @@ namespace {
 struct Physical {
   uint64_t bytes;
   uint64_t references;
+  bool multicast = false;  // a multicast object (cuMulticastCreate)
 };
 
 struct Session {
@@ -150,7 +151,105 @@ void import_physical(Session& s, WireReader& in, WireWriter& out, CUresult& resu
 
 }  // namespace
 
+namespace {
+
+// The multicast calls (rows 305-309), vetted against the session's allocations and mappings:
+// request a VirtualMemoryRequest - create: the properties' blob after it; add device: handle,
+// flags the device; bind memory: address the object's offset, bytes, alignment the memory's
+// offset, handle, flags, then u64 the memory's handle; bind an address: address the memory's
+// address, bytes, alignment the object's offset, handle, flags; unbind: address the object's
+// offset, bytes, handle, flags the device. A create's reply brings u64 the object.
+bool run_multicast(Session& s, Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  const auto r = get_record<VirtualMemoryRequest>(in);
+  const Physical* object = fn == Fn::cuMulticastCreate ? nullptr : held(s, r.handle);
+  const bool vetted = object != nullptr && object->multicast;
+  // [offset, offset + bytes) within the object.
+  const auto within = [&](uint64_t offset, uint64_t bytes) {
+    return vetted && offset <= object->bytes && bytes <= object->bytes - offset;
+  };
+  uint64_t answer = 0;
+  switch (fn) {
+    case Fn::cuMulticastCreate: {
+      CUmulticastObjectProp prop{};
+      const auto bytes = in.get_blob(sizeof prop);
+      in.expect_end();
+      if (bytes.size() != sizeof prop) {
+        raise(ErrorKind::kInvalidInput,
+              "a CUmulticastObjectProp of " + std::to_string(bytes.size()) + " bytes");
+      }
+      std::memcpy(&prop, bytes.data(), sizeof prop);
+      result = (prop.handleTypes & ~uint64_t{kHandlePosixFd | kHandleFabric}) == 0
+                   ? lacks(real().cuMulticastCreate)
+                   : CUDA_ERROR_NOT_SUPPORTED;
+      CUmemGenericAllocationHandle handle = 0;
+      if (result == CUDA_SUCCESS) result = real().cuMulticastCreate(&handle, &prop);
+      if (result == CUDA_SUCCESS) {
+        s.physical[handle] = Physical{prop.size, 1, true};
+        answer = handle;
+      }
+      break;
+    }
+    case Fn::cuMulticastAddDevice:
+      in.expect_end();
+      result = vetted ? lacks(real().cuMulticastAddDevice) : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMulticastAddDevice(r.handle, static_cast<CUdevice>(r.flags));
+      }
+      break;
+    case Fn::cuMulticastBindMem: {
+      const auto memory_handle = in.get<uint64_t>();
+      in.expect_end();
+      const Physical* memory = held(s, memory_handle);
+      result = within(r.address, r.bytes) && memory != nullptr && !memory->multicast &&
+                       r.alignment <= memory->bytes && r.bytes <= memory->bytes - r.alignment
+                   ? lacks(real().cuMulticastBindMem)
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMulticastBindMem(r.handle, r.address, memory_handle, r.alignment, r.bytes,
+                                           r.flags);
+      }
+      break;
+    }
+    case Fn::cuMulticastBindAddr:
+      in.expect_end();
+      result = within(r.alignment, r.bytes) && s.ranges.mapped(r.address, r.bytes)
+                   ? lacks(real().cuMulticastBindAddr)
+                   : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) {
+        result = real().cuMulticastBindAddr(r.handle, r.alignment, r.address, r.bytes, r.flags);
+      }
+      break;
+    default:  // cuMulticastUnbind
+      in.expect_end();
+      result =
+          within(r.address, r.bytes) ? lacks(real().cuMulticastUnbind) : CUDA_ERROR_INVALID_VALUE;
+      if (result == CUDA_SUCCESS) {
+        result =
+            real().cuMulticastUnbind(r.handle, static_cast<CUdevice>(r.flags), r.address, r.bytes);
+      }
+      break;
+  }
+  out.put<int32_t>(result);
+  if (fn == Fn::cuMulticastCreate) out.put<uint64_t>(result == CUDA_SUCCESS ? answer : 0);
+  return true;
+}
+
+}  // namespace
+
 bool run_virtual_memory(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  switch (fn) {
+    case Fn::cuMulticastCreate:
+    case Fn::cuMulticastAddDevice:
+    case Fn::cuMulticastBindMem:
+    case Fn::cuMulticastBindAddr:
+    case Fn::cuMulticastUnbind: {
+      Session& s = session();
+      std::lock_guard lock(s.mutex);
+      return run_multicast(s, fn, in, out, result);
+    }
+    default:
+      break;
+  }
   if (fn == Fn::cuMemExportToShareableHandle || fn == Fn::cuMemImportFromShareableHandle) {
     Session& s = session();
     std::lock_guard lock(s.mutex);

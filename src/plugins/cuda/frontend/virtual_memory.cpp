@@ -190,3 +190,49 @@ GVIRTUS_EXPORT CUresult cuMemGetAllocationPropertiesFromHandle(
         std::memcpy(prop, bytes.data(), sizeof *prop);
       });
 }
+
+// Multicast objects (rows 304-309): the backend vets the object, the memory and the ranges as
+// the session's (backend/virtual_memory.cpp); an object is a physical allocation the session may
+// map and release as any other.
+GVIRTUS_EXPORT CUresult cuMulticastCreate(CUmemGenericAllocationHandle* mcHandle,
+                                          const CUmulticastObjectProp* prop) {
+  if (mcHandle == nullptr || prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  uint64_t created = 0;
+  const CUresult result =
+      cr::call(cr::Fn::cuMulticastCreate, {0, 0, 0, 0, 0}, prop, sizeof *prop, &created);
+  if (result == CUDA_SUCCESS) *mcHandle = created;
+  return result;
+}
+
+GVIRTUS_EXPORT CUresult cuMulticastAddDevice(CUmemGenericAllocationHandle mcHandle, CUdevice dev) {
+  return cr::call(cr::Fn::cuMulticastAddDevice,
+                  {0, 0, 0, mcHandle, static_cast<uint64_t>(static_cast<uint32_t>(dev))}, nullptr,
+                  0, nullptr);
+}
+
+GVIRTUS_EXPORT CUresult cuMulticastBindMem(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                           CUmemGenericAllocationHandle memHandle, size_t memOffset,
+                                           size_t size, unsigned long long flags) {
+  return cr::remote_sync(
+      cr::Fn::cuMulticastBindMem,
+      [&](gvirtus::WireWriter& w) {
+        gvirtus::put_record(w,
+                            cr::VirtualMemoryRequest{mcOffset, size, memOffset, mcHandle, flags});
+        w.put<uint64_t>(memHandle);
+      },
+      [](gvirtus::WireReader&) {});
+}
+
+GVIRTUS_EXPORT CUresult cuMulticastBindAddr(CUmemGenericAllocationHandle mcHandle, size_t mcOffset,
+                                            CUdeviceptr memptr, size_t size,
+                                            unsigned long long flags) {
+  return cr::call(cr::Fn::cuMulticastBindAddr, {memptr, size, mcOffset, mcHandle, flags}, nullptr,
+                  0, nullptr);
+}
+
+GVIRTUS_EXPORT CUresult cuMulticastUnbind(CUmemGenericAllocationHandle mcHandle, CUdevice dev,
+                                          size_t mcOffset, size_t size) {
+  return cr::call(cr::Fn::cuMulticastUnbind,
+                  {mcOffset, size, 0, mcHandle, static_cast<uint64_t>(static_cast<uint32_t>(dev))},
+                  nullptr, 0, nullptr);
+}
