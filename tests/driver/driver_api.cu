@@ -45,6 +45,31 @@ int main(int argc, char** argv) {
                                  CU_MULTICAST_GRANULARITY_MINIMUM));
   CUmemGenericAllocationHandle multicast_object = 0;
   SHOW(cuMulticastCreate(&multicast_object, &multicast));
+  // A whole context's work into an event, and waited on (CUDA 12.5); its flags set (12.1).
+  CUevent context_event = nullptr;
+  SHOW(cuEventCreate(&context_event, 0));
+  SHOW(cuCtxRecordEvent(context, context_event));
+  SHOW(cuCtxWaitEvent(context, context_event));
+  SHOW(cuEventSynchronize(context_event));
+  SHOW(cuEventDestroy(context_event));
+  SHOW(cuCtxSetFlags(CU_CTX_SCHED_BLOCKING_SYNC));
+  unsigned int context_flags = 0;
+  SHOW(cuCtxGetFlags(&context_flags));
+  std::printf("context flags now %u\n", context_flags);
+  SHOW(cuCtxSetFlags(0));
+  // CUDA 13's pools by location.
+  CUmemLocation pool_location{};
+  pool_location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  pool_location.id = device;
+  CUmemoryPool by_location = nullptr, device_default = nullptr;
+  SHOW(cuMemGetDefaultMemPool(&by_location, &pool_location, CU_MEM_ALLOCATION_TYPE_PINNED));
+  SHOW(cuDeviceGetDefaultMemPool(&device_default, device));
+  std::printf("the location's default pool is the device's: %s\n",
+              by_location == device_default ? "yes" : "no");
+  SHOW(cuMemSetMemPool(&pool_location, CU_MEM_ALLOCATION_TYPE_PINNED, by_location));
+  SHOW(cuMemGetMemPool(&by_location, &pool_location, CU_MEM_ALLOCATION_TYPE_PINNED));
+  pool_location.type = CU_MEM_LOCATION_TYPE_HOST;
+  SHOW(cuMemGetMemPool(&by_location, &pool_location, CU_MEM_ALLOCATION_TYPE_PINNED));
   // The module's functions enumerated: one, the same handle, its name, module and state.
   unsigned count = 0;
   SHOW(cuModuleGetFunctionCount(&count, module));

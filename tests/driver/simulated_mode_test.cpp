@@ -294,7 +294,15 @@ TEST_F(SimulatedDriverMode, contexts_of_ones_own_3d_copies_and_the_occupancy_sea
         "cuCtxSetSharedMemConfig(CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE) -> 0\n"
         "cuFuncSetSharedMemConfig(function, CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE) -> 0",
         "CU_MULTICAST_GRANULARITY_MINIMUM) -> 801\n"
-        "cuMulticastCreate(&multicast_object, &multicast) -> 801"}) {
+        "cuMulticastCreate(&multicast_object, &multicast) -> 801",
+        "cuCtxRecordEvent(context, context_event) -> 0\ncuCtxWaitEvent(context, context_event) -> "
+        "0",
+        "cuCtxSetFlags(CU_CTX_SCHED_BLOCKING_SYNC) -> 0\ncuCtxGetFlags(&context_flags) -> 0\n"
+        "context flags now 4",
+        "the location's default pool is the device's: yes",
+        "cuMemSetMemPool(&pool_location, CU_MEM_ALLOCATION_TYPE_PINNED, by_location) -> 0\n"
+        "cuMemGetMemPool(&by_location, &pool_location, CU_MEM_ALLOCATION_TYPE_PINNED) -> 0\n"
+        "cuMemGetMemPool(&by_location, &pool_location, CU_MEM_ALLOCATION_TYPE_PINNED) -> 801"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
 }

@@ -243,6 +243,11 @@ GVIRTUS_EXPORT CUresult cuKernelSetCacheConfig(CUkernel kernel, CUfunc_cache con
   return cr::forgetting_after(cr::remote::cuKernelSetCacheConfig(kernel, config, dev));
 }
 
+// The current context's new flags change what the primary context's state says.
+GVIRTUS_EXPORT CUresult cuCtxSetFlags(unsigned int flags) {
+  return cr::forgetting_after(cr::remote::cuCtxSetFlags(flags));
+}
+
 GVIRTUS_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache config) {
   return cr::forgetting_after(cr::remote::cuCtxSetCacheConfig(config));
 }

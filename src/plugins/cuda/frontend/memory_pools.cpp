@@ -4,12 +4,15 @@
 #include <cuda.h>
 
 #include <cstring>
+#include <optional>
 
 #include "common/call_marshal.h"
 #include "common/shareable_token.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/pool_routes.h"
 
 namespace cr = gvirtus::cuda;
 
@@ -79,4 +82,47 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemPoolCreate(
       [&](gvirtus::WireReader& r) { created = gvirtus::marshal::get_value<CUmemoryPool>(r); });
   if (result == CUDA_SUCCESS) *pool = created;
   return result;
+}
+
+namespace {
+
+// A location as the backend that owns it numbers it: a device of a pool's routed to its backend.
+struct RoutedLocation {
+  CUmemLocation local;
+  std::optional<uint32_t> backend;
+};
+RoutedLocation routed(const CUmemLocation& location) {
+  RoutedLocation r{location, std::nullopt};
+  if (location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    r.backend = cr::pool_backend_of_device(location.id);
+    r.local.id = cr::pool_local_device(location.id);
+  }
+  return r;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemGetDefaultMemPool(
+    CUmemoryPool* pool_out, CUmemLocation* location, CUmemAllocationType type) {
+  if (location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  RoutedLocation r = routed(*location);
+  const gvirtus::stub::RouteScope route(r.backend);
+  return cr::remote::cuMemGetDefaultMemPool(pool_out, &r.local, type);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemGetMemPool(
+    CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) {
+  if (location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  RoutedLocation r = routed(*location);
+  const gvirtus::stub::RouteScope route(r.backend);
+  return cr::remote::cuMemGetMemPool(pool, &r.local, type);
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuMemSetMemPool(CUmemLocation* location,
+                                                                           CUmemAllocationType type,
+                                                                           CUmemoryPool pool) {
+  if (location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  RoutedLocation r = routed(*location);
+  const gvirtus::stub::RouteScope route(r.backend);
+  return cr::remote::cuMemSetMemPool(&r.local, type, pool);
 }

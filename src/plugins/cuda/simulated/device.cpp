@@ -438,6 +438,21 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetFlags(unsigned int* flags) {
   });
 }
 
+// The current context's flags, as cuCtxGetFlags reports them: the scheduling and map-host bits
+// (CU_CTX_FLAGS_MASK), nothing the driver keeps for itself.
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetFlags(unsigned int flags) {
+  return sim::guarded([&](sim::State& s) {
+    if ((flags & ~unsigned{CU_CTX_FLAGS_MASK}) != 0) return CUDA_ERROR_INVALID_VALUE;
+    const CUcontext ctx = sim::effective_context();
+    if (const auto own = s.contexts.find(ctx); own != s.contexts.end()) {
+      own->second.flags = flags;
+      return CUDA_SUCCESS;
+    }
+    s.primaries[static_cast<size_t>(sim::context_device(s, ctx))].flags = flags;
+    return CUDA_SUCCESS;
+  });
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetStreamPriorityRange(int* leastPriority,
                                                               int* greatestPriority) {
   return sim::guarded([&](sim::State&) {
@@ -711,6 +726,55 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool* pool, CUdevic
 GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (!sim::known_pool(s, pool)) return CUDA_ERROR_INVALID_VALUE;
+    s.current_pools[static_cast<size_t>(dev)] = pool;
+    return CUDA_SUCCESS;
+  });
+}
+
+// CUDA 13's pools by location: a device's, as cuDeviceGet(Default)MemPool; pinned device
+// memory only (no host pools here).
+namespace {
+
+CUresult device_location(const CUmemLocation* location, CUmemAllocationType type, CUdevice& dev) {
+  if (location == nullptr || type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+  if (location->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!valid_device(location->id)) return CUDA_ERROR_INVALID_DEVICE;
+  dev = location->id;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetDefaultMemPool(CUmemoryPool* pool_out,
+                                                         CUmemLocation* location,
+                                                         CUmemAllocationType type) {
+  return sim::guarded([&](sim::State&) {
+    CUdevice dev = 0;
+    if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (const CUresult r = device_location(location, type, dev); r != CUDA_SUCCESS) return r;
+    *pool_out = sim::device_pool(dev);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location,
+                                                  CUmemAllocationType type) {
+  return sim::guarded([&](sim::State& s) {
+    CUdevice dev = 0;
+    if (pool == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (const CUresult r = device_location(location, type, dev); r != CUDA_SUCCESS) return r;
+    const CUmemoryPool current = s.current_pools[static_cast<size_t>(dev)];
+    *pool = current != nullptr ? current : sim::device_pool(dev);
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type,
+                                                  CUmemoryPool pool) {
+  return sim::guarded([&](sim::State& s) {
+    CUdevice dev = 0;
+    if (const CUresult r = device_location(location, type, dev); r != CUDA_SUCCESS) return r;
     if (!sim::known_pool(s, pool)) return CUDA_ERROR_INVALID_VALUE;
     s.current_pools[static_cast<size_t>(dev)] = pool;
     return CUDA_SUCCESS;

@@ -168,6 +168,24 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream
   });
 }
 
+// A context's work, recorded into an event or waited on: the simulated streams have none left.
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent) {
+  return sim::guarded([&](sim::State& s) {
+    sim::Event* e = event(s, hEvent);
+    if (!sim::known_context(s, hCtx)) return CUDA_ERROR_INVALID_CONTEXT;
+    if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    e->recorded = true;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent) {
+  return sim::guarded([&](sim::State& s) {
+    if (!sim::known_context(s, hCtx)) return CUDA_ERROR_INVALID_CONTEXT;
+    return event(s, hEvent) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  });
+}
+
 GVIRTUS_SIMULATED_EXPORT CUresult cuEventSynchronize(CUevent hEvent) {
   return sim::guarded([&](sim::State& s) {
     return event(s, hEvent) != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
