@@ -48,6 +48,36 @@ bool fetch_payload(int32_t sequence, std::string& payload) {
   return result == Traits::kSuccess && found;
 }
 
+// Each registration's handle (the backend's) and the token of its callback, which its
+// unregistration drops; one book per client class (Tag). Never destroyed.
+template <typename Tag>
+class RegisteredTokens {
+ public:
+  static void add(uint64_t handle, uint64_t token) {
+    std::lock_guard lock(mutex());
+    tokens()[handle] = token;
+  }
+  // The token of `handle`, forgotten; 0 when it has none.
+  static uint64_t take(uint64_t handle) {
+    std::lock_guard lock(mutex());
+    const auto it = tokens().find(handle);
+    if (it == tokens().end()) return 0;
+    const uint64_t token = it->second;
+    tokens().erase(it);
+    return token;
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static auto& m = *new std::mutex;
+    return m;
+  }
+  static std::unordered_map<uint64_t, uint64_t>& tokens() {
+    static auto& t = *new std::unordered_map<uint64_t, uint64_t>;
+    return t;
+  }
+};
+
 template <typename Traits>
 class LogClient {
  public:
@@ -65,8 +95,7 @@ class LogClient {
       Traits::drop(token);
       return result;
     }
-    std::lock_guard lock(mutex());
-    tokens()[handle] = token;
+    Tokens::add(handle, token);
     return result;
   }
 
@@ -74,11 +103,7 @@ class LogClient {
     const Status result = Traits::call(
         Traits::kUnregister, [&](WireWriter& w) { w.put<uint64_t>(handle); }, [](WireReader&) {});
     if (result == Traits::kSuccess) {
-      std::lock_guard lock(mutex());
-      if (const auto it = tokens().find(handle); it != tokens().end()) {
-        Traits::drop(it->second);
-        tokens().erase(it);
-      }
+      if (const uint64_t token = Tokens::take(handle); token != 0) Traits::drop(token);
     }
     return result;
   }
@@ -139,15 +164,7 @@ class LogClient {
     return result;
   }
 
-  // Each registration's handle (the backend's) and the token of its callback; never destroyed.
-  static std::mutex& mutex() {
-    static auto& m = *new std::mutex;
-    return m;
-  }
-  static std::unordered_map<uint64_t, uint64_t>& tokens() {
-    static auto& t = *new std::unordered_map<uint64_t, uint64_t>;
-    return t;
-  }
+  using Tokens = RegisteredTokens<LogClient>;
 };
 
 // A device's asynchronous notifications: `register_callback` sends the device and the callback's
@@ -170,18 +187,26 @@ class DeviceNotificationClient {
           w.put<uint64_t>(token);
         },
         [&](WireReader& r) { handle = r.get<uint64_t>(); });
-    if (result != Traits::kSuccess) Traits::drop(token);
+    if (result != Traits::kSuccess) {
+      Traits::drop(token);
+      return result;
+    }
+    Tokens::add(handle, token);
     return result;
   }
 
   static Status unregister_callback(int device, uint64_t handle) {
-    return Traits::call(
+    const Status result = Traits::call(
         Traits::kUnregister,
         [&](WireWriter& w) {
           w.put<int32_t>(device);
           w.put<uint64_t>(handle);
         },
         [](WireReader&) {});
+    if (result == Traits::kSuccess) {
+      if (const uint64_t token = Tokens::take(handle); token != 0) Traits::drop(token);
+    }
+    return result;
   }
 
  private:
@@ -195,6 +220,8 @@ class DeviceNotificationClient {
     Traits::invoke(callback->function, callback->data, notification.type,
                    notification.bytes_over_budget, notification.handle);
   }
+
+  using Tokens = RegisteredTokens<DeviceNotificationClient>;
 };
 
 }  // namespace gvirtus::stub

@@ -67,11 +67,16 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHan
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator* iterator, char* buffer,
                                                        size_t* size, unsigned int flags) {
+  if (buffer == nullptr || size == nullptr || *size == 0) {
+    if (size != nullptr) *size = 0;
+    return cr::refuse_locally(cudaErrorInvalidValue);
+  }
   return cr::Logs::dump_to_memory(iterator, buffer, size, flags);
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaLogsDumpToFile(cudaLogIterator* iterator,
                                                      const char* pathToFile, unsigned int flags) {
+  if (pathToFile == nullptr) return cr::refuse_locally(cudaErrorInvalidValue);
   return cr::Logs::dump_to_file(iterator, pathToFile, flags);
 }
 
