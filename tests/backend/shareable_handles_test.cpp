@@ -6,16 +6,15 @@
 #include "backend/services/shareable_handles.h"
 
 #include "common/error.h"
+#include "support/in_child.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
-#include <functional>
 #include <string>
 
 namespace gvirtus::services {
@@ -34,14 +33,7 @@ std::string text_of(int fd) {
   return got > 0 ? std::string(bytes, static_cast<size_t>(got)) : std::string();
 }
 
-// Runs `check` in a forked child, another process as another worker is: its exit status.
-int in_child(const std::function<bool()>& check) {
-  const pid_t child = fork();
-  if (child == 0) _exit(check() ? 0 : 1);
-  int status = 0;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
+using testing::in_child;
 
 TEST(ShareableHandles, another_process_fetches_what_was_published_with_its_size) {
   ShareableHandles exporter;

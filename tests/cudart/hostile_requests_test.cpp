@@ -349,7 +349,7 @@ TEST_F(HostileCudart, a_kernel_layout_outside_its_parameter_bytes_ends_the_sessi
 TEST_F(HostileCudart, resolving_in_a_module_never_loaded_ends_the_session) {
   Client c = client();
   WireWriter w;
-  put_record(w, cr::VarResolve{99});
+  put_record(w, cr::VarResolve{99, 0});
   w.put_string("variable");
   EXPECT_EQ(send(c, cr::Fn::cudaVarResolve, w), ErrorKind::kDisconnected);
   EXPECT_TRUE(logged("module 99 was not loaded")) << backend_.log();

@@ -1,13 +1,12 @@
 // frontend/context_faults.h: sticky statuses, and a child forked after the library's
 // initialization (ForkedChild) refused as the native library refuses it, with real fork()s.
 #include "frontend/context_faults.h"
+#include "support/in_child.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <functional>
 
 namespace gvirtus::stub {
 namespace {
@@ -22,14 +21,7 @@ constexpr uint16_t kAnswered[] = {kVersion};
 constexpr ForkedChild kForked{kInit, kNotInitialized, kAnswered};
 constexpr ContextFaults kFaults{kSticky, 46, kClearing, kContextFree, &kForked};
 
-// Runs `check` in a forked child; its exit status (0: every expectation held there).
-int in_child(const std::function<bool()>& check) {
-  const pid_t child = fork();
-  if (child == 0) _exit(check() ? 0 : 1);
-  int status = 0;
-  if (waitpid(child, &status, 0) != child || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
+using testing::in_child;
 
 TEST(ContextFaults, a_sticky_status_holds_until_a_clearing_call_succeeds) {
   ContextFaultState state(kFaults, kSuccess);

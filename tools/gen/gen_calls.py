@@ -1023,9 +1023,13 @@ def real_library_header(calls, d):
 {"".join(f"#include <{h}>{chr(10)}" for h in d.headers)}
 namespace {d.namespace} {{
 
+// Rows may name deprecated functions: the vendor's library still exports them.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct RealLibrary {{
 {members}
 }};
+#pragma GCC diagnostic pop
 
 // Opens {d.real_library} once per process and resolves its functions; throws
 // Error{{kUnimplemented}} naming the library and the loader's reason when it cannot be opened.

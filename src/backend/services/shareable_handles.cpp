@@ -249,6 +249,10 @@ bool import_source(uint32_t type, std::span<const std::byte> blob, ImportSource&
   return true;
 }
 
+void log_shareable_failure(const char* call, const std::string& why) {
+  GVIRTUS_LOG(kWarning) << call << ": " << why;
+}
+
 bool export_blob(uint32_t type, const void* handle, uint64_t bytes, std::vector<std::byte>& blob,
                  std::string& why) {
   if (type == kHandleFabric) {

@@ -32,6 +32,7 @@
 
 #include "common/shareable_token.h"
 #include "common/unique_fd.h"
+#include "common/wire.h"
 
 namespace gvirtus::services {
 
@@ -107,5 +108,35 @@ bool import_source(uint32_t type, std::span<const std::byte> blob, ImportSource&
 // False with `why` when the descriptor cannot be published (it is closed then).
 bool export_blob(uint32_t type, const void* handle, uint64_t bytes, std::vector<std::byte>& blob,
                  std::string& why);
+
+// The plugins' export and import handlers over the two above, for a library whose success is 0.
+// reply_export writes an export's reply - the status, then the blob (empty after a failure) -
+// for the library's export into `handle` that answered `result`; a descriptor that cannot be
+// published makes it `os_error`, logged naming `call`. fetch_import fills `source` for an
+// import, or answers `invalid`, logged naming `call`.
+void log_shareable_failure(const char* call, const std::string& why);
+
+template <typename Status>
+Status reply_export(WireWriter& out, Status result, Status os_error, uint32_t type,
+                    const void* handle, uint64_t bytes, const char* call) {
+  std::vector<std::byte> blob;
+  std::string why;
+  if (result == Status{} && !export_blob(type, handle, bytes, blob, why)) {
+    log_shareable_failure(call, why);
+    result = os_error;
+  }
+  out.put<int32_t>(static_cast<int32_t>(result));
+  out.put_blob(blob.data(), result == Status{} ? blob.size() : 0);
+  return result;
+}
+
+template <typename Status>
+Status fetch_import(uint32_t type, std::span<const std::byte> blob, ImportSource& source,
+                    Status invalid, const char* call) {
+  std::string why;
+  if (import_source(type, blob, source, why)) return Status{};
+  log_shareable_failure(call, why);
+  return invalid;
+}
 
 }  // namespace gvirtus::services

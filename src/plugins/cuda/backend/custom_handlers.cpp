@@ -406,8 +406,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_texture(fn, in, out, result) || run_graph_query(fn, in, out, result) ||
              run_graph_call(fn, in, out, result) || run_ipc(fn, in, out, result) ||
              run_stream_memory_ops(fn, in, out, result) || run_managed_batch(fn, in, out, result) ||
-             run_logs(fn, in, out, result) ||
-             run_graph_node_call(fn, in, out, result) ||
+             run_logs(fn, in, out, result) || run_graph_node_call(fn, in, out, result) ||
              run_graph_shape_call(fn, in, out, result) ||
              run_host_function_call(fn, in, out, result) ||
              run_user_object_call(fn, in, out, result) ||

@@ -70,14 +70,8 @@ void export_pool(WireReader& in, WireWriter& out, CUresult& result) {
     result = real().cuMemPoolExportToShareableHandle(
         handle, pool, static_cast<CUmemAllocationHandleType>(request.type), request.flags);
   }
-  std::vector<std::byte> blob;
-  std::string why;
-  if (result == CUDA_SUCCESS && !services::export_blob(request.type, handle, 0, blob, why)) {
-    GVIRTUS_LOG(kWarning) << "cuMemPoolExportToShareableHandle: " << why;
-    result = CUDA_ERROR_OPERATING_SYSTEM;
-  }
-  out.put<int32_t>(result);
-  out.put_blob(blob.data(), result == CUDA_SUCCESS ? blob.size() : 0);  // none after a failure
+  result = services::reply_export(out, result, CUDA_ERROR_OPERATING_SYSTEM, request.type, handle, 0,
+                                  "cuMemPoolExportToShareableHandle");
 }
 
 // cuMemPoolImportFromShareableHandle: the descriptor fetched from the exporting session (or the
@@ -87,11 +81,10 @@ void import_pool(WireReader& in, WireWriter& out, CUresult& result) {
   const auto blob = in.get_blob(kFabricHandleBytes);
   in.expect_end();
   services::ImportSource source;
-  std::string why;
   result = lacks(real().cuMemPoolImportFromShareableHandle);
-  if (result == CUDA_SUCCESS && !services::import_source(request.type, blob, source, why)) {
-    GVIRTUS_LOG(kWarning) << "cuMemPoolImportFromShareableHandle: " << why;
-    result = CUDA_ERROR_INVALID_VALUE;
+  if (result == CUDA_SUCCESS) {
+    result = services::fetch_import(request.type, blob, source, CUDA_ERROR_INVALID_VALUE,
+                                    "cuMemPoolImportFromShareableHandle");
   }
   CUmemoryPool pool = nullptr;
   if (result == CUDA_SUCCESS) {

@@ -106,15 +106,9 @@ void export_physical(Session& s, WireReader& in, WireWriter& out, CUresult& resu
         handle, request.handle, static_cast<CUmemAllocationHandleType>(request.type),
         request.flags);
   }
-  std::vector<std::byte> blob;
-  std::string why;
-  if (result == CUDA_SUCCESS &&
-      !services::export_blob(request.type, handle, physical->bytes, blob, why)) {
-    GVIRTUS_LOG(kWarning) << "cuMemExportToShareableHandle: " << why;
-    result = CUDA_ERROR_OPERATING_SYSTEM;
-  }
-  out.put<int32_t>(result);
-  out.put_blob(blob.data(), result == CUDA_SUCCESS ? blob.size() : 0);  // none after a failure
+  result = services::reply_export(out, result, CUDA_ERROR_OPERATING_SYSTEM, request.type, handle,
+                                  physical != nullptr ? physical->bytes : 0,
+                                  "cuMemExportToShareableHandle");
 }
 
 // cuMemImportFromShareableHandle: the descriptor and size fetched from the exporting session; the
@@ -124,16 +118,15 @@ void import_physical(Session& s, WireReader& in, WireWriter& out, CUresult& resu
   const auto blob = in.get_blob(kFabricHandleBytes);
   in.expect_end();
   services::ImportSource source;
-  std::string why;
   result = lacks(real().cuMemImportFromShareableHandle);
   if (result == CUDA_SUCCESS && request.type == kHandleFabric) {
     GVIRTUS_LOG(kWarning) << "cuMemImportFromShareableHandle: a fabric handle's size cannot be "
                              "learnt, and the session's mappings are vetted against it";
     result = CUDA_ERROR_NOT_SUPPORTED;
   }
-  if (result == CUDA_SUCCESS && !services::import_source(request.type, blob, source, why)) {
-    GVIRTUS_LOG(kWarning) << "cuMemImportFromShareableHandle: " << why;
-    result = CUDA_ERROR_INVALID_VALUE;
+  if (result == CUDA_SUCCESS) {
+    result = services::fetch_import(request.type, blob, source, CUDA_ERROR_INVALID_VALUE,
+                                    "cuMemImportFromShareableHandle");
   }
   CUmemGenericAllocationHandle handle = 0;
   if (result == CUDA_SUCCESS) {

@@ -28,9 +28,6 @@ auto& attributes = *new std::map<std::pair<CUdevice, int>, int>;
 template <typename Ask>
 CUresult cached(std::optional<int>& known, int* value, Ask ask) {
   if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (&known != &driver_version) {
-    if (const CUresult r = forked_child_status(); r != CUDA_SUCCESS) return r;
-  }
   {
     std::lock_guard lock(mutex);
     if (known) {
@@ -68,9 +65,9 @@ extern "C" __attribute__((visibility("default"))) CUresult cuInit(unsigned int F
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuDeviceGetCount(int* count) {
+  if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
   if (cr::pooled()) {
-    if (count == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (const CUresult r = cr::forked_child_status(); r != CUDA_SUCCESS) return r;
     const std::vector<cr::PoolDevice>* devices = nullptr;
     if (const CUresult r = cr::pool_devices(&devices); r != CUDA_SUCCESS) return r;
     *count = static_cast<int>(devices->size());

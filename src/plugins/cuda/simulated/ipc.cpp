@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "named_handle.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -17,30 +18,9 @@ namespace {
 constexpr char kMemoryTag[8] = {'g', 'v', 's', 'i', 'm', 'm', 'e', 'm'};
 constexpr char kEventTag[8] = {'g', 'v', 's', 'i', 'm', 'e', 'v', 't'};
 
-struct Named {
-  char tag[8];
-  uint64_t process;
-  uint64_t object;
-  uint64_t bytes;
-};
-static_assert(sizeof(Named) <= sizeof(CUipcMemHandle) && sizeof(Named) <= sizeof(CUipcEventHandle));
-
-template <typename Handle>
-void name(Handle& handle, const char (&tag)[8], uint64_t object, uint64_t bytes) {
-  handle = Handle{};
-  Named named{};
-  std::memcpy(named.tag, tag, sizeof named.tag);
-  named.process = static_cast<uint64_t>(::getpid());
-  named.object = object;
-  named.bytes = bytes;
-  std::memcpy(handle.reserved, &named, sizeof named);
-}
-
-template <typename Handle>
-bool read(const Handle& handle, const char (&tag)[8], Named& named) {
-  std::memcpy(&named, handle.reserved, sizeof named);
-  return std::memcmp(named.tag, tag, sizeof named.tag) == 0;
-}
+using sim::name;
+using sim::Named;
+using sim::read;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <memory>
 
+#include "named_handle.h"
 #include "state.h"
 
 namespace sim = gvirtus::simulated;
@@ -24,22 +25,7 @@ namespace {
 constexpr char kPoolTag[8] = {'g', 'v', 's', 'i', 'm', 'p', 'o', 'l'};
 constexpr char kPointerTag[8] = {'g', 'v', 's', 'i', 'm', 'p', 't', 'r'};
 
-struct Named {
-  char tag[8];
-  uint64_t process;
-  uint64_t object;
-  uint64_t bytes;
-};
-static_assert(sizeof(Named) <= sizeof(CUmemPoolPtrExportData));
-
-Named named(const char (&tag)[8], uint64_t object, uint64_t bytes) {
-  Named n{};
-  std::memcpy(n.tag, tag, sizeof n.tag);
-  n.process = static_cast<uint64_t>(::getpid());
-  n.object = object;
-  n.bytes = bytes;
-  return n;
-}
+using sim::Named;
 
 int descriptor_of(const void* handle) {
   return static_cast<int>(reinterpret_cast<intptr_t>(handle));
@@ -58,7 +44,7 @@ cuMemPoolExportToShareableHandle(void* handle_out, CUmemoryPool pool,
     }
     const int fd = ::memfd_create("gvirtus-simulated-pool", MFD_CLOEXEC);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    const Named n = named(kPoolTag, reinterpret_cast<uintptr_t>(pool), 0);
+    const Named n = sim::named(kPoolTag, reinterpret_cast<uintptr_t>(pool), 0);
     if (::pwrite(fd, &n, sizeof n, 0) != static_cast<ssize_t>(sizeof n)) {
       ::close(fd);
       return CUDA_ERROR_OUT_OF_MEMORY;
@@ -94,9 +80,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData*
     if (shareData_out == nullptr || allocation == s.allocation_bytes.end()) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    *shareData_out = CUmemPoolPtrExportData{};
-    const Named n = named(kPointerTag, ptr, allocation->second);
-    std::memcpy(shareData_out->reserved, &n, sizeof n);
+    sim::name(*shareData_out, kPointerTag, ptr, allocation->second);
     return CUDA_SUCCESS;
   });
 }
@@ -108,10 +92,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, C
     if (ptr_out == nullptr || shareData == nullptr || s.imported_pools.count(pool) == 0) {
       return CUDA_ERROR_INVALID_VALUE;
     }
-    std::memcpy(&n, shareData->reserved, sizeof n);
-    return std::memcmp(n.tag, kPointerTag, sizeof n.tag) == 0 && n.bytes != 0
-               ? CUDA_SUCCESS
-               : CUDA_ERROR_INVALID_VALUE;
+    return sim::read(*shareData, kPointerTag, n) && n.bytes != 0 ? CUDA_SUCCESS
+                                                                 : CUDA_ERROR_INVALID_VALUE;
   });
   if (checked != CUDA_SUCCESS) return checked;
   return cuMemAlloc_v2(ptr_out, n.bytes);

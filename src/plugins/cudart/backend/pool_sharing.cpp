@@ -35,14 +35,8 @@ void export_pool(WireReader& in, WireWriter& out, cudaError_t& result) {
         handle, pool, static_cast<cudaMemAllocationHandleType>(request.type),
         static_cast<unsigned>(request.flags));
   }
-  std::vector<std::byte> blob;
-  std::string why;
-  if (result == cudaSuccess && !services::export_blob(request.type, handle, 0, blob, why)) {
-    GVIRTUS_LOG(kWarning) << "cudaMemPoolExportToShareableHandle: " << why;
-    result = cudaErrorOperatingSystem;
-  }
-  out.put<int32_t>(result);
-  out.put_blob(blob.data(), result == cudaSuccess ? blob.size() : 0);  // none after a failure
+  result = services::reply_export(out, result, cudaErrorOperatingSystem, request.type, handle, 0,
+                                  "cudaMemPoolExportToShareableHandle");
 }
 
 void import_pool(WireReader& in, WireWriter& out, cudaError_t& result) {
@@ -50,12 +44,8 @@ void import_pool(WireReader& in, WireWriter& out, cudaError_t& result) {
   const auto blob = in.get_blob(kFabricHandleBytes);
   in.expect_end();
   services::ImportSource source;
-  std::string why;
-  result = cudaSuccess;
-  if (!services::import_source(request.type, blob, source, why)) {
-    GVIRTUS_LOG(kWarning) << "cudaMemPoolImportFromShareableHandle: " << why;
-    result = cudaErrorInvalidValue;
-  }
+  result = services::fetch_import(request.type, blob, source, cudaErrorInvalidValue,
+                                  "cudaMemPoolImportFromShareableHandle");
   cudaMemPool_t pool = nullptr;
   if (result == cudaSuccess) {
     result = ::cudaMemPoolImportFromShareableHandle(
