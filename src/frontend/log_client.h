@@ -48,23 +48,51 @@ bool fetch_payload(int32_t sequence, std::string& payload) {
   return result == Traits::kSuccess && found;
 }
 
-// Each registration's handle (the backend's) and the token of its callback, which its
-// unregistration drops; one book per client class (Tag). Never destroyed.
-template <typename Tag>
-class RegisteredTokens {
+// The registrations of one kind of callback (Tag): each sent as `row` with what `prefix` writes
+// and the callback's token; the backend's handle for it is kept with the token, which a successful
+// unregistration drops, and a failed registration drops at once. Never destroyed.
+template <typename Traits, typename Tag>
+class Registrations {
  public:
-  static void add(uint64_t handle, uint64_t token) {
+  using Status = typename Traits::Status;
+
+  template <typename Row, typename Prefix>
+  static Status add(Row row, const gvirtus_host_callback& callback, Prefix prefix,
+                    uint64_t& handle) {
+    uint64_t token = 0;
+    if (const Status r = Traits::token(callback, token); r != Traits::kSuccess) return r;
+    const Status result = Traits::call(
+        row,
+        [&](WireWriter& w) {
+          prefix(w);
+          w.put<uint64_t>(token);
+        },
+        [&](WireReader& r) { handle = r.get<uint64_t>(); });
+    if (result != Traits::kSuccess) {
+      Traits::drop(token);
+      return result;
+    }
     std::lock_guard lock(mutex());
     tokens()[handle] = token;
+    return result;
   }
-  // The token of `handle`, forgotten; 0 when it has none.
-  static uint64_t take(uint64_t handle) {
+
+  template <typename Row, typename Prefix>
+  static Status remove(Row row, Prefix prefix, uint64_t handle) {
+    const Status result = Traits::call(
+        row,
+        [&](WireWriter& w) {
+          prefix(w);
+          w.put<uint64_t>(handle);
+        },
+        [](WireReader&) {});
+    if (result != Traits::kSuccess) return result;
     std::lock_guard lock(mutex());
-    const auto it = tokens().find(handle);
-    if (it == tokens().end()) return 0;
-    const uint64_t token = it->second;
-    tokens().erase(it);
-    return token;
+    if (const auto it = tokens().find(handle); it != tokens().end()) {
+      Traits::drop(it->second);
+      tokens().erase(it);
+    }
+    return result;
   }
 
  private:
@@ -85,27 +113,13 @@ class LogClient {
 
   static Status register_callback(void* function, void* data, uint64_t& handle) {
     if (function == nullptr) return Traits::kInvalidValue;
-    const gvirtus_host_callback callback{run_callback, function, data, nullptr};
-    uint64_t token = 0;
-    if (const Status r = Traits::token(callback, token); r != Traits::kSuccess) return r;
-    const Status result = Traits::call(
-        Traits::kRegister, [&](WireWriter& w) { w.put<uint64_t>(token); },
-        [&](WireReader& r) { handle = r.get<uint64_t>(); });
-    if (result != Traits::kSuccess) {
-      Traits::drop(token);
-      return result;
-    }
-    Tokens::add(handle, token);
-    return result;
+    return Listed::add(
+        Traits::kRegister, {run_callback, function, data, nullptr}, [](WireWriter&) {}, handle);
   }
 
   static Status unregister_callback(uint64_t handle) {
-    const Status result = Traits::call(
-        Traits::kUnregister, [&](WireWriter& w) { w.put<uint64_t>(handle); }, [](WireReader&) {});
-    if (result == Traits::kSuccess) {
-      if (const uint64_t token = Tokens::take(handle); token != 0) Traits::drop(token);
-    }
-    return result;
+    return Listed::remove(
+        Traits::kUnregister, [](WireWriter&) {}, handle);
   }
 
   static Status dump_to_memory(unsigned* iterator, char* buffer, size_t* size, unsigned flags) {
@@ -164,7 +178,7 @@ class LogClient {
     return result;
   }
 
-  using Tokens = RegisteredTokens<LogClient>;
+  using Listed = Registrations<Traits, LogClient>;
 };
 
 // A device's asynchronous notifications: `register_callback` sends the device and the callback's
@@ -177,36 +191,14 @@ class DeviceNotificationClient {
 
   static Status register_callback(int device, void* function, void* data, uint64_t& handle) {
     if (function == nullptr) return Traits::kInvalidValue;
-    const gvirtus_host_callback callback{run_callback, function, data, nullptr};
-    uint64_t token = 0;
-    if (const Status r = Traits::token(callback, token); r != Traits::kSuccess) return r;
-    const Status result = Traits::call(
-        Traits::kRegister,
-        [&](WireWriter& w) {
-          w.put<int32_t>(device);
-          w.put<uint64_t>(token);
-        },
-        [&](WireReader& r) { handle = r.get<uint64_t>(); });
-    if (result != Traits::kSuccess) {
-      Traits::drop(token);
-      return result;
-    }
-    Tokens::add(handle, token);
-    return result;
+    return Listed::add(
+        Traits::kRegister, {run_callback, function, data, nullptr},
+        [&](WireWriter& w) { w.put<int32_t>(device); }, handle);
   }
 
   static Status unregister_callback(int device, uint64_t handle) {
-    const Status result = Traits::call(
-        Traits::kUnregister,
-        [&](WireWriter& w) {
-          w.put<int32_t>(device);
-          w.put<uint64_t>(handle);
-        },
-        [](WireReader&) {});
-    if (result == Traits::kSuccess) {
-      if (const uint64_t token = Tokens::take(handle); token != 0) Traits::drop(token);
-    }
-    return result;
+    return Listed::remove(
+        Traits::kUnregister, [&](WireWriter& w) { w.put<int32_t>(device); }, handle);
   }
 
  private:
@@ -221,7 +213,7 @@ class DeviceNotificationClient {
                    notification.bytes_over_budget, notification.handle);
   }
 
-  using Tokens = RegisteredTokens<DeviceNotificationClient>;
+  using Listed = Registrations<Traits, DeviceNotificationClient>;
 };
 
 }  // namespace gvirtus::stub

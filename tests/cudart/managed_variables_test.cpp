@@ -11,15 +11,10 @@
 
 #include "support/backend_process.h"
 #include "support/run_command.h"
+#include "support/text.h"
 
 namespace gvirtus::testing {
 namespace {
-
-size_t count_of(const std::string& text, const std::string& line) {
-  size_t count = 0;
-  for (size_t at = text.find(line); at != std::string::npos; at = text.find(line, at + 1)) ++count;
-  return count;
-}
 
 class ManagedVariables : public ::testing::TestWithParam<TestTransport> {};
 

@@ -12,15 +12,10 @@
 
 #include "support/backend_process.h"
 #include "support/run_command.h"
+#include "support/text.h"
 
 namespace gvirtus::testing {
 namespace {
-
-size_t count_of(const std::string& text, const std::string& part) {
-  size_t count = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++count;
-  return count;
-}
 
 class PoolSharing : public ::testing::TestWithParam<TestTransport> {};
 
