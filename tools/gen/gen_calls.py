@@ -1165,7 +1165,7 @@ class GeneratedSession final : public gvirtus::PluginSession {{
  public:
   void handle(gvirtus::Call& call) override {{
     const auto fn = static_cast<Fn>(gvirtus::call_function(call.header.call_id));
-{"    const gvirtus::WireReader request = call.args;  // for after_call" + chr(10) if d.after_call else ""}    {"" if d.last_error and not d.after_call else f"const {d.status} returned = "}gvirtus::services::run_call(last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
+{"    const gvirtus::WireReader request = call.args;  // for after_call" + chr(10) if d.after_call else ""}    {"" if d.last_error and not d.after_call else f"const {d.status} returned = "}gvirtus::services::run_call(name_of(fn), last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
       if (!run_generated(fn, call.args, call.reply, result){custom_call}) {{
         gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
                        "{d.library} call " + std::to_string(static_cast<unsigned>(fn)) +

@@ -16,6 +16,7 @@ struct ThreadRefusals {
   int32_t pending = 0;  // the newest refusal the library does not know of (0: none)
   bool pending_set = false;
   bool refused_this_call = false;
+  std::string_view call;  // the running call's name, for the log
 };
 thread_local ThreadRefusals this_thread;
 
@@ -27,8 +28,9 @@ thread_local AheadFailure ahead_failure;
 
 }  // namespace
 
-void begin_call() {
+void begin_call(std::string_view name) {
   this_thread.refused_this_call = false;
+  this_thread.call = name;
 }
 
 int32_t refuse(int32_t status, const char* library, const char* what, const void* value,
@@ -37,7 +39,9 @@ int32_t refuse(int32_t status, const char* library, const char* what, const void
   this_thread.pending_set = true;
   this_thread.refused_this_call = true;
   if (logged_refusals.fetch_add(1, std::memory_order_relaxed) < kLoggedRefusals) {
-    GVIRTUS_LOG(kWarning) << library << ": rejected " << what << " " << value << ": " << why;
+    GVIRTUS_LOG(kWarning) << library << ": "
+                          << (this_thread.call.empty() ? "a call" : this_thread.call)
+                          << " rejected " << what << " " << value << ": " << why;
   }
   return status;
 }

@@ -12,16 +12,18 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "common/wire.h"
 #include "protocol/call_table.h"
 
 namespace gvirtus::services {
 
-// A call is about to run: no refusal yet.
-void begin_call();
+// The call `name` is about to run: no refusal yet. Its name goes into the log line of a refusal
+// (a literal's: it must outlive the call).
+void begin_call(std::string_view name = {});
 // Refuses `value` (a handle or pointer named `what`) with `status`; logs the first few refusals
-// of the session with `why`. Returns `status`.
+// of the session with `why` and the call's name. Returns `status`.
 int32_t refuse(int32_t status, const char* library, const char* what, const void* value,
                const char* why);
 // What the call returned: a failure the library itself produced is newer than any pending
@@ -31,12 +33,13 @@ void end_call(int32_t result, int32_t success);
 // one (consumed when `reset`).
 int32_t merge_last_error(int32_t result, bool reset);
 
-// Runs one call's handler, body(Status& result), between begin_call and end_call; the reply of a
-// last-error call gets the merged status in its first four bytes (where every generated reply
-// has its status). Returns the library's own result.
+// Runs one call's handler (`name`), body(Status& result), between begin_call and end_call; the
+// reply of a last-error call gets the merged status in its first four bytes (where every
+// generated reply has its status). Returns the library's own result.
 template <typename Status, typename Body>
-Status run_call(LastErrorRole role, Status success, WireWriter& reply, Body&& body) {
-  begin_call();
+Status run_call(std::string_view name, LastErrorRole role, Status success, WireWriter& reply,
+                Body&& body) {
+  begin_call(name);
   Status result = success;
   body(result);
   if (role == LastErrorRole::kNone) {

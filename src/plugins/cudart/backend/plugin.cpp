@@ -42,8 +42,8 @@ class CudartSession final : public PluginSession {
  public:
   void handle(Call& call) override {
     const auto fn = static_cast<Fn>(call_function(call.header.call_id));
-    const cudaError_t result =
-        services::run_call(last_error_role(fn), cudaSuccess, call.reply, [&](cudaError_t& r) {
+    const cudaError_t result = services::run_call(
+        name_of(fn), last_error_role(fn), cudaSuccess, call.reply, [&](cudaError_t& r) {
           if (!run_generated(fn, call.args, call.reply, r) &&
               !run_custom(fn, call.args, call.reply, r)) {
             raise(ErrorKind::kUnimplemented,
