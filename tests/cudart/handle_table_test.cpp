@@ -65,6 +65,25 @@ TEST_F(HandleTableTest, a_handle_is_held_as_the_kind_it_was_adopted_as) {
   EXPECT_EQ(table.size(), 1u);
 }
 
+// What a session learns of a handle holds for one adoption: the same address adopted again (the
+// library gave it out anew after destroying what was there) is another generation.
+TEST_F(HandleTableTest, each_adoption_of_a_handle_is_a_generation_of_its_own) {
+  HandleTable table;
+  const int stream = 0, event = 0;
+  EXPECT_EQ(table.generation(kStream, &stream), 0u) << "not held";
+  table.adopt(kStream, &stream, 0);
+  const uint64_t first = table.generation(kStream, &stream);
+  EXPECT_NE(first, 0u);
+  EXPECT_EQ(table.generation(kEvent, &stream), 0u) << "held as another kind";
+  EXPECT_EQ(table.generation(kStream, &stream), first) << "asked again, the same";
+  table.adopt(kEvent, &event, 0);
+  EXPECT_NE(table.generation(kEvent, &event), first);
+  ASSERT_EQ(table.release(kStream, &stream), 0);
+  EXPECT_EQ(table.generation(kStream, &stream), 0u);
+  table.adopt(kStream, &stream, 0);
+  EXPECT_GT(table.generation(kStream, &stream), first);
+}
+
 TEST_F(HandleTableTest, a_device_reset_forgets_that_devices_streams_and_events_and_every_pool) {
   HandleTable table;
   const int a = 0, b = 0, c = 0, pool = 0;

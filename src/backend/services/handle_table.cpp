@@ -4,7 +4,7 @@ namespace gvirtus::services {
 
 void HandleTable::adopt(uint16_t kind, const void* handle, int owner) {
   std::lock_guard lock(mutex_);
-  handles_[handle] = Entry{kind, owner};
+  handles_[handle] = Entry{kind, owner, ++adoptions_};
 }
 
 int HandleTable::release(uint16_t kind, const void* handle) {
@@ -36,6 +36,12 @@ bool HandleTable::holds(uint16_t kind, const void* handle) const {
   std::lock_guard lock(mutex_);
   const auto it = handles_.find(handle);
   return it != handles_.end() && it->second.kind == kind;
+}
+
+uint64_t HandleTable::generation(uint16_t kind, const void* handle) const {
+  std::lock_guard lock(mutex_);
+  const auto it = handles_.find(handle);
+  return it != handles_.end() && it->second.kind == kind ? it->second.generation : 0;
 }
 
 size_t HandleTable::size() const {

@@ -7,7 +7,10 @@
 //
 // Each entry has its kind (the index of the handle type in the library's descriptor) and an
 // owner: what the library ties the handle to (cudart: the device current when it was created), so
-// that resetting an owner forgets its handles.
+// that resetting an owner forgets its handles. And each adoption has a generation of its own: a
+// library hands an address out again once it destroyed what was there (a module unloaded takes
+// its functions along), so what a session keeps about a handle (a kernel's parameter layout)
+// holds only for the generation it was learnt in.
 //
 // Thread affinity: locked (a session's executors run on several threads).
 #pragma once
@@ -33,6 +36,9 @@ class HandleTable {
   // Forgets the handles of `owner` whose kind is in `kinds` (a bit per kind), and no other.
   void forget_owned(int owner, uint64_t kinds);
   bool holds(uint16_t kind, const void* handle) const;
+  // The generation of the handle's adoption as `kind`: 0 when the table does not hold it so, and
+  // a new number each time it is adopted (never 0, never given twice).
+  uint64_t generation(uint16_t kind, const void* handle) const;
   size_t size() const;
   void clear();
 
@@ -40,8 +46,10 @@ class HandleTable {
   struct Entry {
     uint16_t kind;
     int owner;
+    uint64_t generation;
   };
   mutable std::mutex mutex_;
+  uint64_t adoptions_ = 0;
   std::unordered_map<const void*, Entry> handles_;
 };
 

@@ -177,7 +177,7 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, LaunchForm
   result = first_failure(CUDA_SUCCESS, vet(request.function),
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
                          vet(request.stream), attributes_vetted, lacks(entry));
-  const ParamLayout* layout = nullptr;
+  std::shared_ptr<const ParamLayout> layout;
   if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);
   if (result == CUDA_SUCCESS && params.size() != layout->bytes) {
     result = static_cast<CUresult>(

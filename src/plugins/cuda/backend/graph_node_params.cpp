@@ -65,7 +65,7 @@ void get_kernel_params(WireReader& in, KernelNodeArguments& arguments, CUresult&
   if (vetted != CUDA_SUCCESS) return;
   bool is_kernel = false;
   const CUfunction code = code_of(record.function, record.kernel, is_kernel);
-  const ParamLayout* layout = nullptr;
+  std::shared_ptr<const ParamLayout> layout;
   vetted = param_layout(code, is_kernel, layout);
   if (vetted != CUDA_SUCCESS) return;
   if (bytes.size() != layout->bytes) {
@@ -91,7 +91,7 @@ CUresult pack_kernel_params(const CUDA_KERNEL_NODE_PARAMS& p, PackedKernelNode& 
   bool is_kernel = false;
   const CUfunction code = code_of(p.func, p.kern, is_kernel);
   if (code == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  const ParamLayout* layout = nullptr;
+  std::shared_ptr<const ParamLayout> layout;
   if (const CUresult r = param_layout(code, is_kernel, layout); r != CUDA_SUCCESS) return r;
   packed.arguments.assign(layout->bytes, std::byte{0});
   if (p.kernelParams != nullptr) {

@@ -1,30 +1,28 @@
-// Kernels' parameter layouts (param_layouts.h), kept per function for good (an unordered_map's
-// elements never move), so a launch reads one in place.
+// Kernels' parameter layouts (param_layouts.h), kept per function with the generation of the
+// handle's adoption they were learnt in; a launch holds its layout while a newer one replaces it.
 #include "plugins/cuda/backend/param_layouts.h"
 
 #include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
+#include "backend/services/session_services.h"
 #include "cuda_real.h"
+#include "cuda_vetting.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
+namespace {
 
-CUresult param_layout(CUfunction function, bool kernel, const ParamLayout*& layout) {
-  static std::mutex& mutex = *new std::mutex;
-  static auto& known = *new std::unordered_map<CUfunction, ParamLayout>;
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = known.find(function); it != known.end()) {
-      layout = &it->second;
-      return CUDA_SUCCESS;
-    }
-  }
+struct Known {
+  uint64_t generation;
+  std::shared_ptr<const ParamLayout> layout;
+};
+
+CUresult ask_driver(CUfunction function, bool kernel, ParamLayout& found) {
   if (real().cuFuncGetParamInfo == nullptr || real().cuKernelGetParamInfo == nullptr) {
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  ParamLayout found;
   for (size_t index = 0;; ++index) {
     size_t offset = 0, size = 0;
     const CUresult r = kernel ? real().cuKernelGetParamInfo(reinterpret_cast<CUkernel>(function),
@@ -36,8 +34,32 @@ CUresult param_layout(CUfunction function, bool kernel, const ParamLayout*& layo
     found.params.emplace_back(offset, size);
     found.bytes = std::max(found.bytes, offset + size);
   }
-  std::lock_guard lock(mutex);
-  layout = &known.emplace(function, std::move(found)).first->second;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+CUresult param_layout(CUfunction function, bool kernel,
+                      std::shared_ptr<const ParamLayout>& layout) {
+  static std::mutex& mutex = *new std::mutex;
+  static auto& known = *new std::unordered_map<CUfunction, Known>;
+  const uint64_t generation = services::session_services().handles.generation(
+      static_cast<uint16_t>(kernel ? HandleKind::kKernel : HandleKind::kFunction), function);
+  if (generation != 0) {
+    std::lock_guard lock(mutex);
+    if (const auto it = known.find(function);
+        it != known.end() && it->second.generation == generation) {
+      layout = it->second.layout;
+      return CUDA_SUCCESS;
+    }
+  }
+  auto found = std::make_shared<ParamLayout>();
+  if (const CUresult r = ask_driver(function, kernel, *found); r != CUDA_SUCCESS) return r;
+  layout = found;
+  if (generation != 0) {
+    std::lock_guard lock(mutex);
+    known.insert_or_assign(function, Known{generation, std::move(found)});
+  }
   return CUDA_SUCCESS;
 }
 

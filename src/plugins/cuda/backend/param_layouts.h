@@ -6,6 +6,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -17,7 +18,10 @@ struct ParamLayout {
 };
 
 // `function`'s layout, from the driver (cuFuncGetParamInfo, or cuKernelGetParamInfo for a
-// library's kernel when `kernel`), asked once and kept for good, so `layout` stays valid.
-CUresult param_layout(CUfunction function, bool kernel, const ParamLayout*& layout);
+// library's kernel when `kernel`). Asked once per adoption of the handle into the session's
+// table: the driver hands a function's address out again after its module went, for code whose
+// parameters differ (XLA loads and unloads modules by the hundred while it tunes). A handle the
+// table does not hold (another plugin's) is asked every time.
+CUresult param_layout(CUfunction function, bool kernel, std::shared_ptr<const ParamLayout>& layout);
 
 }  // namespace gvirtus::cuda

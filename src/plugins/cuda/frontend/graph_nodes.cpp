@@ -331,7 +331,7 @@ CUresult get_kernel_node(CUgraphNode node, CUDA_KERNEL_NODE_PARAMS* params) {
     copy->graph = marshal::get_value<CUgraph>(r);
     CUfunction code =
         record.function != nullptr ? record.function : reinterpret_cast<CUfunction>(record.kernel);
-    const Layout* layout = nullptr;
+    std::shared_ptr<const Layout> layout;
     if (kernel_layout(code, layout) != CUDA_SUCCESS || layout->bytes != copy->bytes.size()) {
       raise(ErrorKind::kInvalidInput, "a kernel node's arguments unlike its kernel's layout");
     }

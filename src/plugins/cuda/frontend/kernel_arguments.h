@@ -7,6 +7,7 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace gvirtus::cuda {
@@ -21,9 +22,9 @@ struct Layout {
   size_t bytes = 0;  // the buffer's size: the end of the last parameter
 };
 
-// `code`'s layout (a function, or a kernel the stub handed out, as a CUfunction), kept for good:
-// `layout` stays valid.
-CUresult kernel_layout(CUfunction code, const Layout*& layout);
+// `code`'s layout (a function, or a kernel the stub handed out, as a CUfunction), kept until a
+// module or library is unloaded; `layout` stays valid as long as it is held.
+CUresult kernel_layout(CUfunction code, std::shared_ptr<const Layout>& layout);
 
 // The arguments of a launch of `code`: the `extra` form's buffer as it is (`buffer`, `bytes`), or
 // the `params` form's pointers packed into `packed` by the layout (and `buffer` pointing there).

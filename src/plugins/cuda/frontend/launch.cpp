@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <unordered_map>
@@ -33,7 +34,8 @@ namespace {
 
 // Never destroyed (launches may come from exit handlers, after static objects are gone).
 std::mutex& mutex = *new std::mutex;
-auto& layouts = *new std::unordered_map<CUfunction, Layout>;
+// Shared: a launch holds its layout while an unload forgets them all (forget_launch_facts).
+auto& layouts = *new std::unordered_map<CUfunction, std::shared_ptr<const Layout>>;
 // The library kernels the stub handed out: cuLaunchKernel takes them as functions, and their
 // layouts come from cuKernelGetParamInfo.
 auto& kernels = *new std::unordered_set<CUfunction>;
@@ -46,19 +48,20 @@ CUresult param_info(CUfunction function, bool kernel, size_t index, size_t* offs
 }
 
 // The function's parameter layout, asked for once: cuFuncGetParamInfo for each index until the
-// driver says there is none. Kept for good (an unordered_map's elements never move), so a launch
-// reads it in place.
-CUresult layout_of(CUfunction function, const Layout*& layout) {
+// driver says there is none. Kept until a module or library goes (its functions' addresses are
+// the driver's to give again, to code of other parameters).
+CUresult layout_of(CUfunction function, std::shared_ptr<const Layout>& layout) {
   bool kernel;
   {
     std::lock_guard lock(mutex);
     if (const auto it = layouts.find(function); it != layouts.end()) {
-      layout = &it->second;
+      layout = it->second;
       return CUDA_SUCCESS;
     }
     kernel = kernels.count(function) != 0;
   }
-  Layout found;
+  auto found_shared = std::make_shared<Layout>();
+  Layout& found = *found_shared;
   for (size_t index = 0;; ++index) {
     size_t offset = 0, size = 0;
     const CUresult result = param_info(function, kernel, index, &offset, &size);
@@ -68,8 +71,9 @@ CUresult layout_of(CUfunction function, const Layout*& layout) {
     found.params.push_back({offset, size});
     found.bytes = std::max(found.bytes, offset + size);
   }
+  layout = found_shared;
   std::lock_guard lock(mutex);
-  layout = &layouts.emplace(function, std::move(found)).first->second;
+  layouts.insert_or_assign(function, std::move(found_shared));
   return CUDA_SUCCESS;
 }
 
@@ -125,14 +129,14 @@ CUresult buffer_from_extra(void** extra, const void*& buffer, size_t& bytes) {
 
 }  // namespace
 
-CUresult kernel_layout(CUfunction code, const Layout*& layout) {
+CUresult kernel_layout(CUfunction code, std::shared_ptr<const Layout>& layout) {
   return layout_of(code, layout);
 }
 
 CUresult arguments_buffer(CUfunction code, void** params, void** extra,
                           std::vector<std::byte>& packed, const void*& buffer, size_t& bytes) {
   if (extra != nullptr) return buffer_from_extra(extra, buffer, bytes);
-  const Layout* layout = nullptr;
+  std::shared_ptr<const Layout> layout;
   if (const CUresult r = layout_of(code, layout); r != CUDA_SUCCESS) return r;
   if (!layout->params.empty() && params == nullptr) return CUDA_ERROR_INVALID_VALUE;
   packed.assign(layout->bytes, std::byte{0});
