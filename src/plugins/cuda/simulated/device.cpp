@@ -129,6 +129,11 @@ int attribute(CUdevice_attribute attribute, CUdevice dev) {
       return 1;
     case CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH:
       return 1;
+    // Virtual memory management is simulated (virtual_memory.cpp), its physical allocations
+    // exportable as POSIX descriptors (shareable.cpp); XLA refuses a device without it.
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED:
+      return 1;
     default:
       return 0;
   }
