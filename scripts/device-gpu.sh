@@ -14,7 +14,7 @@
 #   scripts/device-gpu.sh suite OUT   there: scripts/gpu-suite.sh (the parity programs native vs
 #                                     through tcp and shm, runtime and driver mode, then ctest)
 #                                     -> OUT/gpu-suite-DEV-DATE.log
-#   scripts/device-gpu.sh frameworks OUT  there: bench/frameworks/torch_smoke.py and cupy_smoke.py
+#   scripts/device-gpu.sh frameworks OUT  there: bench/frameworks/torch_smoke.py, cupy_smoke.py, jax_smoke.py
 #                                     natively and in driver mode over shm
 #                                     -> OUT/frameworks-DEV-DATE.log
 #   scripts/device-gpu.sh bench OUT   there: gvirtus-bench gpu (tcp and shm, runtime and driver
@@ -171,7 +171,7 @@ frameworks() {
   config="$CONFIGS/shm.json"
   {
     echo "frameworks: commit $(git -C "$ROOT" rev-parse --short HEAD), date $(date -u +%FT%TZ)"
-    for script in torch_smoke cupy_smoke; do
+    for script in torch_smoke cupy_smoke jax_smoke; do
       echo "==== $script"
       echo "== native"
       timeout 60 python3 "$ROOT/bench/frameworks/$script.py" > "$log.native" 2>&1

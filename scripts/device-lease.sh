@@ -8,7 +8,7 @@
 # Steps (scripts/device-gpu.sh does the work):
 #   build      build-gpu/ with the carried packages where the machine lacks them
 #   suite      the parity programs native vs through gvirtus (runtime and driver mode, tcp and shm)
-#   frameworks the PyTorch and CuPy probes natively and in driver mode over shm
+#   frameworks the PyTorch, CuPy and JAX probes natively and in driver mode over shm
 #   torchdiag  the PyTorch probe in driver mode over shm with both sides logging at debug level
 #   bgpu bcopy bpool bfw   gvirtus-bench gpu, copy, pool and frameworks (--quick)
 #   ctest      the whole suite (-j 16, the failures' output kept), but for what needs this machine's

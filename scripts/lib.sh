@@ -138,6 +138,16 @@ GVIRTUS_PYNVML_PIP="nvidia-ml-py==13.580.82"
 GVIRTUS_CUPY_PIP="cupy-cuda13x==14.2.0"
 GVIRTUS_CUPY_DIR="$BUILD_DIR/tools/cupy"
 
+# JAX for the framework tests, with its CUDA 13 plugin (XLA as a PJRT plugin; about 1 GB with
+# NumPy and SciPy). The NVIDIA libraries it asks for are PyTorch's (GVIRTUS_TORCH_DIR has the CUDA
+# 13 wheels jax-cuda13-plugin names), but for ptxas and libdevice, which XLA compiles its kernels
+# with on the client: NVIDIA's nvcc wheels, in GVIRTUS_JAX_DIR/cuda-nvcc. JAX runs with
+# PYTHONPATH=$GVIRTUS_JAX_DIR:$GVIRTUS_TORCH_DIR:$GVIRTUS_JAX_DIR/cuda-nvcc, in that order: it
+# loads each library from the first nvidia/cu13 on the path.
+GVIRTUS_JAX_PIP=(jax==0.10.2 jaxlib==0.10.2 jax-cuda13-plugin==0.10.2 jax-cuda13-pjrt==0.10.2)
+GVIRTUS_JAX_NVCC_PIP=(nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88)
+GVIRTUS_JAX_DIR="$BUILD_DIR/tools/jax"
+
 # pip_install_checked PACKAGE DIR WHY [MODULE]: installs PACKAGE (name==version) from PyPI into DIR
 # unless its module (MODULE, else the package's name) imports from there already, then checks that
 # it does; stops, saying WHY it is needed, when it cannot.
@@ -152,13 +162,38 @@ pip_install_checked() {
   fi
 }
 
-# Installs PyTorch and CuPy where the CUDA toolkit is (the framework tests run them).
+# Installs PyTorch, CuPy and JAX where the CUDA toolkit is (the framework tests run them).
 install_frameworks() {
   [ -x "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)" ] || return 0
   pip_install_checked "$GVIRTUS_TORCH_PIP" "$GVIRTUS_TORCH_DIR" "the framework tests run it"
   pip_install_checked "$GVIRTUS_PYNVML_PIP" "$GVIRTUS_TORCH_DIR" \
     "the framework tests ask PyTorch for utilisation through it" pynvml
   pip_install_checked "$GVIRTUS_CUPY_PIP" "$GVIRTUS_CUPY_DIR" "the framework tests run it" cupy
+  install_jax
+}
+
+# Installs JAX, its CUDA plugin and the nvcc it compiles with (GVIRTUS_JAX_PIP), and checks them.
+install_jax() {
+  local dir=$GVIRTUS_JAX_DIR ptxas=$GVIRTUS_JAX_DIR/cuda-nvcc/nvidia/cu13/bin/ptxas
+  if ! PYTHONPATH="$dir" python3 -c "import jax, jax_plugins.xla_cuda13" 2>/dev/null; then
+    echo "== installing ${GVIRTUS_JAX_PIP[*]} from PyPI into $dir"
+    python3 -m pip install -q --disable-pip-version-check --target "$dir" "${GVIRTUS_JAX_PIP[@]}" ||
+      true
+    if ! PYTHONPATH="$dir" python3 -c "import jax, jax_plugins.xla_cuda13" 2>/dev/null; then
+      echo "error: scripts/lib.sh could not install JAX (PyPI) into $dir; the framework tests" \
+        "run it" >&2
+      exit 1
+    fi
+  fi
+  [ -x "$ptxas" ] && return 0
+  echo "== installing ${GVIRTUS_JAX_NVCC_PIP[*]} from PyPI into $dir/cuda-nvcc"
+  python3 -m pip install -q --disable-pip-version-check --no-deps --target "$dir/cuda-nvcc" \
+    "${GVIRTUS_JAX_NVCC_PIP[@]}" || true
+  if [ ! -x "$ptxas" ]; then
+    echo "error: scripts/lib.sh could not install NVIDIA's nvcc (PyPI) into $dir/cuda-nvcc" \
+      "($ptxas is missing); JAX compiles its kernels with it" >&2
+    exit 1
+  fi
 }
 
 # Installs the build's Python packages (GVIRTUS_PYTHON_PACKAGES) where the CUDA toolkit is.

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "common/json.h"
+#include "framework_support.h"
 #include "plugins/cuda/simulated/identity.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
@@ -24,17 +25,6 @@
 namespace gvirtus::testing {
 namespace {
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// Why a framework cannot be run here ("" when it can): scripts/lib.sh installs it into the build.
-std::string missing(const char* name, const std::string& dir, const char* package) {
-  if (::access((dir + "/" + package + "/__init__.py").c_str(), R_OK) == 0) return "";
-  return std::string("no ") + name + " in " + dir +
-         " (scripts/test.sh installs it: scripts/lib.sh's install_frameworks)";
-}
 std::string missing_torch() {
   return missing("PyTorch", GVIRTUS_TORCH_DIR, "torch");
 }
@@ -49,22 +39,6 @@ RunResult run_python(const char* packages, const BackendProcess& backend, const 
   return run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" + std::string(packages) + " " + env +
              " GVIRTUS_CONFIG=" + backend.client_config_file() +
              " LD_LIBRARY_PATH=" GVIRTUS_DRIVER_STUB_DIR " python3 " + args);
-}
-
-// A backend on the simulated device, its launches recorded in `launches`.
-std::unique_ptr<BackendProcess> simulated_backend(const std::string& launches) {
-  ::setenv("GVIRTUS_SIMULATED_LAUNCHES", launches.c_str(), 1);  // the backend inherits it
-  BackendOptions options;
-  options.plugins = R"(["cuda-simulated"])";
-  options.transport = TestTransport::shm;
-  auto backend = std::make_unique<BackendProcess>(options);
-  ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");
-  return backend;
-}
-
-std::string launches_file(const char* framework) {
-  return ::testing::TempDir() + "/gvirtus-" + framework + "-launches-" +
-         std::to_string(::getpid()) + ".jsonl";
 }
 
 TEST(Frameworks, torch_runs_its_first_steps_on_the_simulated_device) {

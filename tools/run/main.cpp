@@ -7,7 +7,9 @@
 // on which NVIDIA's own runtimes, static or shared, and libraries run; in both, the NVML stub
 // libnvidia-ml.so.1 (stub/nvml/) when it is installed - points GVIRTUS_CONFIG at
 // the configuration (if given, else leaves the usual lookup to the stub) and replaces itself with
-// the application, which therefore keeps its pid, its stdio and its exit status.
+// the application, which therefore keeps its pid, its stdio and its exit status. In both modes it
+// also preloads libgvirtus-device-node.so (stub/preload/, device_node.cpp): programs that look
+// for NVIDIA's device node before they try CUDA (JAX) find /dev/nvidiactl.
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,6 +39,9 @@ constexpr Mode kDriver{"driver", "libcuda.so.1"};
 // NVML (stub/nvml/libnvidia-ml.so.1), in both modes: programs that ask NVML about their GPUs
 // (PyTorch, JAX, monitoring tools) ask the backend's, through its nvml plugin (docs/nvml.md).
 constexpr Mode kNvml{"nvml", "libnvidia-ml.so.1"};
+// The device node's stand-in, preloaded after whatever the environment preloads already (a
+// sanitizer's runtime must come first).
+constexpr Mode kDeviceNode{"preload", "libgvirtus-device-node.so"};
 
 // Where the mode's stub is: <prefix>/lib/gvirtus/stub (or the configured libdir's) for an
 // installed gvirtus-run, lib/stub in the build tree; GVIRTUS_HOME, when set, names the prefix.
@@ -70,7 +75,8 @@ int main(int argc, char** argv) {
              "  --mode driver   libcuda.so.1: NVIDIA's own runtime (static or shared,\n"
              "                  CUDA 12 or 13) and libraries run on it\n"
              "In both modes NVML (libnvidia-ml.so.1) is gvirtus's too: the backend's\n"
-             "configuration names the nvml plugin to serve it.\n";
+             "configuration names the nvml plugin to serve it. And programs that look for\n"
+             "NVIDIA's device node /dev/nvidiactl before they try CUDA (JAX) find it.\n";
       return 0;
     } else if (arg == "--mode" && i + 1 < argc) {
       const std::string name = argv[++i];
@@ -113,6 +119,13 @@ int main(int argc, char** argv) {
   if (const auto nvml = find_stub_dir(kNvml); !nvml.empty()) path += ":" + nvml.string();
   if (old != nullptr && *old != '\0') path += ":" + std::string(old);
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
+  if (const auto node = find_stub_dir(kDeviceNode); !node.empty()) {
+    const char* preloaded = std::getenv("LD_PRELOAD");
+    std::string preload = (node / kDeviceNode.library).string();
+    if (preloaded != nullptr && *preloaded != '\0')
+      preload = std::string(preloaded) + ":" + preload;
+    ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  }
   ::execvp(argv[i], argv + i);
   std::cerr << "gvirtus-run: cannot run " << argv[i] << ": " << std::strerror(errno) << "\n";
   return 127;
