@@ -127,7 +127,7 @@ TEST_F(SharedSession, device_memory_one_plugin_allocated_is_the_others_too) {
                 .status,
             CUDA_SUCCESS);
   EXPECT_EQ(gvt_memset(dptr, 0, 16), GVT_ERROR_INVALID_VALUE);
-  EXPECT_TRUE(backend_.logged("gvtest: rejected device pointer")) << backend_.log();
+  EXPECT_TRUE(backend_.logged("gvtest: gvtMemset rejected device pointer")) << backend_.log();
 }
 
 TEST_F(SharedSession, a_stream_one_plugin_created_is_the_others_to_use_and_destroy) {
@@ -148,7 +148,7 @@ TEST_F(SharedSession, a_stream_one_plugin_created_is_the_others_to_use_and_destr
   EXPECT_EQ(gvt_stream(gt::Fn::gvtStreamDestroy, stream), GVT_SUCCESS);
   EXPECT_EQ(cu_synchronize(stream), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_EQ(gvt_stream(gt::Fn::gvtStreamQuery, stream), GVT_ERROR_INVALID_HANDLE);
-  EXPECT_TRUE(backend_.logged("cuda: rejected stream")) << backend_.log();
+  EXPECT_TRUE(backend_.logged("cuda: cuStreamSynchronize rejected stream")) << backend_.log();
 }
 
 }  // namespace

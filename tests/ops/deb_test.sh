@@ -36,6 +36,7 @@ expect /etc/gvirtus/properties.json /usr/bin/gvirtus-bench /usr/bin/gvirtus-ping
   /usr/share/doc/gvirtus/configuration.md /usr/share/doc/gvirtus/install.md \
   /usr/share/doc/gvirtus/transports.md /usr/share/doc/gvirtus/troubleshooting.md \
   /usr/lib/gvirtus/stub/libgvirtus-frontend.so.1 /usr/libexec/gvirtus/gvirtus-slurm-task-prolog \
+  /usr/lib/gvirtus/stub/preload/libgvirtus-device-node.so \
   $([ "$HAVE_CUDA" = 1 ] && echo /usr/lib/gvirtus/stub/libcudart.so.13 \
       /usr/lib/gvirtus/stub/driver/libcuda.so.1 /usr/lib/gvirtus/stub/nvml/libnvidia-ml.so.1 \
       /usr/bin/gvirtus-bench-driver /usr/bin/gvirtus-bench-peer \

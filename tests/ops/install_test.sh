@@ -28,7 +28,7 @@ cmake --install "$BUILD" --prefix "$P" >"$WORK/install.log" || { cat "$WORK/inst
 echo "== layout of $P"
 for f in bin/gvirtus-backend bin/gvirtus-run bin/gvirtus-smi bin/gvirtus-bench bin/gvirtus-ping \
          etc/gvirtus/properties.json lib/systemd/system/gvirtus-backend.service \
-         libexec/gvirtus/gvirtus-slurm-task-prolog; do
+         libexec/gvirtus/gvirtus-slurm-task-prolog lib/gvirtus/stub/preload/libgvirtus-device-node.so; do
   [ -e "$P/$f" ] || fail "$f is not installed"
 done
 HAVE_CUDA=0
