@@ -144,15 +144,11 @@ device_tag() {
   grep -oE '[a-z][0-9]{2,4}' <<<"$name" | head -1 || echo gpu
 }
 
-# The shipped tcp and shm configurations with the driver plugin added.
+# The shipped tcp and shm configurations (they serve the runtime, the driver and NVML).
 CONFIGS=/tmp/gvirtus-gpu-configs
 driver_configs() {
-  local config
   mkdir -p "$CONFIGS"
-  for config in "$ROOT/etc/properties.json" "$ROOT/etc/examples/shm.json"; do
-    sed 's/"plugins": \["cudart"\]/"plugins": ["cudart", "cuda", "nvml"]/' "$config" \
-      > "$CONFIGS/$(basename "$config")"
-  done
+  cp "$ROOT/etc/properties.json" "$ROOT/etc/examples/shm.json" "$CONFIGS/"
 }
 
 suite() {

@@ -125,6 +125,25 @@ TEST(Frameworks, torch_reads_device_statistics_through_pynvml) {
   }
 }
 
+// gvirtus-run's default mode (runtime) puts the driver stub behind the runtime stub: PyTorch, which
+// loads NVIDIA's runtime from its wheels, runs on gvirtus's libcuda.so.1 there as in driver mode.
+TEST(Frameworks, torch_runs_under_gvirtus_run_in_its_default_mode) {
+  if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
+  const std::string launches = launches_file("torch-default-mode");
+  const auto backend = simulated_backend(launches);
+  const RunResult result = run(
+      "env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " " GVIRTUS_RUN
+      " --config " +
+      backend->client_config_file() +
+      " -- python3 -c 'import torch; print(torch.cuda.is_available(), torch.cuda.device_count(),"
+      " (torch.ones(4, device=\"cuda\") + 1).device)' 2>/dev/null");
+  EXPECT_EQ(result.output, "True 1 cuda:0\n") << backend->log();
+  EXPECT_EQ(result.status, 0);
+  const std::string recorded = read_all(launches);
+  std::remove(launches.c_str());
+  EXPECT_NE(recorded.find("elementwise"), std::string::npos) << recorded.substr(0, 2000);
+}
+
 // CuPy links NVIDIA's runtime statically and calls the driver: cupy.arange(10).sum() (CuPy's
 // kernels, compiled by the toolkit's NVRTC on the client, and CUB's reduction), a custom
 // ElementwiseKernel and a matmul (cuBLAS) reach the backend.

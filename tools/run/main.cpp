@@ -3,7 +3,8 @@
 //   gvirtus-run [--mode runtime|driver] [--config FILE] -- ./app args...
 //
 // Puts a gvirtus stub first on LD_LIBRARY_PATH - in runtime mode (the default) libcudart.so.13,
-// which serves programs built with -cudart shared; in driver mode libcuda.so.1 (stub/driver/),
+// which serves programs built with -cudart shared, then the driver stub behind it for programs
+// and libraries that bring NVIDIA's runtime; in driver mode libcuda.so.1 (stub/driver/) alone,
 // on which NVIDIA's own runtimes, static or shared, and libraries run; in both, the NVML stub
 // libnvidia-ml.so.1 (stub/nvml/) when it is installed - points GVIRTUS_CONFIG at
 // the configuration (if given, else leaves the usual lookup to the stub) and replaces itself with
@@ -71,7 +72,8 @@ int main(int argc, char** argv) {
              "Runs PROGRAM with a gvirtus stub in place of NVIDIA's library, so its CUDA\n"
              "calls execute on the backend named by the configuration.\n"
              "  --mode runtime  libcudart.so.13 (the default): programs built with\n"
-             "                  -cudart shared\n"
+             "                  -cudart shared; a program that brings NVIDIA's runtime\n"
+             "                  (a static build, PyTorch, JAX, CuPy) runs on libcuda.so.1\n"
              "  --mode driver   libcuda.so.1: NVIDIA's own runtime (static or shared,\n"
              "                  CUDA 12 or 13) and libraries run on it\n"
              "In both modes NVML (libnvidia-ml.so.1) is gvirtus's too: the backend's\n"
@@ -116,6 +118,11 @@ int main(int argc, char** argv) {
   }
   const char* old = std::getenv("LD_LIBRARY_PATH");
   std::string path = stub.string();
+  // Runtime mode: a program that brings NVIDIA's runtime (a static build, a CUDA 12 one, a wheel
+  // that loads its own by path) runs on the driver stub behind it - in effect driver mode.
+  if (std::strcmp(mode.library, kRuntime.library) == 0) {
+    if (const auto driver = find_stub_dir(kDriver); !driver.empty()) path += ":" + driver.string();
+  }
   if (const auto nvml = find_stub_dir(kNvml); !nvml.empty()) path += ":" + nvml.string();
   if (old != nullptr && *old != '\0') path += ":" + std::string(old);
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
