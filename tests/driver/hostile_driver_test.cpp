@@ -594,6 +594,76 @@ TEST_F(HostileDriver, enumerations_and_names_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+// Green contexts' resources carry the driver's private bytes, which the driver reads back: only a
+// resource the driver gave the session, byte for byte, reaches it; a made-up one, or a given one
+// altered, is refused before it, and so are green contexts and descriptors the session never had.
+TEST_F(HostileDriver, device_resources_and_green_contexts_are_the_sessions_own) {
+  const auto owned = client();
+  Client& c = *owned;
+  CUdevResource given{};
+  const Reply got = call(c, cu::Fn::cuDeviceGetDevResource, [&](WireWriter& w) {
+    mr::put_value(w, CUdevice{0});
+    mr::put_output(w, &given);
+    mr::put_value(w, CU_DEV_RESOURCE_TYPE_SM);
+  });
+  ASSERT_EQ(got.status, CUDA_SUCCESS);
+  ASSERT_EQ(got.rest.size(), 1 + sizeof given);  // the output's presence, then the resource
+  std::memcpy(&given, got.rest.data() + 1, sizeof given);
+  const auto split = [&](const CUdevResource& input) {
+    unsigned groups = 0;
+    return call(c, cu::Fn::cuDevSmResourceSplitByCount,
+                [&](WireWriter& w) {
+                  mr::put_array(w, static_cast<const CUdevResource*>(nullptr), 0);
+                  mr::put_output(w, &groups);
+                  mr::put_output(w, &input);
+                  mr::put_output(w, static_cast<const CUdevResource*>(nullptr));
+                  mr::put_value(w, 0u);
+                  mr::put_value(w, 8u);
+                })
+        .status;
+  };
+  EXPECT_EQ(split(given), CUDA_SUCCESS);
+  CUdevResource made_up{};
+  made_up.type = CU_DEV_RESOURCE_TYPE_SM;
+  made_up.sm.smCount = 132;
+  EXPECT_EQ(split(made_up), CUDA_ERROR_INVALID_VALUE);
+  CUdevResource altered = given;
+  altered._internal_padding[5] ^= 0x40;
+  EXPECT_EQ(split(altered), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(backend_.logged("cuDevSmResourceSplitByCount rejected device resource"))
+      << backend_.log();
+  // A descriptor of a made-up resource, and handles the session never had.
+  CUdevResourceDesc desc = nullptr;
+  EXPECT_EQ(call(c, cu::Fn::cuDevResourceGenerateDesc,
+                 [&](WireWriter& w) {
+                   mr::put_output(w, &desc);
+                   mr::put_array(w, &made_up, 1);
+                   mr::put_value(w, 1u);
+                 })
+                .status,
+            CUDA_ERROR_INVALID_VALUE);
+  CUgreenCtx green = nullptr;
+  EXPECT_EQ(call(c, cu::Fn::cuGreenCtxCreate,
+                 [&](WireWriter& w) {
+                   mr::put_output(w, &green);
+                   mr::put_value(w, reinterpret_cast<CUdevResourceDesc>(uintptr_t{0x7100}));
+                   mr::put_value(w, CUdevice{0});
+                   mr::put_value(w, unsigned{CU_GREEN_CTX_DEFAULT_STREAM});
+                 })
+                .status,
+            CUDA_ERROR_INVALID_HANDLE);
+  unsigned long long id = 0;
+  EXPECT_EQ(call(c, cu::Fn::cuGreenCtxGetId,
+                 [&](WireWriter& w) {
+                   mr::put_value(w, reinterpret_cast<CUgreenCtx>(uintptr_t{0x7200}));
+                   mr::put_output(w, &id);
+                 })
+                .status,
+            CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(backend_.logged("rejected green context")) << backend_.log();
+  expect_session_goes_on(c);
+}
+
 // A PTX module whose kernel `k` takes `pointers` pointers (8 bytes each).
 std::vector<std::byte> ptx_with_pointers(int pointers) {
   std::string text = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(";

@@ -628,6 +628,41 @@ TEST(SimulatedManagedBatches, prefetch_refuse_and_discard_as_the_driver) {
   }
 }
 
+// Green contexts (driver_green.cu), over tcp and shm: device 0's 132 SMs split into groups of
+// 16 (12 asked for, rounded up to the granularity of 8), one group provisioned as a green context
+// whose context is current with its device and its 16 SMs, memory set on its own stream, its
+// events; a resource of no type, a split larger than the device, unknown flags, a green context
+// without its default stream and a blocking stream of it refused as the driver refuses them; and
+// destroyed, it is refused.
+TEST(SimulatedGreenContexts, split_provision_and_use_a_devices_sms) {
+  for (const TestTransport transport : {TestTransport::tcp, TestTransport::shm}) {
+    const RunResult result = run_with_stats(transport, "driver_green");
+    ASSERT_EQ(result.status, 0) << result.output;
+    for (const char* line :
+         {"device SMs: 132, smallest group 8, alignment 8",
+          "cuDeviceGetDevResource(device, &bad_type, CU_DEV_RESOURCE_TYPE_INVALID) -> 914",
+          "groups of 16 possible: 8", "made 2 groups of 16 and 16 SMs, 100 left",
+          "cuDevSmResourceSplitByCount(split, &too_many, &whole, nullptr, 0, 1000) -> 915",
+          "cuDevSmResourceSplitByCount(split, &too_many, &whole, nullptr, 0x80, 8) -> 1",
+          "cuGreenCtxCreate(&green, desc, device, 0) -> 1",
+          "cuGreenCtxCreate(&green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM) -> 0",
+          "green context id: given", "green context SMs: 16", "cuCtxSetCurrent(context) -> 0",
+          "its device: 0", "its context's SMs: 16", "cuMemAlloc(&memory, 1 << 20) -> 0",
+          "cuGreenCtxStreamCreate(&stream, green, 0, 0) -> 1",
+          "cuGreenCtxStreamCreate(&stream, green, CU_STREAM_NON_BLOCKING, 0) -> 0",
+          "the stream's green context: it", "the stream's context: its",
+          "both of the stream's contexts: the primary context, the green context",
+          "cuGreenCtxRecordEvent(green, event) -> 0", "cuGreenCtxWaitEvent(green, event) -> 0",
+          "set on its stream: 7", "cuGreenCtxDestroy(green) -> 0",
+          // Gone from the session: refused before the driver.
+          "cuGreenCtxGetId(green, &id) -> 400", "cuGreenCtxDestroy(green) -> 400"}) {
+      EXPECT_NE(result.output.find(line), std::string::npos)
+          << to_string(transport) << ": " << line << "\n"
+          << result.output;
+    }
+  }
+}
+
 // Shareable handles between two processes, each its own session (driver_shareable.cu), over tcp
 // and shm: a physical allocation exported as a POSIX descriptor, passed over a unix socket and
 // mapped by the importer, each side reading the other's bytes (the simulated device shares the

@@ -86,6 +86,13 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   pool_backend_of_handle(const char* kind, VALUE), pool_backend_of_address(VALUE),
                   TYPE pool_local_device(TYPE), pool_global_device(TYPE),
                   pool_note_handle(const char* kind, VALUE), pool_forget_handle(kind, VALUE)
+  opaque_structs  {TYPE: {"noted": FUNCTION, "vetted": FUNCTION}}: structs whose bytes are the
+                  library's own, which a client may only hand back (the driver's CUdevResource,
+                  whose private bytes it reads): after a call succeeds, every struct of TYPE it
+                  wrote (an "out" value or array) is passed to void NOTED(const TYPE*, size_t
+                  count); one a call takes ("inref" or an "in" array) must pass STATUS
+                  VETTED(const TYPE*, size_t count) first (both hand-written, in the backend;
+                  null pointers are theirs to judge)
   own_calls       [FUNCTION]: custom rows that are gvirtus's own, not the library's (the driver's
                   direct copies between backends): the real library is not asked for them
   stub_include, handlers_includes
@@ -341,8 +348,26 @@ def parse(path, declarations, descriptor):
                               re.sub(r"^const\s+", "", truth.ctype) in declarations.enums)
                 check_param(where, param, descriptor, kind, param_names)
                 params.append(param)
+            rename_reserved(params)
         calls.append(Call(ident, kind, mode, name, params))
     return calls
+
+
+# Names the generated code gives its own locals (a handler's status, its request and reply, a
+# stub's encoder and decoder): a parameter the header names so (cuDevSmResourceSplitByCount's
+# `result`) is renamed in both sides' code, its array lengths with it.
+RESERVED_LOCALS = {"result", "in", "out", "w", "r", "fn", "call", "request"}
+
+
+def rename_reserved(params):
+    for param in params:
+        if param.name not in RESERVED_LOCALS:
+            continue
+        renamed = f"{param.name}_param"
+        for other in params:
+            if other.expr:
+                other.expr = re.sub(rf"\b{param.name}\b", renamed, other.expr)
+        param.name = renamed
 
 
 def row_text(call):
@@ -768,6 +793,12 @@ def vetting_header(d):
             f"inline constexpr const char* kKindNames[] = {{{names}}};" if d.handles
             else "inline constexpr std::span<const char* const> kKindNames{};", "",
             ]
+    if d.opaque_structs:
+        out += ["// Structs of the library's own bytes (descriptor: opaque_structs; hand-written)."]
+        for t, f in d.opaque_structs.items():
+            out += [f"void {f['noted']}(const {t}* items, size_t count);",
+                    f"{d.status} {f['vetted']}(const {t}* items, size_t count);"]
+        out += [""]
     if d.handles and d.handle_owner:
         out += ["// What a new handle belongs to (descriptor: handle_owner; hand-written).",
                 f"int {d.handle_owner}();",
@@ -952,6 +983,17 @@ def handler_case(c, d):
         if p.direction == "destroy":
             out.append(f"      auto {p.name}_release = release({p.name});")
     checks = [v for v in (vetting(p, d) for p in c.params) if v]
+    noted = []
+    for p in c.params:
+        opaque = d.opaque_structs.get(re.sub(r"^const\s+", "", p.pointee)) if p.ctype.endswith("*") else None
+        if opaque is None:
+            continue
+        count = f"static_cast<size_t>({p.expr})" if p.is_array else "1"
+        if p.direction == "inref" or (p.is_array and p.direction == "in"):
+            checks.append(f"{opaque['vetted']}({p.name}, {p.name} != nullptr ? {count} : 0)")
+        elif p.direction == "out":
+            # An array's count read after the call: what the library wrote (*nbGroups).
+            noted.append(f"        if ({present(p)}) {opaque['noted']}({p.name}, {count});")
     call = (f"real().{c.name}({', '.join(args)})" if d.real_library
             else f"::{c.name}({', '.join(args)})")
     if d.real_library:
@@ -1001,6 +1043,7 @@ def handler_case(c, d):
                            f"{allocation_address(p, d)}, {p.expr});")
         elif p.direction == "free":
             effects.append(f"        {p.name}_withdrawn.done();")
+    effects += noted
     if effects:
         out.append(f"      if (result == {d.success}) {{")
         out += effects

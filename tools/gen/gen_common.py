@@ -83,6 +83,10 @@ class Descriptor:
             self.pool_device_types = list(pool.get("device_types", [])) if pool else []
             # Custom rows that are gvirtus's own, which the real library lacks.
             self.own_calls = set(d.get("own_calls", []))
+            # {TYPE: {"noted": FUNCTION, "vetted": FUNCTION}}: structs of the library's own bytes
+            # (CUdevResource): what a call writes into one is noted, and one given to a call
+            # must be one noted (hand-written, in the backend).
+            self.opaque_structs = dict(d.get("opaque_structs", {}))
             hooks = d.get("allocation_hooks", {})
             self.note_allocated = hooks.get("allocated")
             self.note_freed = hooks.get("freed")

@@ -29,6 +29,13 @@ std::mutex& mutex = *new std::mutex;
 // Every context the stub was given, with its device; the primary contexts, retained once.
 auto& device_of = *new std::unordered_map<CUcontext, CUdevice>;
 auto& primary = *new std::unordered_map<CUdevice, CUcontext>;
+// Every green context the stub was given, with its device and the context made from it (null
+// until cuCtxFromGreenCtx), which goes with it.
+struct Green {
+  CUdevice device;
+  CUcontext context = nullptr;
+};
+auto& greens = *new std::unordered_map<CUgreenCtx, Green>;
 
 void remember(CUcontext context, CUdevice device) {
   std::lock_guard lock(mutex);
@@ -234,4 +241,43 @@ extern "C" __attribute__((visibility("default"))) CUresult cuCtxCreate(CUcontext
 
 extern "C" __attribute__((visibility("default"))) CUresult cuCtxDestroy(CUcontext ctx) {
   return cuCtxDestroy_v2(ctx);
+}
+
+// Green contexts: created and destroyed on the backend; the stub keeps each one's device, so that
+// the context made from it is known with its device as any other (cuCtxGetDevice, routing).
+extern "C" __attribute__((visibility("default"))) CUresult cuGreenCtxCreate(CUgreenCtx* phCtx,
+                                                                            CUdevResourceDesc desc,
+                                                                            CUdevice dev,
+                                                                            unsigned int flags) {
+  const CUresult result = cr::remote::cuGreenCtxCreate(phCtx, desc, dev, flags);
+  if (result == CUDA_SUCCESS && phCtx != nullptr) {
+    std::lock_guard lock(cr::mutex);
+    cr::greens[*phCtx] = cr::Green{dev};
+  }
+  return result;
+}
+
+extern "C" __attribute__((visibility("default"))) CUresult cuCtxFromGreenCtx(CUcontext* pContext,
+                                                                             CUgreenCtx hCtx) {
+  const CUresult result = cr::remote::cuCtxFromGreenCtx(pContext, hCtx);
+  if (result != CUDA_SUCCESS || pContext == nullptr) return result;
+  std::lock_guard lock(cr::mutex);
+  if (const auto it = cr::greens.find(hCtx); it != cr::greens.end()) {
+    it->second.context = *pContext;
+    cr::device_of[*pContext] = it->second.device;
+  }
+  return result;
+}
+
+// The green context's own context goes with it.
+extern "C" __attribute__((visibility("default"))) CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) {
+  const CUresult result = cr::remote::cuGreenCtxDestroy(hCtx);
+  if (result != CUDA_SUCCESS) return result;
+  cr::forget_context_answers();
+  std::lock_guard lock(cr::mutex);
+  if (const auto it = cr::greens.find(hCtx); it != cr::greens.end()) {
+    if (it->second.context != nullptr) cr::device_of.erase(it->second.context);
+    cr::greens.erase(it);
+  }
+  return result;
 }

@@ -2,11 +2,12 @@
 // to the current function by a macro, so a program or a runtime built against an older cuda.h -
 // or one asking cuGetProcAddress for an earlier version - calls the old symbol. Each takes the
 // same arguments as the function it became (cuStreamBeginCapture, which had no mode, captures
-// in CU_STREAM_CAPTURE_MODE_GLOBAL, as the earlier driver did; cuStreamGetCtx_v2 also names the
-// stream's green context, which no stream of gvirtus's has). Pointer-size changes (the 32-bit
+// in CU_STREAM_CAPTURE_MODE_GLOBAL, as the earlier driver did; cuStreamGetCtx_v2, which also
+// names the stream's green context, is asked of the backend). Pointer-size changes (the 32-bit
 // forms of cuMemAlloc and its kind) are not here: those functions are gone from 64-bit programs.
 #include <cuda.h>
 
+#include "cuda_remote_calls.h"
 #include "plugins/cuda/frontend/per_thread.h"
 
 #undef cuCtxPopCurrent
@@ -19,13 +20,10 @@
 #undef cuStreamWaitValue32
 #undef cuStreamWriteValue64
 #undef cuStreamWaitValue64
-#undef cuStreamGetCtx
 
 namespace cr = gvirtus::cuda;
 
 #define GVIRTUS_EXPORT extern "C" __attribute__((visibility("default")))
-
-extern "C" CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pctx);
 
 GVIRTUS_EXPORT CUresult cuCtxPopCurrent(CUcontext* pctx) {
   return cuCtxPopCurrent_v2(pctx);
@@ -95,15 +93,12 @@ GVIRTUS_EXPORT CUresult cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr ad
   return cuStreamWaitValue64_v2(cr::per_thread(stream), addr, value, flags);
 }
 
+// Both of a stream's contexts, asked of the backend's driver: for a green context's stream, the
+// green context and its device's primary context.
 GVIRTUS_EXPORT CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext* pCtx,
                                           CUgreenCtx* pGreenCtx) {
   if (pCtx == nullptr && pGreenCtx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  CUcontext context = nullptr;
-  const CUresult result = cuStreamGetCtx(hStream, &context);
-  if (result != CUDA_SUCCESS) return result;
-  if (pCtx != nullptr) *pCtx = context;
-  if (pGreenCtx != nullptr) *pGreenCtx = nullptr;
-  return CUDA_SUCCESS;
+  return cr::remote::cuStreamGetCtx_v2(hStream, pCtx, pGreenCtx);
 }
 
 GVIRTUS_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext* pCtx,

@@ -66,7 +66,7 @@ int attribute(CUdevice_attribute attribute, CUdevice dev) {
     case CU_DEVICE_ATTRIBUTE_GPU_OVERLAP:
       return 1;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-      return 132;
+      return static_cast<int>(sim::kMultiprocessors);
     case CU_DEVICE_ATTRIBUTE_INTEGRATED:
       return 0;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:

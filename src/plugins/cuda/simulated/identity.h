@@ -16,7 +16,8 @@ namespace gvirtus::simulated {
 inline constexpr uint64_t kDeviceBytes = uint64_t{16} << 30;  // what a device claims to have
 inline constexpr int kComputeMajor = 9;
 inline constexpr int kComputeMinor = 0;
-inline constexpr unsigned kClockMhz = 1980;  // its SM clock (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+inline constexpr unsigned kClockMhz = 1980;        // its SM clock (CU_DEVICE_ATTRIBUTE_CLOCK_RATE)
+inline constexpr unsigned kMultiprocessors = 132;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 
 inline std::string device_name(int physical) {
   return "gvirtus simulated device " + std::to_string(physical) + " (no GPU)";

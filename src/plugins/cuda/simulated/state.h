@@ -218,6 +218,21 @@ struct State {
   std::set<CUmemoryPool> imported_pools;
   // Contexts of one's own (cuCtxCreate): distinct handles sharing the devices' memory.
   std::map<CUcontext, OwnContext> contexts;
+  // Green contexts (green_contexts.cpp): each resource descriptor's device and SM count, each
+  // green context's (with the context made for it, one of `contexts`, and its id), and the green
+  // context of each stream made in one.
+  struct SmShare {
+    CUdevice device;
+    unsigned sms;
+  };
+  struct GreenContext {
+    SmShare share;
+    CUcontext context;
+    unsigned long long id;
+  };
+  std::map<CUdevResourceDesc, SmShare> resource_descriptors;
+  std::map<CUgreenCtx, GreenContext> green_contexts;
+  std::map<CUstream, CUgreenCtx> green_streams;
   unsigned long long next_context_id = kMaxDevices + 1;  // ids 1..kMaxDevices: primary contexts
   // The device whose context made each allocation (by address), module, stream, event and array
   // (by handle), so that a reset of a device's primary context frees what that device's contexts
@@ -392,6 +407,10 @@ CUresult check_resource(State& s, const CUDA_RESOURCE_DESC& resource, bool surfa
 
 // A stream is null, one of the predefined ones, or a live one of ours.
 bool known_stream(const State& s, CUstream stream);
+
+// A new stream of ours (streams_events.cpp), owned by the current context's device; flags beyond
+// CU_STREAM_NON_BLOCKING are CUDA_ERROR_INVALID_VALUE.
+CUresult create_stream(State& s, CUstream* stream, unsigned flags, int priority = 0);
 
 }  // namespace gvirtus::simulated
 

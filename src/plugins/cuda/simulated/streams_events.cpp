@@ -10,9 +10,7 @@
 
 namespace sim = gvirtus::simulated;
 
-namespace {
-
-CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags, int priority = 0) {
+CUresult sim::create_stream(State& s, CUstream* stream, unsigned flags, int priority) {
   if (stream == nullptr || (flags & ~unsigned{CU_STREAM_NON_BLOCKING}) != 0) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -32,6 +30,8 @@ CUresult create_stream(sim::State& s, CUstream* stream, unsigned flags, int prio
   return CUDA_SUCCESS;
 }
 
+namespace {
+
 sim::Event* event(sim::State& s, CUevent e) {
   const auto it = s.events.find(e);
   return it != s.events.end() ? it->second.get() : nullptr;
@@ -40,13 +40,14 @@ sim::Event* event(sim::State& s, CUevent e) {
 }  // namespace
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
-  return sim::guarded([&](sim::State& s) { return create_stream(s, phStream, Flags); });
+  return sim::guarded([&](sim::State& s) { return sim::create_stream(s, phStream, Flags); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags,
                                                              int priority) {
   return sim::guarded([&](sim::State& s) {
-    return create_stream(s, phStream, flags, priority);  // one queue: the priority is kept only
+    return sim::create_stream(s, phStream, flags,
+                              priority);  // one queue: the priority is kept only
   });
 }
 
@@ -56,6 +57,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
     s.invalidated_captures.erase(hStream);
     s.stream_attributes.erase(hStream);
     s.stream_properties.erase(hStream);
+    s.green_streams.erase(hStream);
     sim::disown(s, hStream);
     return s.streams.erase(hStream) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
   });
@@ -234,7 +236,11 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext* pc
   return sim::guarded([&](sim::State& s) {
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
-    *pctx = sim::effective_context();  // streams are the shared state's: the thread's context
+    // A green context's stream: the context made for it; the rest are the shared state's, the
+    // thread's context.
+    const auto green = s.green_streams.find(hStream);
+    *pctx = green != s.green_streams.end() ? s.green_contexts.at(green->second).context
+                                           : sim::effective_context();
     return CUDA_SUCCESS;
   });
 }
