@@ -754,6 +754,53 @@ TEST_F(HostileDriver, an_enumeration_returns_the_modules_functions_as_the_sessio
   expect_session_goes_on(c);
 }
 
+// The release of a primary context's last reference destroys it as a reset does: the session
+// forgets its streams and modules then, and not while another reference keeps it.
+TEST_F(HostileDriver, the_last_release_of_a_primary_context_forgets_what_it_held) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto retain = [&] {
+    CUcontext context = nullptr;
+    return call(c, cu::Fn::cuDevicePrimaryCtxRetain,
+                [&](WireWriter& w) {
+                  mr::put_output(w, &context);
+                  mr::put_value(w, CUdevice{0});
+                })
+        .status;
+  };
+  const auto release = [&] {
+    return call(c, cu::Fn::cuDevicePrimaryCtxRelease_v2,
+                [&](WireWriter& w) { mr::put_value(w, CUdevice{0}); })
+        .status;
+  };
+  ASSERT_EQ(retain(), CUDA_SUCCESS);
+  ASSERT_EQ(retain(), CUDA_SUCCESS);
+  CUstream stream = nullptr;
+  const Reply created = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
+    mr::put_output(w, &stream);
+    mr::put_value(w, 0u);
+  });
+  ASSERT_EQ(created.status, CUDA_SUCCESS);
+  ASSERT_GE(created.rest.size(), 1 + sizeof stream);
+  std::memcpy(&stream, created.rest.data() + 1, sizeof stream);
+  int32_t status = -1;
+  const CUmodule module = load(c, file(GVIRTUS_SAXPY_FATBIN), status);
+  ASSERT_EQ(status, CUDA_SUCCESS);
+  const auto synchronize = [&] {
+    return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })
+        .status;
+  };
+  ASSERT_EQ(release(), CUDA_SUCCESS);
+  EXPECT_EQ(synchronize(), CUDA_SUCCESS) << "another reference keeps the context";
+  EXPECT_EQ(get_saxpy(c, module).status, CUDA_SUCCESS);
+  ASSERT_EQ(release(), CUDA_SUCCESS);
+  EXPECT_EQ(synchronize(), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(get_saxpy(c, module).status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_TRUE(backend_.logged("cuStreamSynchronize rejected stream")) << backend_.log();
+  EXPECT_EQ(release(), CUDA_ERROR_INVALID_CONTEXT) << "no reference is left";
+  expect_session_goes_on(c);
+}
+
 // A primary context's reset destroys what the context held: the session forgets its streams and
 // modules (the driver would dereference them), and keeps its libraries (context-independent).
 TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {

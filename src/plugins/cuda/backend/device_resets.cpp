@@ -1,9 +1,10 @@
-// What a reset of a device's primary context destroys, forgotten by the session, whichever plugin
-// reset it (the descriptor's handle_owner, after_call and device_reset; backend/services/
-// session_services.h): a handle is owned by the device of the context current when it was made,
-// and a reset forgets that device's context-bound handles, so none reaches the driver after the
-// driver freed it. A reset through the cuda plugin (cuDevicePrimaryCtxReset) is announced to the
-// session's other plugins, and one through the cudart plugin (cudaDeviceReset) is heard here.
+// What a reset of a device's primary context, or the release of its last reference, destroys,
+// forgotten by the session, whichever plugin reset it (the descriptor's handle_owner, after_call
+// and device_reset; backend/services/ session_services.h): a handle is owned by the device of the
+// context current when it was made, and a reset forgets that device's context-bound handles, so
+// none reaches the driver after the driver freed it. A reset through the cuda plugin
+// (cuDevicePrimaryCtxReset) is announced to the session's other plugins, and one through the cudart
+// plugin (cudaDeviceReset) is heard here.
 #include <cuda.h>
 
 #include "backend/services/rejections.h"
@@ -47,10 +48,23 @@ void forget_device(int device) {
   services::drop_ahead_failure();
 }
 
+// A primary context goes by a reset, or by the release of its last reference (the driver then
+// destroys it as a reset does): either way the session forgets what it held, and tells its other
+// plugins.
 void after_call(Fn fn, WireReader request, CUresult result) {
   if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) services::drop_ahead_failure();
-  if (fn != Fn::cuDevicePrimaryCtxReset_v2 || result != CUDA_SUCCESS) return;
+  if (result != CUDA_SUCCESS ||
+      (fn != Fn::cuDevicePrimaryCtxReset_v2 && fn != Fn::cuDevicePrimaryCtxRelease_v2)) {
+    return;
+  }
   const auto device = marshal::get_value<CUdevice>(request);
+  if (fn == Fn::cuDevicePrimaryCtxRelease_v2) {
+    unsigned flags = 0;
+    int active = 1;
+    if (real().cuDevicePrimaryCtxGetState(device, &flags, &active) != CUDA_SUCCESS || active) {
+      return;  // other references keep it
+    }
+  }
   forget_device(device);
   services::session_services().peer_device_reset(device);
 }

@@ -15,6 +15,7 @@
 #include "frontend/process_session.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/frontend/contexts.h"
+#include "plugins/cuda/frontend/modules.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
@@ -208,8 +209,18 @@ GVIRTUS_EXPORT CUresult cuKernelGetFunction(CUfunction* pFunc, CUkernel kernel) 
                      [&] { return cr::remote::cuKernelGetFunction(pFunc, kernel); });
 }
 
+// The release of the last reference destroys the context with its modules: what the stub learnt
+// of their functions goes too (their addresses are the driver's to give again).
 GVIRTUS_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-  return cr::forgetting_after(cr::remote::cuDevicePrimaryCtxRelease_v2(dev));
+  const CUresult result = cr::remote::cuDevicePrimaryCtxRelease_v2(dev);
+  if (result == CUDA_SUCCESS) {
+    unsigned flags = 0;
+    int active = 1;
+    if (cr::remote::cuDevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && !active) {
+      cr::forget_launch_facts();
+    }
+  }
+  return cr::forgetting_after(result);
 }
 
 GVIRTUS_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {

@@ -139,6 +139,54 @@ int attribute(CUdevice_attribute attribute, CUdevice dev) {
   }
 }
 
+// What a device's primary context held, destroyed with it (by a reset, or by the release of its
+// last reference): the allocations, modules (not libraries'), streams, arrays and events its
+// device's contexts made, and peer access from and to it.
+void destroy_primary(sim::State& s, CUdevice dev) {
+  const auto doomed = [&](const void* object) { return sim::owner(s, object) == dev; };
+  for (auto it = s.allocations.begin(); it != s.allocations.end();) {
+    const uintptr_t address = it->first;
+    if (!doomed(sim::memory_key(address))) {
+      ++it;
+      continue;
+    }
+    if (s.module_memory.erase(address) == 0) s.allocated -= s.allocation_bytes.at(address);
+    s.allocation_bytes.erase(address);
+    s.graph_allocations.erase(address);  // gone: not the graph's to free any more
+    sim::disown(s, sim::memory_key(address));
+    it = s.allocations.erase(it);
+  }
+  sim::forget_functions_if(s, [&](const sim::Function& f) {
+    const auto module = s.modules.find(f.module);
+    return module == s.modules.end() || (!module->second->library && doomed(f.module));
+  });
+  std::erase_if(s.modules, [&](const auto& m) {
+    if (m.second->library || !doomed(m.first)) return false;
+    sim::disown(s, m.first);
+    return true;
+  });
+  // A library's variables were the memory of the context that placed them: placed afresh when
+  // next asked for.
+  for (auto& [handle, module] : s.modules) {
+    std::erase_if(module->placed,
+                  [&](const auto& v) { return s.allocations.count(v.second) == 0; });
+  }
+  const auto erase_doomed = [&](auto& objects) {
+    std::erase_if(objects, [&](const auto& o) {
+      if (!doomed(o.first)) return false;
+      sim::disown(s, o.first);
+      return true;
+    });
+  };
+  std::erase_if(s.stream_attributes, [&](const auto& a) { return doomed(a.first); });
+  erase_doomed(s.streams);
+  erase_doomed(s.arrays);
+  erase_doomed(s.events);
+  const CUcontext primary = sim::primary_context(dev);
+  std::erase_if(s.peer_access,
+                [&](const auto& pair) { return pair.first == primary || pair.second == primary; });
+}
+
 }  // namespace
 
 // The devices are found once, by the first cuInit that succeeds: GVIRTUS_SIMULATED_DEVICES and
@@ -261,7 +309,13 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
     sim::Primary& primary = s.primaries[static_cast<size_t>(dev)];
     if (primary.references == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (--primary.references == 0) primary.active = false;
+    if (--primary.references == 0) {
+      // The last reference destroys the context and what it held, as the driver's does; its
+      // flags stay for the next one.
+      const unsigned flags = primary.flags;
+      destroy_primary(s, dev);
+      s.primaries[static_cast<size_t>(dev)] = sim::Primary{0, flags, false};
+    }
     return CUDA_SUCCESS;
   });
 }
@@ -293,50 +347,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, un
 GVIRTUS_SIMULATED_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   return sim::guarded([&](sim::State& s) {
     if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    const auto doomed = [&](const void* object) { return sim::owner(s, object) == dev; };
-    for (auto it = s.allocations.begin(); it != s.allocations.end();) {
-      const uintptr_t address = it->first;
-      if (!doomed(sim::memory_key(address))) {
-        ++it;
-        continue;
-      }
-      if (s.module_memory.erase(address) == 0) s.allocated -= s.allocation_bytes.at(address);
-      s.allocation_bytes.erase(address);
-      s.graph_allocations.erase(address);  // gone: not the graph's to free any more
-      sim::disown(s, sim::memory_key(address));
-      it = s.allocations.erase(it);
-    }
-    sim::forget_functions_if(s, [&](const sim::Function& f) {
-      const auto module = s.modules.find(f.module);
-      return module == s.modules.end() || (!module->second->library && doomed(f.module));
-    });
-    std::erase_if(s.modules, [&](const auto& m) {
-      if (m.second->library || !doomed(m.first)) return false;
-      sim::disown(s, m.first);
-      return true;
-    });
-    // A library's variables were the memory of the context that placed them: placed afresh when
-    // next asked for.
-    for (auto& [handle, module] : s.modules) {
-      std::erase_if(module->placed,
-                    [&](const auto& v) { return s.allocations.count(v.second) == 0; });
-    }
-    const auto erase_doomed = [&](auto& objects) {
-      std::erase_if(objects, [&](const auto& o) {
-        if (!doomed(o.first)) return false;
-        sim::disown(s, o.first);
-        return true;
-      });
-    };
-    std::erase_if(s.stream_attributes, [&](const auto& a) { return doomed(a.first); });
-    erase_doomed(s.streams);
-    erase_doomed(s.arrays);
-    erase_doomed(s.events);
+    destroy_primary(s, dev);
     s.primaries[static_cast<size_t>(dev)] = sim::Primary{};
-    const CUcontext primary = sim::primary_context(dev);
-    std::erase_if(s.peer_access, [&](const auto& pair) {
-      return pair.first == primary || pair.second == primary;
-    });
     return CUDA_SUCCESS;
   });
 }
