@@ -29,6 +29,7 @@
 
 #include "support/backend_process.h"
 #include "support/run_command.h"
+#include "support/text.h"
 
 namespace gvirtus::testing {
 namespace {
@@ -551,6 +552,9 @@ TEST(SimulatedContextAnswers, are_asked_once_and_again_after_what_changes_them) 
   EXPECT_EQ(call_count(result.output, "cuDevicePrimaryCtxGetState").sync, 5) << result.output;
   EXPECT_EQ(call_count(result.output, "cuCtxGetId").sync, 1) << result.output;
   EXPECT_EQ(call_count(result.output, "cuKernelGetFunction").sync, 1) << result.output;
+  // The context made current once; set again as it is, never sent.
+  EXPECT_EQ(count_of(result.output, "cuCtxSetCurrent(context) -> 0"), 4u) << result.output;
+  EXPECT_EQ(call_count(result.output, "cuCtxSetCurrent").sync, 1) << result.output;
   // The attribute asked once (then known from the set); of three sets, the one of a new value.
   EXPECT_NE(result.output.find("attribute the same each time: yes"), std::string::npos);
   EXPECT_NE(result.output.find("attribute after the set: 1024"), std::string::npos);

@@ -42,8 +42,15 @@ void remember(CUcontext context, CUdevice device) {
   device_of[context] = device;
 }
 
-// Makes `context` current on the backend's executor for this thread, then here.
+// Makes `context` current on the backend's executor for this thread, then here. The context
+// already current on this thread is current on its executor too: nothing is sent (frameworks set
+// their context around every operation, XLA thousands of times in a run, most often the one
+// already current).
 CUresult make_current(CUcontext context) {
+  if (const auto& stack = this_thread_stack();
+      stack.empty() ? context == nullptr : stack.back() == context) {
+    return forked_child_status();
+  }
   const CUresult result = remote::cuCtxSetCurrent(context);
   if (result != CUDA_SUCCESS) return result;
   auto& stack = this_thread_stack();
