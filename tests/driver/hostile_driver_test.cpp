@@ -594,6 +594,36 @@ TEST_F(HostileDriver, enumerations_and_names_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+// A kernel's layout whole (gvirtusKernelParamLayout, gvirtus's own call): saxpy's four parameters
+// at their offsets for a function the session holds; a made-up one is refused with no slots, and
+// a short request ends only its session.
+TEST_F(HostileDriver, a_layout_is_given_only_for_the_sessions_functions) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto layout_of = [&](CUfunction f) {
+    return call(c, cu::Fn::gvirtusKernelParamLayout, [&](WireWriter& w) {
+      put_record(w, cu::ParamLayoutRequest{f, 0});
+    });
+  };
+  const Reply r = layout_of(saxpy(c));
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  WireReader in(r.rest, "layout");
+  ASSERT_EQ(in.get<uint32_t>(), 4u);
+  const std::pair<uint32_t, uint32_t> expected[] = {{0, 4}, {4, 4}, {8, 8}, {16, 8}};
+  for (const auto& [offset, size] : expected) {
+    const auto slot = get_record<cu::ParamSlot>(in);
+    EXPECT_EQ(slot.offset, offset);
+    EXPECT_EQ(slot.size, size);
+  }
+  const Reply forged = layout_of(reinterpret_cast<CUfunction>(uintptr_t{0x1000}));
+  EXPECT_EQ(forged.status, CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(forged.rest.size(), sizeof(uint32_t)) << "a count of no slots";
+  const Reply shortened =
+      call(c, cu::Fn::gvirtusKernelParamLayout, [](WireWriter& w) { w.put<uint32_t>(1); });
+  EXPECT_EQ(shortened.error, ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+}
+
 // Green contexts' resources carry the driver's private bytes, which the driver reads back: only a
 // resource the driver gave the session, byte for byte, reaches it; a made-up one, or a given one
 // altered, is refused before it, and so are green contexts and descriptors the session never had.

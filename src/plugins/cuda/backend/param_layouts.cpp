@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "backend/services/session_services.h"
+#include "common/wire_record.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -61,6 +62,27 @@ CUresult param_layout(CUfunction function, bool kernel,
     known.insert_or_assign(function, Known{generation, std::move(found)});
   }
   return CUDA_SUCCESS;
+}
+
+bool run_param_layout(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
+  if (fn != Fn::gvirtusKernelParamLayout) return false;
+  const auto request = get_record<ParamLayoutRequest>(in);
+  in.expect_end();
+  const bool kernel = request.is_kernel != 0;
+  result = kernel ? vet(reinterpret_cast<CUkernel>(request.function)) : vet(request.function);
+  if (result == CUDA_SUCCESS && request.function == nullptr) result = CUDA_ERROR_INVALID_HANDLE;
+  std::shared_ptr<const ParamLayout> layout;
+  if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);
+  out.put<int32_t>(result);
+  if (result != CUDA_SUCCESS) {
+    out.put<uint32_t>(0);  // no slots
+    return true;
+  }
+  out.put<uint32_t>(static_cast<uint32_t>(layout->params.size()));
+  for (const auto& [offset, size] : layout->params) {
+    put_record(out, ParamSlot{static_cast<uint32_t>(offset), static_cast<uint32_t>(size)});
+  }
+  return true;
 }
 
 }  // namespace gvirtus::cuda

@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/wire.h"
+#include "cuda_calls.h"
+
 namespace gvirtus::cuda {
 
 struct ParamLayout {
@@ -23,5 +26,8 @@ struct ParamLayout {
 // parameters differ (XLA loads and unloads modules by the hundred while it tunes). A handle the
 // table does not hold (another plugin's) is asked every time.
 CUresult param_layout(CUfunction function, bool kernel, std::shared_ptr<const ParamLayout>& layout);
+
+// gvirtusKernelParamLayout (driver_wire.h): a held function's or kernel's layout, whole.
+bool run_param_layout(Fn fn, WireReader& in, WireWriter& out, CUresult& result);
 
 }  // namespace gvirtus::cuda

@@ -150,6 +150,22 @@ struct LaunchRequest {
                  &LaunchRequest::block_z,  &LaunchRequest::shared_bytes, &LaunchRequest::stream};
 };
 
+// A kernel's whole parameter layout in one round trip (gvirtusKernelParamLayout, gvirtus's own
+// call): the request names a function, or a library's kernel (is_kernel); the reply is the status,
+// a u32 count (0 on failure) and that many ParamSlot records, by ordinal.
+struct ParamLayoutRequest {
+  CUfunction function;
+  uint8_t is_kernel;
+  static constexpr auto kFields =
+      std::tuple{&ParamLayoutRequest::function, &ParamLayoutRequest::is_kernel};
+};
+struct ParamSlot {
+  uint32_t offset, size;
+  static constexpr auto kFields = std::tuple{&ParamSlot::offset, &ParamSlot::size};
+};
+// The most parameters a layout holds: each takes at least one byte of kMaxParamBytes.
+inline constexpr uint32_t kMaxParams = static_cast<uint32_t>(kMaxParamBytes);
+
 // A copy's host side: its bytes travel (kInlineHost: in chunks of at most kCopyChunkBytes), or
 // it is page-locked memory in the memory shared with the backend, which the backend registered
 // (a cuMemAllocHost or cuMemHostAlloc block): then shared_offset is its place there, no bytes

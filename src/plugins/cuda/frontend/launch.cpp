@@ -42,14 +42,10 @@ auto& kernels = *new std::unordered_set<CUfunction>;
 // Each function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, as its driver last said.
 auto& shared_limits = *new std::unordered_map<CUfunction, unsigned>;
 
-CUresult param_info(CUfunction function, bool kernel, size_t index, size_t* offset, size_t* size) {
-  return kernel ? cuKernelGetParamInfo(reinterpret_cast<CUkernel>(function), index, offset, size)
-                : cuFuncGetParamInfo(function, index, offset, size);
-}
-
-// The function's parameter layout, asked for once: cuFuncGetParamInfo for each index until the
-// driver says there is none. Kept until a module or library goes (its functions' addresses are
-// the driver's to give again, to code of other parameters).
+// The function's parameter layout, asked for once, whole (gvirtusKernelParamLayout: the backend
+// reads it from its driver, cuKernelGetParamInfo for a library's kernel). Kept until a module or
+// library goes (its functions' addresses are the driver's to give again, to code of other
+// parameters).
 CUresult layout_of(CUfunction function, std::shared_ptr<const Layout>& layout) {
   bool kernel;
   {
@@ -60,20 +56,36 @@ CUresult layout_of(CUfunction function, std::shared_ptr<const Layout>& layout) {
     }
     kernel = kernels.count(function) != 0;
   }
-  auto found_shared = std::make_shared<Layout>();
-  Layout& found = *found_shared;
-  for (size_t index = 0;; ++index) {
-    size_t offset = 0, size = 0;
-    const CUresult result = param_info(function, kernel, index, &offset, &size);
-    if (result == CUDA_ERROR_INVALID_VALUE) break;  // past the last parameter (or none at all)
+  auto found = std::make_shared<Layout>();
+  CUresult malformed = CUDA_SUCCESS;
+  {
+    const stub::RouteScope route(pool_backend_of_handle(kernel ? "kernel" : "function", function));
+    const CUresult result = remote_sync(
+        Fn::gvirtusKernelParamLayout,
+        [&](WireWriter& w) {
+          put_record(w, ParamLayoutRequest{function, static_cast<uint8_t>(kernel ? 1 : 0)});
+        },
+        [&](WireReader& r) {
+          const uint32_t count = r.get<uint32_t>();
+          if (count > kMaxParams)
+            raise(ErrorKind::kInvalidInput, "a layout of too many parameters");
+          for (uint32_t i = 0; i < count; ++i) {
+            const auto slot = get_record<ParamSlot>(r);
+            // A slot outside the parameter space: the layout is refused, as the driver's answer
+            // of such an image would be.
+            if (slot.size == 0 || uint64_t{slot.offset} + slot.size > kMaxParamBytes) {
+              malformed = CUDA_ERROR_INVALID_IMAGE;
+            }
+            found->params.push_back({slot.offset, slot.size});
+            found->bytes = std::max<size_t>(found->bytes, size_t{slot.offset} + slot.size);
+          }
+        });
     if (result != CUDA_SUCCESS) return result;
-    if (offset + size > kMaxParamBytes || size == 0) return CUDA_ERROR_INVALID_IMAGE;
-    found.params.push_back({offset, size});
-    found.bytes = std::max(found.bytes, offset + size);
   }
-  layout = found_shared;
+  if (malformed != CUDA_SUCCESS) return malformed;
+  layout = found;
   std::lock_guard lock(mutex);
-  layouts.insert_or_assign(function, std::move(found_shared));
+  layouts.insert_or_assign(function, std::move(found));
   return CUDA_SUCCESS;
 }
 
