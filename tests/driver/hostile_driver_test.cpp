@@ -784,6 +784,77 @@ TEST_F(HostileDriver, an_enumeration_returns_the_modules_functions_as_the_sessio
   expect_session_goes_on(c);
 }
 
+// What a context of one's own held goes with it: a stream made in it is forgotten when it is
+// destroyed, and survives a reset of the primary context, whose own stream it takes along.
+TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto create_stream = [&] {
+    CUstream stream = nullptr;
+    const Reply r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
+      mr::put_output(w, &stream);
+      mr::put_value(w, 0u);
+    });
+    EXPECT_EQ(r.status, CUDA_SUCCESS);
+    if (r.rest.size() >= 1 + sizeof stream) std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
+    return stream;
+  };
+  const auto synchronize = [&](CUstream stream) {
+    return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })
+        .status;
+  };
+  const auto create_context = [&] {
+    const Reply r = call(c, cu::Fn::cuCtxCreate_v4, [&](WireWriter& w) {
+      w.put<uint32_t>(0);
+      w.put<int32_t>(0);
+    });
+    EXPECT_EQ(r.status, CUDA_SUCCESS);
+    CUcontext context = nullptr;
+    if (r.rest.size() >= sizeof context) std::memcpy(&context, r.rest.data(), sizeof context);
+    return context;
+  };
+  const auto set_current = [&](CUcontext context) {
+    return call(c, cu::Fn::cuCtxSetCurrent, [&](WireWriter& w) { mr::put_value(w, context); })
+        .status;
+  };
+  CUcontext primary = nullptr;
+  ASSERT_EQ(call(c, cu::Fn::cuDevicePrimaryCtxRetain,
+                 [&](WireWriter& w) {
+                   mr::put_output(w, &primary);
+                   mr::put_value(w, CUdevice{0});
+                 })
+                .status,
+            CUDA_SUCCESS);
+  const CUcontext first = create_context();  // current now
+  const CUstream in_first = create_stream();
+  const CUcontext second = create_context();
+  const CUstream in_second = create_stream();
+  ASSERT_EQ(
+      call(c, cu::Fn::cuCtxDestroy_v2, [&](WireWriter& w) { mr::put_value(w, first); }).status,
+      CUDA_SUCCESS);
+  EXPECT_EQ(synchronize(in_first), CUDA_ERROR_INVALID_HANDLE) << "gone with its context";
+  EXPECT_EQ(synchronize(in_second), CUDA_SUCCESS) << "another context's";
+  // A reset of the primary context takes the primary context's stream, not the second's.
+  ASSERT_EQ(set_current(nullptr), CUDA_SUCCESS);
+  const Reply retained = call(c, cu::Fn::cuDevicePrimaryCtxRetain, [&](WireWriter& w) {
+    mr::put_output(w, &primary);
+    mr::put_value(w, CUdevice{0});
+  });
+  ASSERT_EQ(retained.status, CUDA_SUCCESS);
+  ASSERT_GE(retained.rest.size(), 1 + sizeof primary);
+  std::memcpy(&primary, retained.rest.data() + 1, sizeof primary);
+  ASSERT_EQ(set_current(primary), CUDA_SUCCESS);
+  const CUstream in_primary = create_stream();
+  ASSERT_EQ(call(c, cu::Fn::cuDevicePrimaryCtxReset_v2,
+                 [](WireWriter& w) { mr::put_value(w, CUdevice{0}); })
+                .status,
+            CUDA_SUCCESS);
+  EXPECT_EQ(synchronize(in_primary), CUDA_ERROR_INVALID_HANDLE) << "gone with the reset";
+  EXPECT_EQ(synchronize(in_second), CUDA_SUCCESS) << "a context of one's own outlives the reset";
+  EXPECT_TRUE(backend_.logged("cuStreamSynchronize rejected stream")) << backend_.log();
+  expect_session_goes_on(c);
+}
+
 // The release of a primary context's last reference destroys it as a reset does: the session
 // forgets its streams and modules then, and not while another reference keeps it.
 TEST_F(HostileDriver, the_last_release_of_a_primary_context_forgets_what_it_held) {

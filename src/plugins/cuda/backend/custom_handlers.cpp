@@ -37,6 +37,7 @@
 #include "plugins/cuda/backend/memory_pools.h"
 #include "plugins/cuda/backend/module_loads.h"
 #include "plugins/cuda/backend/module_queries.h"
+#include "plugins/cuda/backend/own_contexts.h"
 #include "plugins/cuda/backend/param_layouts.h"
 #include "plugins/cuda/backend/peer_copies.h"
 #include "plugins/cuda/backend/request_checks.h"
@@ -93,7 +94,10 @@ void context_create(WireReader& in, WireWriter& out, CUresult& result) {
   CUcontext context = nullptr;
   result = lacks(real().cuCtxCreate_v4);
   if (result == CUDA_SUCCESS) result = real().cuCtxCreate_v4(&context, nullptr, flags, device);
-  if (result == CUDA_SUCCESS) adopt(context);
+  if (result == CUDA_SUCCESS) {
+    note_own_context(context);  // current now: it owns itself and what is made in it
+    adopt(context);
+  }
   out.put<int32_t>(result);
   marshal::put_value(out, result == CUDA_SUCCESS ? context : nullptr);
 }

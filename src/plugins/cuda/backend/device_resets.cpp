@@ -1,10 +1,12 @@
-// What a reset of a device's primary context, or the release of its last reference, destroys,
-// forgotten by the session, whichever plugin reset it (the descriptor's handle_owner, after_call
-// and device_reset; backend/services/ session_services.h): a handle is owned by the device of the
-// context current when it was made, and a reset forgets that device's context-bound handles, so
-// none reaches the driver after the driver freed it. A reset through the cuda plugin
-// (cuDevicePrimaryCtxReset) is announced to the session's other plugins, and one through the cudart
-// plugin (cudaDeviceReset) is heard here.
+// What the end of a context destroys, forgotten by the session (the descriptor's handle_owner,
+// after_call and device_reset; backend/services/session_services.h), so that no handle reaches
+// the driver after the driver freed it. A handle is owned by the context current when it was
+// made: a context of one's own by a number of its own (own_contexts.h), a primary context by its
+// device. A primary context ends by a reset or by the release of its last reference, whichever
+// plugin of the session did it: that device's context-bound handles are forgotten, and a reset
+// through the cuda plugin (cuDevicePrimaryCtxReset) is announced to the session's other plugins,
+// one through the cudart plugin (cudaDeviceReset) heard here. A context of one's own ends by
+// cuCtxDestroy: its own handles are forgotten.
 #include <cuda.h>
 
 #include "backend/services/rejections.h"
@@ -13,6 +15,7 @@
 #include "cuda_real.h"
 #include "cuda_vetting.h"
 #include "plugins/cuda/backend/ipc.h"
+#include "plugins/cuda/backend/own_contexts.h"
 #include "plugins/cuda/backend/textures.h"
 
 namespace gvirtus::cuda {
@@ -22,10 +25,10 @@ constexpr uint64_t bit(HandleKind kind) {
   return uint64_t{1} << static_cast<uint16_t>(kind);
 }
 
-// What a primary context's reset destroys: its modules with their functions, streams, events,
-// executable graphs, arrays and mipmapped arrays (their levels with them), and texture and surface
-// objects. Contexts of one's own, libraries and their kernels
-// (context-independent), graphs and memory pools are not the context's, and stay.
+// What a context's end destroys: its modules with their functions, streams, events, executable
+// graphs, arrays and mipmapped arrays (their levels with them), and texture and surface objects.
+// Other contexts, libraries and their kernels (context-independent), graphs and memory pools are
+// not the context's, and stay.
 constexpr uint64_t kContextBound = bit(HandleKind::kModule) | bit(HandleKind::kFunction) |
                                    bit(HandleKind::kStream) | bit(HandleKind::kEvent) |
                                    bit(HandleKind::kExecutableGraph) | bit(HandleKind::kArray) |
@@ -34,6 +37,10 @@ constexpr uint64_t kContextBound = bit(HandleKind::kModule) | bit(HandleKind::kF
 }  // namespace
 
 int context_device() {
+  CUcontext current = nullptr;
+  if (real().cuCtxGetCurrent != nullptr && real().cuCtxGetCurrent(&current) == CUDA_SUCCESS) {
+    if (const auto own = own_context_owner(current)) return *own;
+  }
   CUdevice device = -1;
   if (real().cuCtxGetDevice == nullptr || real().cuCtxGetDevice(&device) != CUDA_SUCCESS) return -1;
   return device;
@@ -52,7 +59,13 @@ void forget_device(int device) {
 // destroys it as a reset does): either way the session forgets what it held, and tells its other
 // plugins.
 void after_call(Fn fn, WireReader request, CUresult result) {
-  if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) services::drop_ahead_failure();
+  if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) {
+    if (const auto owner = forget_own_context(marshal::get_value<CUcontext>(request))) {
+      services::session_services().handles.forget_owned(*owner, kContextBound);
+      forget_textures(*owner);
+    }
+    services::drop_ahead_failure();
+  }
   if (result != CUDA_SUCCESS ||
       (fn != Fn::cuDevicePrimaryCtxReset_v2 && fn != Fn::cuDevicePrimaryCtxRelease_v2)) {
     return;

@@ -140,10 +140,11 @@ int attribute(CUdevice_attribute attribute, CUdevice dev) {
 }
 
 // What a device's primary context held, destroyed with it (by a reset, or by the release of its
-// last reference): the allocations, modules (not libraries'), streams, arrays and events its
-// device's contexts made, and peer access from and to it.
+// last reference): the allocations, modules (not libraries'), streams, arrays and events it made
+// (not those of contexts of one's own), and peer access from and to it.
 void destroy_primary(sim::State& s, CUdevice dev) {
-  const auto doomed = [&](const void* object) { return sim::owner(s, object) == dev; };
+  const CUcontext primary = sim::primary_context(dev);
+  const auto doomed = [&](const void* object) { return sim::owning_context(s, object) == primary; };
   for (auto it = s.allocations.begin(); it != s.allocations.end();) {
     const uintptr_t address = it->first;
     if (!doomed(sim::memory_key(address))) {
@@ -182,7 +183,6 @@ void destroy_primary(sim::State& s, CUdevice dev) {
   erase_doomed(s.streams);
   erase_doomed(s.arrays);
   erase_doomed(s.events);
-  const CUcontext primary = sim::primary_context(dev);
   std::erase_if(s.peer_access,
                 [&](const auto& pair) { return pair.first == primary || pair.second == primary; });
 }
@@ -358,6 +358,15 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
   return sim::guarded([&](sim::State& s) {
     if (ctx != nullptr && !sim::known_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
     sim::current_context() = ctx;
+    return CUDA_SUCCESS;
+  });
+}
+
+// The calling thread's current context (what the backend asks to tell whose handles it makes).
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetCurrent(CUcontext* pctx) {
+  return sim::guarded([&](sim::State&) {
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = sim::current_context();
     return CUDA_SUCCESS;
   });
 }

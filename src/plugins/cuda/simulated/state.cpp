@@ -112,16 +112,16 @@ CUcontext effective_context() {
 }
 
 void own(State& s, const void* object) {
-  s.owners[object] = std::max(context_device(s, effective_context()), CUdevice{0});
+  s.owners[object] = effective_context();
 }
 
 void disown(State& s, const void* object) {
   s.owners.erase(object);
 }
 
-CUdevice owner(const State& s, const void* object) {
+CUcontext owning_context(const State& s, const void* object) {
   const auto it = s.owners.find(object);
-  return it != s.owners.end() ? it->second : 0;
+  return it != s.owners.end() ? it->second : primary_context(0);
 }
 
 CUmemoryPool device_pool(CUdevice dev) {

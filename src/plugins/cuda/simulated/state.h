@@ -234,10 +234,10 @@ struct State {
   std::map<CUgreenCtx, GreenContext> green_contexts;
   std::map<CUstream, CUgreenCtx> green_streams;
   unsigned long long next_context_id = kMaxDevices + 1;  // ids 1..kMaxDevices: primary contexts
-  // The device whose context made each allocation (by address), module, stream, event and array
-  // (by handle), so that a reset of a device's primary context frees what that device's contexts
-  // made and nothing else (own() and disown()).
-  std::map<const void*, CUdevice> owners;
+  // The context that made each allocation (by address), module, stream, event and array (by
+  // handle), so that a reset of a device's primary context frees what that context made and
+  // nothing else, not what contexts of one's own made (own() and disown()).
+  std::map<const void*, CUcontext> owners;
   // Peer access enabled (cuCtxEnablePeerAccess): (context, peer context) pairs.
   std::set<std::pair<CUcontext, CUcontext>> peer_access;
   int cache_config = CU_FUNC_CACHE_PREFER_NONE;
@@ -291,15 +291,15 @@ State& state();
 // A device's primary context's handle, by ordinal: a fixed address of ours.
 CUcontext primary_context(CUdevice dev);
 
-// The device of the calling thread's context, which owns what it makes: own() records it for
-// `object` (an allocation's address or a handle), disown() forgets it when the object goes, and
-// owner() says it (device 0 for what has none).
+// The calling thread's context owns what it makes: own() records it for `object` (an allocation's
+// address or a handle), disown() forgets it when the object goes, and owning_context() says it
+// (device 0's primary context for what has none).
 void own(State& s, const void* object);
 inline const void* memory_key(uintptr_t address) {
   return reinterpret_cast<const void*>(address);
 }
 void disown(State& s, const void* object);
-CUdevice owner(const State& s, const void* object);
+CUcontext owning_context(const State& s, const void* object);
 
 // Whether `ctx` is a visible device's primary context or one created and not destroyed.
 bool known_context(const State& s, CUcontext ctx);
