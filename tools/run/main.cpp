@@ -23,6 +23,10 @@
 
 #include "common/paths.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <link.h>
+#endif
+
 namespace {
 
 int usage(const std::string& why) {
@@ -53,6 +57,29 @@ std::filesystem::path find_stub_dir(const Mode& mode) {
     }
   }
   return {};
+}
+
+// What LD_PRELOAD becomes: what the environment preloads, then the device node's stand-in. In a
+// sanitized build (the test suite's), the sanitizer's runtime must come first in every process
+// that loads instrumented libraries, the stand-in included: it goes first when nothing names it.
+std::string preload_with(const std::string& shim) {
+  const char* preloaded = std::getenv("LD_PRELOAD");
+  std::string preload = preloaded != nullptr ? preloaded : "";
+#if defined(__SANITIZE_ADDRESS__)
+  if (preload.find("libasan.so") == std::string::npos) {
+    std::string runtime;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* data) {
+          const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+          if (name.find("libasan.so") == std::string::npos) return 0;
+          *static_cast<std::string*>(data) = name;
+          return 1;
+        },
+        &runtime);
+    if (!runtime.empty()) preload = preload.empty() ? runtime : runtime + ":" + preload;
+  }
+#endif
+  return preload.empty() ? shim : preload + ":" + shim;
 }
 
 }  // namespace
@@ -127,11 +154,7 @@ int main(int argc, char** argv) {
   if (old != nullptr && *old != '\0') path += ":" + std::string(old);
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   if (const auto node = find_stub_dir(kDeviceNode); !node.empty()) {
-    const char* preloaded = std::getenv("LD_PRELOAD");
-    std::string preload = (node / kDeviceNode.library).string();
-    if (preloaded != nullptr && *preloaded != '\0')
-      preload = std::string(preloaded) + ":" + preload;
-    ::setenv("LD_PRELOAD", preload.c_str(), 1);
+    ::setenv("LD_PRELOAD", preload_with((node / kDeviceNode.library).string()).c_str(), 1);
   }
   ::execvp(argv[i], argv + i);
   std::cerr << "gvirtus-run: cannot run " << argv[i] << ": " << std::strerror(errno) << "\n";
