@@ -23,10 +23,6 @@
 
 #include "common/paths.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <link.h>
-#endif
-
 namespace {
 
 int usage(const std::string& why) {
@@ -60,24 +56,15 @@ std::filesystem::path find_stub_dir(const Mode& mode) {
 }
 
 // What LD_PRELOAD becomes: what the environment preloads, then the device node's stand-in. In a
-// sanitized build (the test suite's), the sanitizer's runtime must come first in every process
-// that loads instrumented libraries, the stand-in included: it goes first when nothing names it.
+// sanitized build (the test suite's), a process that loads instrumented libraries must have the
+// sanitizer's runtime first: the stand-in (instrumented too) goes only after an environment that
+// preloads the runtime, and is left out otherwise, as an instrumented program has the runtime
+// linked first and nothing may be preloaded ahead of it.
 std::string preload_with(const std::string& shim) {
   const char* preloaded = std::getenv("LD_PRELOAD");
-  std::string preload = preloaded != nullptr ? preloaded : "";
+  const std::string preload = preloaded != nullptr ? preloaded : "";
 #if defined(__SANITIZE_ADDRESS__)
-  if (preload.find("libasan.so") == std::string::npos) {
-    std::string runtime;
-    dl_iterate_phdr(
-        [](dl_phdr_info* info, size_t, void* data) {
-          const std::string name = info->dlpi_name != nullptr ? info->dlpi_name : "";
-          if (name.find("libasan.so") == std::string::npos) return 0;
-          *static_cast<std::string*>(data) = name;
-          return 1;
-        },
-        &runtime);
-    if (!runtime.empty()) preload = preload.empty() ? runtime : runtime + ":" + preload;
-  }
+  if (preload.find("libasan.so") == std::string::npos) return preload;
 #endif
   return preload.empty() ? shim : preload + ":" + shim;
 }
@@ -154,7 +141,10 @@ int main(int argc, char** argv) {
   if (old != nullptr && *old != '\0') path += ":" + std::string(old);
   ::setenv("LD_LIBRARY_PATH", path.c_str(), 1);
   if (const auto node = find_stub_dir(kDeviceNode); !node.empty()) {
-    ::setenv("LD_PRELOAD", preload_with((node / kDeviceNode.library).string()).c_str(), 1);
+    if (const std::string preload = preload_with((node / kDeviceNode.library).string());
+        !preload.empty()) {
+      ::setenv("LD_PRELOAD", preload.c_str(), 1);
+    }
   }
   ::execvp(argv[i], argv + i);
   std::cerr << "gvirtus-run: cannot run " << argv[i] << ": " << std::strerror(errno) << "\n";
