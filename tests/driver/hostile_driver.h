@@ -111,6 +111,22 @@ class HostileDriver : public ::testing::Test {
     return f;
   }
 
+  // A stream of `c`'s session (null if the backend refused it), and its synchronisation's status.
+  static CUstream create_stream(Client& c) {
+    CUstream stream = nullptr;
+    const Reply r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
+      mr::put_output(w, &stream);
+      mr::put_value(w, 0u);
+    });
+    EXPECT_EQ(r.status, CUDA_SUCCESS);
+    if (r.rest.size() >= 1 + sizeof stream) std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
+    return stream;
+  }
+  static int32_t synchronize(Client& c, CUstream stream) {
+    return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })
+        .status;
+  }
+
   void expect_session_goes_on(Client& c) { EXPECT_TRUE(ping(c)); }
 
   void expect_session_ended_alone(Client& c) {

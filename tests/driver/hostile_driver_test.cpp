@@ -789,20 +789,6 @@ TEST_F(HostileDriver, an_enumeration_returns_the_modules_functions_as_the_sessio
 TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
   const auto owned = client();
   Client& c = *owned;
-  const auto create_stream = [&] {
-    CUstream stream = nullptr;
-    const Reply r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
-      mr::put_output(w, &stream);
-      mr::put_value(w, 0u);
-    });
-    EXPECT_EQ(r.status, CUDA_SUCCESS);
-    if (r.rest.size() >= 1 + sizeof stream) std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
-    return stream;
-  };
-  const auto synchronize = [&](CUstream stream) {
-    return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })
-        .status;
-  };
   const auto create_context = [&] {
     const Reply r = call(c, cu::Fn::cuCtxCreate_v4, [&](WireWriter& w) {
       w.put<uint32_t>(0);
@@ -826,14 +812,14 @@ TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
                 .status,
             CUDA_SUCCESS);
   const CUcontext first = create_context();  // current now
-  const CUstream in_first = create_stream();
+  const CUstream in_first = create_stream(c);
   const CUcontext second = create_context();
-  const CUstream in_second = create_stream();
+  const CUstream in_second = create_stream(c);
   ASSERT_EQ(
       call(c, cu::Fn::cuCtxDestroy_v2, [&](WireWriter& w) { mr::put_value(w, first); }).status,
       CUDA_SUCCESS);
-  EXPECT_EQ(synchronize(in_first), CUDA_ERROR_INVALID_HANDLE) << "gone with its context";
-  EXPECT_EQ(synchronize(in_second), CUDA_SUCCESS) << "another context's";
+  EXPECT_EQ(synchronize(c, in_first), CUDA_ERROR_INVALID_HANDLE) << "gone with its context";
+  EXPECT_EQ(synchronize(c, in_second), CUDA_SUCCESS) << "another context's";
   // A reset of the primary context takes the primary context's stream, not the second's.
   ASSERT_EQ(set_current(nullptr), CUDA_SUCCESS);
   const Reply retained = call(c, cu::Fn::cuDevicePrimaryCtxRetain, [&](WireWriter& w) {
@@ -844,13 +830,13 @@ TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
   ASSERT_GE(retained.rest.size(), 1 + sizeof primary);
   std::memcpy(&primary, retained.rest.data() + 1, sizeof primary);
   ASSERT_EQ(set_current(primary), CUDA_SUCCESS);
-  const CUstream in_primary = create_stream();
+  const CUstream in_primary = create_stream(c);
   ASSERT_EQ(call(c, cu::Fn::cuDevicePrimaryCtxReset_v2,
                  [](WireWriter& w) { mr::put_value(w, CUdevice{0}); })
                 .status,
             CUDA_SUCCESS);
-  EXPECT_EQ(synchronize(in_primary), CUDA_ERROR_INVALID_HANDLE) << "gone with the reset";
-  EXPECT_EQ(synchronize(in_second), CUDA_SUCCESS) << "a context of one's own outlives the reset";
+  EXPECT_EQ(synchronize(c, in_primary), CUDA_ERROR_INVALID_HANDLE) << "gone with the reset";
+  EXPECT_EQ(synchronize(c, in_second), CUDA_SUCCESS) << "a context of one's own outlives the reset";
   EXPECT_TRUE(backend_.logged("cuStreamSynchronize rejected stream")) << backend_.log();
   expect_session_goes_on(c);
 }
@@ -876,26 +862,16 @@ TEST_F(HostileDriver, the_last_release_of_a_primary_context_forgets_what_it_held
   };
   ASSERT_EQ(retain(), CUDA_SUCCESS);
   ASSERT_EQ(retain(), CUDA_SUCCESS);
-  CUstream stream = nullptr;
-  const Reply created = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
-    mr::put_output(w, &stream);
-    mr::put_value(w, 0u);
-  });
-  ASSERT_EQ(created.status, CUDA_SUCCESS);
-  ASSERT_GE(created.rest.size(), 1 + sizeof stream);
-  std::memcpy(&stream, created.rest.data() + 1, sizeof stream);
+  const CUstream stream = create_stream(c);
+  ASSERT_NE(stream, nullptr);
   int32_t status = -1;
   const CUmodule module = load(c, file(GVIRTUS_SAXPY_FATBIN), status);
   ASSERT_EQ(status, CUDA_SUCCESS);
-  const auto synchronize = [&] {
-    return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })
-        .status;
-  };
   ASSERT_EQ(release(), CUDA_SUCCESS);
-  EXPECT_EQ(synchronize(), CUDA_SUCCESS) << "another reference keeps the context";
+  EXPECT_EQ(synchronize(c, stream), CUDA_SUCCESS) << "another reference keeps the context";
   EXPECT_EQ(get_saxpy(c, module).status, CUDA_SUCCESS);
   ASSERT_EQ(release(), CUDA_SUCCESS);
-  EXPECT_EQ(synchronize(), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(synchronize(c, stream), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_EQ(get_saxpy(c, module).status, CUDA_ERROR_INVALID_HANDLE);
   EXPECT_TRUE(backend_.logged("cuStreamSynchronize rejected stream")) << backend_.log();
   EXPECT_EQ(release(), CUDA_ERROR_INVALID_CONTEXT) << "no reference is left";
@@ -907,20 +883,6 @@ TEST_F(HostileDriver, the_last_release_of_a_primary_context_forgets_what_it_held
 TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {
   const auto owned = client();
   Client& c = *owned;
-  const auto create_stream = [&] {
-    CUstream stream = nullptr;
-    const Reply r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
-      mr::put_output(w, &stream);
-      mr::put_value(w, 0u);
-    });
-    EXPECT_EQ(r.status, CUDA_SUCCESS);
-    if (r.rest.size() >= 1 + sizeof stream) std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
-    return stream;
-  };
-  const auto synchronize = [&](CUstream stream) {
-    return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })
-        .status;
-  };
   const auto get_function = [&](CUmodule module) {
     CUfunction out = nullptr;
     return call(c, cu::Fn::cuModuleGetFunction,
@@ -931,7 +893,7 @@ TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {
                 })
         .status;
   };
-  const CUstream stream = create_stream();
+  const CUstream stream = create_stream(c);
   int32_t status = -1;
   const CUmodule module = load(c, file(GVIRTUS_SAXPY_FATBIN), status);
   ASSERT_EQ(status, CUDA_SUCCESS);
@@ -946,14 +908,14 @@ TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {
   CUlibrary library = nullptr;
   ASSERT_GE(loaded.rest.size(), 1 + sizeof library);  // the answer, then the library
   std::memcpy(&library, loaded.rest.data() + 1, sizeof library);
-  ASSERT_EQ(synchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(synchronize(c, stream), CUDA_SUCCESS);
   ASSERT_EQ(get_function(module), CUDA_SUCCESS);
 
   ASSERT_EQ(call(c, cu::Fn::cuDevicePrimaryCtxReset_v2,
                  [](WireWriter& w) { mr::put_value(w, CUdevice{0}); })
                 .status,
             CUDA_SUCCESS);
-  EXPECT_EQ(synchronize(stream), CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(synchronize(c, stream), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_EQ(get_function(module), CUDA_ERROR_INVALID_HANDLE);
   EXPECT_TRUE(backend_.logged("cuda: cuStreamSynchronize rejected stream")) << backend_.log();
   EXPECT_TRUE(backend_.logged("cuda: cuModuleGetFunction rejected module")) << backend_.log();
@@ -967,8 +929,8 @@ TEST_F(HostileDriver, a_primary_context_reset_forgets_what_the_context_held) {
                 .status,
             CUDA_SUCCESS)
       << "a library outlives the context";
-  const CUstream fresh = create_stream();
-  EXPECT_EQ(synchronize(fresh), CUDA_SUCCESS);
+  const CUstream fresh = create_stream(c);
+  EXPECT_EQ(synchronize(c, fresh), CUDA_SUCCESS);
   expect_session_goes_on(c);
 }
 
