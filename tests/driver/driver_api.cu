@@ -583,7 +583,12 @@ int main(int argc, char** argv) {
   SHOW(cuLibraryLoadFromFile(&library, argv[1], nullptr, nullptr, 0, nullptr, nullptr, 0));
   CUkernel kernel;
   SHOW(cuLibraryGetKernel(&kernel, library, "_Z5saxpyifPKfPf"));
+  // The kernel's library is the handle the application was given.
+  CUlibrary of_kernel = nullptr;
+  SHOW(cuKernelGetLibrary(&of_kernel, kernel));
+  std::printf("the kernel's library: %s\n", of_kernel == library ? "its own" : "another");
   SHOW(cuLibraryUnload(library));
+  SHOW(cuKernelGetLibrary(&of_kernel, kernel));
   // A library is loaded when first used: one never used is unloaded without the backend, and a
   // handle unloaded is gone; one whose fatbinary is damaged inside (an entry claims more bytes
   // than it has) loads "successfully" and its first use reports the damage.

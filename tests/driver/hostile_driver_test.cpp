@@ -601,9 +601,8 @@ TEST_F(HostileDriver, a_layout_is_given_only_for_the_sessions_functions) {
   const auto owned = client();
   Client& c = *owned;
   const auto layout_of = [&](CUfunction f) {
-    return call(c, cu::Fn::gvirtusKernelParamLayout, [&](WireWriter& w) {
-      put_record(w, cu::ParamLayoutRequest{f, 0});
-    });
+    return call(c, cu::Fn::gvirtusKernelParamLayout,
+                [&](WireWriter& w) { put_record(w, cu::ParamLayoutRequest{f}); });
   };
   const Reply r = layout_of(saxpy(c));
   ASSERT_EQ(r.status, CUDA_SUCCESS);

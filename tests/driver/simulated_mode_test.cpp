@@ -227,7 +227,8 @@ TEST_F(SimulatedDriverMode, modules_load_from_the_clients_files) {
            "&preserve, nullptr, 1) -> 1",
            "nullptr, nullptr, 0) -> 0",
            "cuLibraryGetKernel(&kernel, library, \"_Z5saxpyifPKfPf\") -> 0",
-           "cuLibraryUnload(library) -> 0",
+           "cuKernelGetLibrary(&of_kernel, kernel) -> 0\nthe kernel's library: its own",
+           "cuLibraryUnload(library) -> 0\ncuKernelGetLibrary(&of_kernel, kernel) -> 400",
            // Libraries load when first used (frontend/lazy_libraries.h): an unused one, unloaded
            // twice; a damaged one, reported when first used.
            "cuLibraryUnload(unused) -> 0\ncuLibraryUnload(unused) -> 400",

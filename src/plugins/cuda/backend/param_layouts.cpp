@@ -68,8 +68,10 @@ bool run_param_layout(Fn fn, WireReader& in, WireWriter& out, CUresult& result) 
   if (fn != Fn::gvirtusKernelParamLayout) return false;
   const auto request = get_record<ParamLayoutRequest>(in);
   in.expect_end();
-  const bool kernel = request.is_kernel != 0;
-  result = kernel ? vet(reinterpret_cast<CUkernel>(request.function)) : vet(request.function);
+  // A library's kernel or a function: the session's table knows which it gave.
+  const bool kernel = services::session_services().handles.holds(
+      static_cast<uint16_t>(HandleKind::kKernel), request.function);
+  result = vet(request.function);
   if (result == CUDA_SUCCESS && request.function == nullptr) result = CUDA_ERROR_INVALID_HANDLE;
   std::shared_ptr<const ParamLayout> layout;
   if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);

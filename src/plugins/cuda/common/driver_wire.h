@@ -151,13 +151,12 @@ struct LaunchRequest {
 };
 
 // A kernel's whole parameter layout in one round trip (gvirtusKernelParamLayout, gvirtus's own
-// call): the request names a function, or a library's kernel (is_kernel); the reply is the status,
-// a u32 count (0 on failure) and that many ParamSlot records, by ordinal.
+// call): the request names a function or a library's kernel (the backend tells which by the
+// session's handles); the reply is the status, a u32 count (0 on failure) and that many ParamSlot
+// records, by ordinal.
 struct ParamLayoutRequest {
   CUfunction function;
-  uint8_t is_kernel;
-  static constexpr auto kFields =
-      std::tuple{&ParamLayoutRequest::function, &ParamLayoutRequest::is_kernel};
+  static constexpr auto kFields = std::tuple{&ParamLayoutRequest::function};
 };
 struct ParamSlot {
   uint32_t offset, size;

@@ -110,6 +110,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryUnload(CUlib
   if (result == CUDA_SUCCESS) {
     cr::forget(library);
     cr::forget_managed_variables(library);
+    cr::forget_library_kernels(library);
     cr::forget_launch_facts();
     cr::forget_context_answers();
   }

@@ -36,9 +36,10 @@ namespace {
 std::mutex& mutex = *new std::mutex;
 // Shared: a launch holds its layout while an unload forgets them all (forget_launch_facts).
 auto& layouts = *new std::unordered_map<CUfunction, std::shared_ptr<const Layout>>;
-// The library kernels the stub handed out: cuLaunchKernel takes them as functions, and their
-// layouts come from cuKernelGetParamInfo.
-auto& kernels = *new std::unordered_set<CUfunction>;
+// The library kernels the stub handed out, each with the library the application knows it by
+// (cuKernelGetLibrary's answer): cuLaunchKernel takes them as functions, and their attributes
+// come from the kernel's forms.
+auto& kernels = *new std::unordered_map<CUfunction, CUlibrary>;
 // Each function's CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, as its driver last said.
 auto& shared_limits = *new std::unordered_map<CUfunction, unsigned>;
 
@@ -62,9 +63,7 @@ CUresult layout_of(CUfunction function, std::shared_ptr<const Layout>& layout) {
     const stub::RouteScope route(pool_backend_of_handle(kernel ? "kernel" : "function", function));
     const CUresult result = remote_sync(
         Fn::gvirtusKernelParamLayout,
-        [&](WireWriter& w) {
-          put_record(w, ParamLayoutRequest{function, static_cast<uint8_t>(kernel ? 1 : 0)});
-        },
+        [&](WireWriter& w) { put_record(w, ParamLayoutRequest{function}); },
         [&](WireReader& r) {
           const uint32_t count = r.get<uint32_t>();
           if (count > kMaxParams)
@@ -286,6 +285,16 @@ CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
 
 }  // namespace
 
+void note_kernels(CUlibrary library, std::span<const CUkernel> handed_out) {
+  std::lock_guard lock(mutex);
+  for (const CUkernel kernel : handed_out) kernels[reinterpret_cast<CUfunction>(kernel)] = library;
+}
+
+void forget_library_kernels(CUlibrary library) {
+  std::lock_guard lock(mutex);
+  std::erase_if(kernels, [&](const auto& entry) { return entry.second == library; });
+}
+
 void forget_launch_facts() {
   std::lock_guard lock(mutex);
   layouts.clear();
@@ -346,10 +355,21 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryGetKernel(CU
   }
   const CUresult result = gvirtus::cuda::remote::cuLibraryGetKernel(pKernel, backend, name);
   if (result == CUDA_SUCCESS && pKernel != nullptr) {
-    std::lock_guard lock(gvirtus::cuda::mutex);
-    gvirtus::cuda::kernels.insert(reinterpret_cast<CUfunction>(*pKernel));
+    gvirtus::cuda::note_kernels(library, std::span(pKernel, 1));
   }
   return result;
+}
+
+// The library a kernel the stub handed out came from, as the application knows it.
+extern "C" __attribute__((visibility("default"))) CUresult cuKernelGetLibrary(CUlibrary* pLib,
+                                                                              CUkernel kernel) {
+  if (pLib == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (const CUresult r = gvirtus::cuda::forked_child_status(); r != CUDA_SUCCESS) return r;
+  std::lock_guard lock(gvirtus::cuda::mutex);
+  const auto it = gvirtus::cuda::kernels.find(reinterpret_cast<CUfunction>(kernel));
+  if (it == gvirtus::cuda::kernels.end()) return CUDA_ERROR_INVALID_HANDLE;
+  *pLib = it->second;
+  return CUDA_SUCCESS;
 }
 
 // The per-thread default stream variant: its null stream is the thread's own.

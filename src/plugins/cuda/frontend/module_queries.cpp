@@ -12,6 +12,7 @@
 #include "common/call_marshal.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
+#include "plugins/cuda/frontend/modules.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
 
@@ -70,7 +71,11 @@ extern "C" __attribute__((visibility("default"))) CUresult cuLibraryEnumerateKer
     CUkernel* kernels, unsigned int numKernels, CUlibrary lib) {
   CUlibrary backend = nullptr;
   if (const CUresult r = cr::backend_library(lib, &backend); r != CUDA_SUCCESS) return r;
-  return enumerate(cr::Fn::cuLibraryEnumerateKernels, kernels, numKernels, backend);
+  const CUresult result =
+      enumerate(cr::Fn::cuLibraryEnumerateKernels, kernels, numKernels, backend);
+  if (result == CUDA_SUCCESS && kernels != nullptr)
+    cr::note_kernels(lib, std::span(kernels, numKernels));
+  return result;
 }
 
 extern "C" __attribute__((visibility("default"))) CUresult cuFuncGetName(const char** name,

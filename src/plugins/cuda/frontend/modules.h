@@ -26,5 +26,9 @@ CUresult read_module_file(const char* path, std::vector<char>& bytes);
 // limits), forgotten when modules go - an unload, a primary context's reset - since the backend's
 // driver may give a new function a freed one's handle.
 void forget_launch_facts();
+// Library kernels the stub handed out (cuLibraryGetKernel, cuLibraryEnumerateKernels), with the
+// library the application knows them by; forgotten with it when it is unloaded (launch.cpp).
+void note_kernels(CUlibrary library, std::span<const CUkernel> handed_out);
+void forget_library_kernels(CUlibrary library);
 
 }  // namespace gvirtus::cuda
