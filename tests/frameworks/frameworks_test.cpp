@@ -144,6 +144,25 @@ TEST(Frameworks, torch_runs_under_gvirtus_run_in_its_default_mode) {
   EXPECT_NE(recorded.find("elementwise"), std::string::npos) << recorded.substr(0, 2000);
 }
 
+// CuPy too, which links NVIDIA's runtime statically, under gvirtus-run's default mode.
+TEST(Frameworks, cupy_runs_under_gvirtus_run_in_its_default_mode) {
+  if (const std::string why = missing_cupy(); !why.empty()) GTEST_SKIP() << why;
+  const std::string launches = launches_file("cupy-default-mode");
+  const auto backend = simulated_backend(launches);
+  const std::string kernel_cache = launches + ".cupy-cache";
+  const RunResult result =
+      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_CUPY_DIR " CUPY_CACHE_DIR=" +
+          kernel_cache + " " GVIRTUS_RUN " --config " + backend->client_config_file() +
+          " -- python3 " GVIRTUS_CUPY_SCRIPT " --simulated 2>/dev/null");
+  std::filesystem::remove_all(kernel_cache);
+  EXPECT_NE(result.output.find("arange sum: returned"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("done"), std::string::npos) << result.output;
+  EXPECT_EQ(result.status, 0);
+  const std::string recorded = read_all(launches);
+  std::remove(launches.c_str());
+  EXPECT_NE(recorded.find("cupy_arange"), std::string::npos) << recorded.substr(0, 2000);
+}
+
 // CuPy links NVIDIA's runtime statically and calls the driver: cupy.arange(10).sum() (CuPy's
 // kernels, compiled by the toolkit's NVRTC on the client, and CUB's reduction), a custom
 // ElementwiseKernel and a matmul (cuBLAS) reach the backend.

@@ -87,9 +87,9 @@ int main(int argc, char** argv) {
              "calls execute on the backend named by the configuration.\n"
              "  --mode runtime  libcudart.so.13 (the default): programs built with\n"
              "                  -cudart shared; a program that brings NVIDIA's runtime\n"
-             "                  (a static build, PyTorch, JAX, CuPy) runs on libcuda.so.1\n"
+             "                  (a static build, PyTorch, CuPy) runs on libcuda.so.1\n"
              "  --mode driver   libcuda.so.1: NVIDIA's own runtime (static or shared,\n"
-             "                  CUDA 12 or 13) and libraries run on it\n"
+             "                  CUDA 12 or 13) and libraries run on it; JAX needs it\n"
              "In both modes NVML (libnvidia-ml.so.1) is gvirtus's too: the backend's\n"
              "configuration names the nvml plugin to serve it. And programs that look for\n"
              "NVIDIA's device node /dev/nvidiactl before they try CUDA (JAX) find it.\n";
