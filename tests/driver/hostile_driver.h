@@ -111,6 +111,14 @@ class HostileDriver : public ::testing::Test {
     return f;
   }
 
+  // A handle from a create call's reply (its presence byte, then the handle).
+  template <typename T>
+  static T created(const Reply& r) {
+    T handle{};
+    if (r.rest.size() >= 1 + sizeof handle) std::memcpy(&handle, r.rest.data() + 1, sizeof handle);
+    return handle;
+  }
+
   // A stream of `c`'s session (null if the backend refused it), and its synchronisation's status.
   static CUstream create_stream(Client& c) {
     CUstream stream = nullptr;
@@ -119,8 +127,7 @@ class HostileDriver : public ::testing::Test {
       mr::put_value(w, 0u);
     });
     EXPECT_EQ(r.status, CUDA_SUCCESS);
-    if (r.rest.size() >= 1 + sizeof stream) std::memcpy(&stream, r.rest.data() + 1, sizeof stream);
-    return stream;
+    return created<CUstream>(r);
   }
   static int32_t synchronize(Client& c, CUstream stream) {
     return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })

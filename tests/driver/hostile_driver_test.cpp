@@ -721,9 +721,7 @@ TEST_F(HostileDriver, a_function_address_handed_out_again_has_its_new_layout) {
       mr::put_c_string(w, "k");
     });
     EXPECT_EQ(r.status, CUDA_SUCCESS);
-    CUfunction f = nullptr;
-    if (r.rest.size() >= 1 + sizeof f) std::memcpy(&f, r.rest.data() + 1, sizeof f);
-    return f;
+    return created<CUfunction>(r);
   };
   const auto launch = [&](CUfunction f, size_t bytes) {
     const std::vector<std::byte> params(bytes);
@@ -827,7 +825,7 @@ TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
   });
   ASSERT_EQ(retained.status, CUDA_SUCCESS);
   ASSERT_GE(retained.rest.size(), 1 + sizeof primary);
-  std::memcpy(&primary, retained.rest.data() + 1, sizeof primary);
+  primary = created<CUcontext>(retained);
   ASSERT_EQ(set_current(primary), CUDA_SUCCESS);
   const CUstream in_primary = create_stream(c);
   ASSERT_EQ(call(c, cu::Fn::cuDevicePrimaryCtxReset_v2,

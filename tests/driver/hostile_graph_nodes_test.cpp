@@ -27,14 +27,6 @@ namespace {
 
 class HostileGraphNodes : public HostileDriver {
  protected:
-  // A handle from a create call's reply (its presence byte, then the handle).
-  template <typename T>
-  static T created(const Reply& r) {
-    T handle{};
-    if (r.rest.size() >= 1 + sizeof handle) std::memcpy(&handle, r.rest.data() + 1, sizeof handle);
-    return handle;
-  }
-
   static CUgraph graph(Client& c) {
     CUgraph g = nullptr;
     const Reply r = call(c, cu::Fn::cuGraphCreate, [&](WireWriter& w) {

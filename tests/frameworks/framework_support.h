@@ -1,6 +1,6 @@
 // What the framework tests share (frameworks_test.cpp, jax_test.cpp): where each framework is
-// installed, a backend on the simulated device whose launches are recorded, and the file of those
-// launches.
+// installed, a backend on the simulated device whose launches are recorded, the file of those
+// launches, and Python run through gvirtus-run.
 #pragma once
 
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "support/backend_process.h"
+#include "support/run_command.h"
 
 namespace gvirtus::testing {
 
@@ -40,6 +41,16 @@ inline std::unique_ptr<BackendProcess> simulated_backend(
   auto backend = std::make_unique<BackendProcess>(options);
   ::unsetenv("GVIRTUS_SIMULATED_LAUNCHES");
   return backend;
+}
+
+// `python3 ARGS` with `packages` on its path, through gvirtus-run (`options` before its
+// --config: "--mode driver") against `backend`; `env` adds variables ("NAME=VALUE ...").
+inline RunResult run_under_gvirtus(const std::string& packages, const BackendProcess& backend,
+                                   const std::string& args, const std::string& env = "",
+                                   const std::string& options = "") {
+  return run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" + packages + " " + env +
+             " " GVIRTUS_RUN " " + options + " --config " + backend.client_config_file() +
+             " -- python3 " + args);
 }
 
 inline std::string launches_file(const char* framework) {

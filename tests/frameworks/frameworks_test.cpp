@@ -131,11 +131,9 @@ TEST(Frameworks, torch_runs_under_gvirtus_run_in_its_default_mode) {
   if (const std::string why = missing_torch(); !why.empty()) GTEST_SKIP() << why;
   const std::string launches = launches_file("torch-default-mode");
   const auto backend = simulated_backend(launches);
-  const RunResult result = run(
-      "env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_TORCH_DIR " " GVIRTUS_RUN
-      " --config " +
-      backend->client_config_file() +
-      " -- python3 -c 'import torch; print(torch.cuda.is_available(), torch.cuda.device_count(),"
+  const RunResult result = run_under_gvirtus(
+      GVIRTUS_TORCH_DIR, *backend,
+      "-c 'import torch; print(torch.cuda.is_available(), torch.cuda.device_count(),"
       " (torch.ones(4, device=\"cuda\") + 1).device)' 2>/dev/null");
   EXPECT_EQ(result.output, "True 1 cuda:0\n") << backend->log();
   EXPECT_EQ(result.status, 0);
@@ -151,9 +149,8 @@ TEST(Frameworks, cupy_runs_under_gvirtus_run_in_its_default_mode) {
   const auto backend = simulated_backend(launches);
   const std::string kernel_cache = launches + ".cupy-cache";
   const RunResult result =
-      run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" GVIRTUS_CUPY_DIR " CUPY_CACHE_DIR=" +
-          kernel_cache + " " GVIRTUS_RUN " --config " + backend->client_config_file() +
-          " -- python3 " GVIRTUS_CUPY_SCRIPT " --simulated 2>/dev/null");
+      run_under_gvirtus(GVIRTUS_CUPY_DIR, *backend, GVIRTUS_CUPY_SCRIPT " --simulated 2>/dev/null",
+                        "CUPY_CACHE_DIR=" + kernel_cache);
   std::filesystem::remove_all(kernel_cache);
   EXPECT_NE(result.output.find("arange sum: returned"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("done"), std::string::npos) << result.output;

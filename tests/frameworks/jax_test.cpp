@@ -31,9 +31,8 @@ constexpr char kJaxPath[] = GVIRTUS_JAX_DIR ":" GVIRTUS_TORCH_DIR ":" GVIRTUS_JA
 // The smoke script through gvirtus-run in driver mode against `backend`, with `env` ("NAME=VALUE
 // ...") for it.
 RunResult run_jax(const BackendProcess& backend, const std::string& env = "") {
-  return run("env " GVIRTUS_STUB_PROGRAM_ENV " PYTHONPATH=" + std::string(kJaxPath) + " " + env +
-             " " GVIRTUS_RUN " --mode driver --config " + backend.client_config_file() +
-             " -- python3 " GVIRTUS_JAX_SCRIPT " --simulated 2>&1");
+  return run_under_gvirtus(kJaxPath, backend, GVIRTUS_JAX_SCRIPT " --simulated 2>&1", env,
+                           "--mode driver");
 }
 
 void expect_every_step(const RunResult& result, const BackendProcess& backend) {

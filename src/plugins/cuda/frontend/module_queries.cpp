@@ -12,9 +12,9 @@
 #include "common/call_marshal.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
-#include "plugins/cuda/frontend/modules.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/lazy_libraries.h"
+#include "plugins/cuda/frontend/modules.h"
 
 namespace cr = gvirtus::cuda;
 
