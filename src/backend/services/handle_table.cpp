@@ -38,10 +38,15 @@ bool HandleTable::holds(uint16_t kind, const void* handle) const {
   return it != handles_.end() && it->second.kind == kind;
 }
 
-uint64_t HandleTable::generation(uint16_t kind, const void* handle) const {
+HandleTable::Adoption HandleTable::adoption(const void* handle) const {
   std::lock_guard lock(mutex_);
   const auto it = handles_.find(handle);
-  return it != handles_.end() && it->second.kind == kind ? it->second.generation : 0;
+  return it != handles_.end() ? Adoption{it->second.kind, it->second.generation} : Adoption{};
+}
+
+uint64_t HandleTable::generation(uint16_t kind, const void* handle) const {
+  const Adoption a = adoption(handle);
+  return a.kind == kind ? a.generation : 0;
 }
 
 size_t HandleTable::size() const {

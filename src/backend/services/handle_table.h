@@ -36,8 +36,14 @@ class HandleTable {
   // Forgets the handles of `owner` whose kind is in `kinds` (a bit per kind), and no other.
   void forget_owned(int owner, uint64_t kinds);
   bool holds(uint16_t kind, const void* handle) const;
-  // The generation of the handle's adoption as `kind`: 0 when the table does not hold it so, and
-  // a new number each time it is adopted (never 0, never given twice).
+  // The handle's adoption: its kind and generation, a new number each time it is adopted (never
+  // 0, never given twice); generation 0 when the table does not hold it.
+  struct Adoption {
+    uint16_t kind = 0;
+    uint64_t generation = 0;
+  };
+  Adoption adoption(const void* handle) const;
+  // The generation of the handle's adoption as `kind`: 0 when the table does not hold it so.
   uint64_t generation(uint16_t kind, const void* handle) const;
   size_t size() const;
   void clear();

@@ -170,9 +170,8 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, LaunchForm
       form == LaunchForm::kExtensible ? launch_attributes(in, attributes) : CUDA_SUCCESS;
   const auto params = in.get_blob(kMaxParamBytes);
   in.expect_end();
-  // A library's kernel launches as a function (cuLaunchKernel takes either; vet() accepts both).
-  const bool kernel = services::session_services().handles.holds(
-      static_cast<uint16_t>(HandleKind::kKernel), request.function);
+  // A library's kernel launches as a function (cuLaunchKernel takes either; vet() accepts both,
+  // param_layout tells them apart).
   const void* entry = form == LaunchForm::kCooperative
                           ? reinterpret_cast<const void*>(real().cuLaunchCooperativeKernel)
                       : form == LaunchForm::kExtensible
@@ -182,7 +181,7 @@ void launch_kernel(WireReader& in, WireWriter& out, CUresult& result, LaunchForm
                          request.function != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE,
                          vet(request.stream), attributes_vetted, lacks(entry));
   std::shared_ptr<const ParamLayout> layout;
-  if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);
+  if (result == CUDA_SUCCESS) result = param_layout(request.function, false, layout);
   if (result == CUDA_SUCCESS && params.size() != layout->bytes) {
     result = static_cast<CUresult>(
         services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda", "parameter buffer", request.function,

@@ -15,8 +15,8 @@
 namespace gvirtus::cuda {
 namespace {
 
-// Bounded: a client that asks for resources in a loop makes the set forget its oldest-placed
-// entries rather than grow (a forgotten resource is refused, as a made-up one).
+// Bounded: a client that asks for resources in a loop makes the set forget an entry for each new
+// one rather than grow (a forgotten resource is refused, as a made-up one).
 constexpr size_t kMaxNoted = size_t{1} << 16;
 
 std::mutex& mutex = *new std::mutex;

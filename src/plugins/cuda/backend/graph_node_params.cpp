@@ -18,16 +18,11 @@ namespace {
 using services::first_failure;
 using Wide = unsigned __int128;
 
-// The code a kernel node runs - its function, else its kernel - and whether that is a library's
-// kernel (whose layout comes from cuKernelGetParamInfo).
+// The code a kernel node runs - its function, else its kernel - and whether it was named as a
+// library's kernel (param_layout's word for a handle the session does not hold).
 CUfunction code_of(CUfunction function, CUkernel kernel, bool& is_kernel) {
-  if (function == nullptr) {
-    is_kernel = true;
-    return reinterpret_cast<CUfunction>(kernel);
-  }
-  is_kernel = services::session_services().handles.holds(static_cast<uint16_t>(HandleKind::kKernel),
-                                                         function);
-  return function;
+  is_kernel = function == nullptr;
+  return is_kernel ? reinterpret_cast<CUfunction>(kernel) : function;
 }
 
 // An enum field set from the wire's bits without forming an out-of-range enum value in our code

@@ -40,12 +40,13 @@ CUresult ask_driver(CUfunction function, bool kernel, ParamLayout& found) {
 
 }  // namespace
 
-CUresult param_layout(CUfunction function, bool kernel,
+CUresult param_layout(CUfunction function, bool named_as_kernel,
                       std::shared_ptr<const ParamLayout>& layout) {
   static std::mutex& mutex = *new std::mutex;
   static auto& known = *new std::unordered_map<CUfunction, Known>;
-  const uint64_t generation = services::session_services().handles.generation(
-      static_cast<uint16_t>(kernel ? HandleKind::kKernel : HandleKind::kFunction), function);
+  const auto [kind, generation] = services::session_services().handles.adoption(function);
+  const bool kernel =
+      generation != 0 ? kind == static_cast<uint16_t>(HandleKind::kKernel) : named_as_kernel;
   if (generation != 0) {
     std::lock_guard lock(mutex);
     if (const auto it = known.find(function);
@@ -68,13 +69,11 @@ bool run_param_layout(Fn fn, WireReader& in, WireWriter& out, CUresult& result) 
   if (fn != Fn::gvirtusKernelParamLayout) return false;
   const auto request = get_record<ParamLayoutRequest>(in);
   in.expect_end();
-  // A library's kernel or a function: the session's table knows which it gave.
-  const bool kernel = services::session_services().handles.holds(
-      static_cast<uint16_t>(HandleKind::kKernel), request.function);
   result = vet(request.function);
   if (result == CUDA_SUCCESS && request.function == nullptr) result = CUDA_ERROR_INVALID_HANDLE;
+  // A library's kernel or a function: the session's table knows which it gave.
   std::shared_ptr<const ParamLayout> layout;
-  if (result == CUDA_SUCCESS) result = param_layout(request.function, kernel, layout);
+  if (result == CUDA_SUCCESS) result = param_layout(request.function, false, layout);
   out.put<int32_t>(result);
   if (result != CUDA_SUCCESS) {
     out.put<uint32_t>(0);  // no slots

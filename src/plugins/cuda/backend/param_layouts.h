@@ -20,12 +20,15 @@ struct ParamLayout {
   size_t bytes = 0;                               // the buffer's size
 };
 
-// `function`'s layout, from the driver (cuFuncGetParamInfo, or cuKernelGetParamInfo for a
-// library's kernel when `kernel`). Asked once per adoption of the handle into the session's
-// table: the driver hands a function's address out again after its module went, for code whose
-// parameters differ (XLA loads and unloads modules by the hundred while it tunes). A handle the
-// table does not hold (another plugin's) is asked every time.
-CUresult param_layout(CUfunction function, bool kernel, std::shared_ptr<const ParamLayout>& layout);
+// `function`'s layout (a function or a library's kernel), from the driver: cuKernelGetParamInfo for
+// a library's kernel, which the session's table says it is (or, for a handle the table does not
+// hold, `named_as_kernel`: a kernel node's kernel), else cuFuncGetParamInfo. Asked once per
+// adoption of the handle into the table, in the same lookup: the driver hands a function's address
+// out again after its module went, for code whose parameters differ (XLA loads and unloads modules
+// by the hundred while it tunes). A handle the table does not hold (another plugin's) is asked
+// every time.
+CUresult param_layout(CUfunction function, bool named_as_kernel,
+                      std::shared_ptr<const ParamLayout>& layout);
 
 // gvirtusKernelParamLayout (driver_wire.h): a held function's or kernel's layout, whole.
 bool run_param_layout(Fn fn, WireReader& in, WireWriter& out, CUresult& result);
