@@ -119,15 +119,22 @@ class HostileDriver : public ::testing::Test {
     return handle;
   }
 
-  // A stream of `c`'s session (null if the backend refused it), and its synchronisation's status.
-  static CUstream create_stream(Client& c) {
-    CUstream stream = nullptr;
-    const Reply r = call(c, cu::Fn::cuStreamCreate, [&](WireWriter& w) {
-      mr::put_output(w, &stream);
+  // A handle `fn` creates with the flags 0 (cuStreamCreate, cuGraphCreate: the output, then the
+  // flags), expected to succeed; null if the backend refused it.
+  template <typename T>
+  static T create_with_no_flags(Client& c, cu::Fn fn) {
+    T handle{};
+    const Reply r = call(c, fn, [&](WireWriter& w) {
+      mr::put_output(w, &handle);
       mr::put_value(w, 0u);
     });
     EXPECT_EQ(r.status, CUDA_SUCCESS);
-    return created<CUstream>(r);
+    return created<T>(r);
+  }
+
+  // A stream of `c`'s session (null if the backend refused it), and its synchronisation's status.
+  static CUstream create_stream(Client& c) {
+    return create_with_no_flags<CUstream>(c, cu::Fn::cuStreamCreate);
   }
   static int32_t synchronize(Client& c, CUstream stream) {
     return call(c, cu::Fn::cuStreamSynchronize, [&](WireWriter& w) { mr::put_value(w, stream); })

@@ -28,13 +28,7 @@ namespace {
 class HostileGraphNodes : public HostileDriver {
  protected:
   static CUgraph graph(Client& c) {
-    CUgraph g = nullptr;
-    const Reply r = call(c, cu::Fn::cuGraphCreate, [&](WireWriter& w) {
-      mr::put_output(w, &g);
-      mr::put_value(w, 0u);
-    });
-    EXPECT_EQ(r.status, CUDA_SUCCESS);
-    return created<CUgraph>(r);
+    return create_with_no_flags<CUgraph>(c, cu::Fn::cuGraphCreate);
   }
 
   static CUdeviceptr allocation(Client& c, size_t bytes) {
