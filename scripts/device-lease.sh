@@ -9,6 +9,8 @@
 #   build      build-gpu/ with the carried packages where the machine lacks them
 #   suite      the parity programs native vs through gvirtus (runtime and driver mode, tcp and shm)
 #   frameworks the PyTorch, CuPy and JAX probes natively and in driver mode over shm
+#   samples    NVIDIA's cuda-samples built here into .samples (scripts/gpu-samples.sh build; carry
+#              .samples too), natively and in runtime and driver mode over shm
 #   torchdiag  the PyTorch probe in driver mode over shm with both sides logging at debug level
 #   bgpu bcopy bpool bfw   gvirtus-bench gpu, copy, pool and frameworks (--quick)
 #   ctest      the whole suite (-j 16, the failures' output kept), but for what needs this machine's
@@ -68,6 +70,13 @@ for s in "$@"; do
     suite) GVIRTUS_GPU_SUITE_CTEST=0 GVIRTUS_GPU_SUITE_TIMEOUT=60 \
              step suite 300 bash scripts/device-gpu.sh suite "$W" ;;
     frameworks) step frameworks 200 bash scripts/device-gpu.sh frameworks "$W" ;;
+    samples) runtime_env; driver_configs
+      if [ -d .samples ]; then
+        GVIRTUS_BUILD_DIR=$GVIRTUS_DEVICE_BUILD GVIRTUS_SAMPLES_TIMEOUT=30 step samples 240 \
+          bash scripts/gpu-samples.sh run .samples "$W/samples-$PHASE.log" "$CONFIGS/shm.json"
+      else
+        echo "samples: not run (no .samples: scripts/gpu-samples.sh build here, carry .samples)" >> "$STEPS"
+      fi ;;
     torchdiag) runtime_env; driver_configs; step torchdiag 60 bash -c torch_diagnosis ;;
     bgpu) runtime_env
       step bench-gpu 150 "$BENCH" gpu --mode runtime --mode driver --quick --json "$W/gpu-$PHASE.json" ;;
@@ -92,4 +101,5 @@ tar czf "$OUT/gpu-$PHASE.tgz" -C "$W" . 2>/dev/null
 cp "$STEPS" "$OUT/"
 cat "$STEPS"
 grep -hE 'DIFFERENT|result:|^== ' "$W"/gpu-suite-*.log 2>/dev/null | head -40
+grep -hE 'DIFFERENT|result:' "$W"/samples-*.log 2>/dev/null | head -30
 grep -hE 'tests passed|\*\*\*Failed|\*\*\*Timeout' "$W/ctest-$PHASE.out" 2>/dev/null | head -30
