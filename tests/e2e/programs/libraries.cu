@@ -2,6 +2,7 @@
 // this program) loaded from memory and from its file, its kernels counted, enumerated and found
 // by name, launched, its global read, a kernel attribute set for a device, and both unloaded.
 // Checks of what the kernels compute need a GPU; the rest hold on the simulated device too.
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
