@@ -4,16 +4,26 @@ namespace gvirtus {
 
 Executor::Executor(Run run) : run_(std::move(run)), thread_([this] { loop(); }) {}
 
+Executor::Executor(Run run, OnCallingThread) : run_(std::move(run)) {}
+
 Executor::~Executor() {
+  stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Executor::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_one();
-  thread_.join();
 }
 
-void Executor::post(const FrameHeader& header, std::span<const std::byte> payload) {
+void Executor::run_here() {
+  loop();
+}
+
+void Executor::post(const FrameHeader& header, std::span<const std::byte> payload, uint64_t order) {
   {
     std::lock_guard lock(mutex_);
     std::vector<std::byte> buffer;
@@ -22,7 +32,7 @@ void Executor::post(const FrameHeader& header, std::span<const std::byte> payloa
       spare_.pop_back();
     }
     buffer.assign(payload.begin(), payload.end());
-    queue_.push_back(Pending{header, std::move(buffer)});
+    queue_.push_back(Pending{header, std::move(buffer), order});
   }
   wake_.notify_one();
 }
@@ -41,7 +51,7 @@ void Executor::loop() {
     queue_.pop_front();
     running_call_ = true;
     lock.unlock();
-    run_(call.header, call.payload);
+    run_(call.header, call.payload, call.order);
     lock.lock();
     running_call_ = false;
     spare_.push_back(std::move(call.payload));

@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -22,17 +23,29 @@ namespace gvirtus {
 
 class Executor {
  public:
-  // Runs a posted call; called on the executor's thread.
-  using Run = std::function<void(const FrameHeader&, std::span<const std::byte>)>;
+  // Runs a posted call with the place it arrived in (the session's order); called on the
+  // executor's thread.
+  using Run = std::function<void(const FrameHeader&, std::span<const std::byte>, uint64_t order)>;
 
   explicit Executor(Run run);
-  // Lets the calls already posted finish, then stops the thread.
+  // An executor without a thread of its own: the thread that calls run_here() serves it (the
+  // reading thread that served a client thread inline goes on serving it, so that what CUDA keeps
+  // per host thread - the current context, a stream capture - stays where it was made).
+  struct OnCallingThread {};
+  Executor(Run run, OnCallingThread);
+  // Lets the calls already posted finish, then stops the thread (one of its own: joined; the
+  // calling thread's: run_here() returns).
   ~Executor();
+
+  // Runs the posted calls on the calling thread until stop() and the queue is empty (an executor
+  // made OnCallingThread only).
+  void run_here();
+  void stop();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
   // Queues a call; copies the payload (into a recycled buffer: no allocation once warm).
-  void post(const FrameHeader& header, std::span<const std::byte> payload);
+  void post(const FrameHeader& header, std::span<const std::byte> payload, uint64_t order);
 
   // Whether a call is queued or running.
   bool busy() const;
@@ -41,6 +54,7 @@ class Executor {
   struct Pending {
     FrameHeader header;
     std::vector<std::byte> payload;
+    uint64_t order;
   };
 
   void loop();

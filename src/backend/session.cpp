@@ -5,10 +5,15 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -36,6 +41,9 @@ constexpr const char* kBackendVersion = "gvirtus-backend 0.1.0";
 constexpr size_t kMaxExecutors = 128;
 // Plugins one session may open besides core (the hello carries at most as many).
 constexpr size_t kMaxOpenPlugins = kMaxHelloPlugins;
+// How long a call waits for a call sent ahead before it
+// (Session::wait_for_earlier_calls_sent_ahead).
+constexpr auto kOrderWait = std::chrono::milliseconds(100);
 
 class Session {
  public:
@@ -60,8 +68,9 @@ class Session {
   }
 
   ~Session() {
-    ending_ = true;      // calls still queued are for a session that is over: skip them
-    client_gone_ = 1;    // calls waiting for the client (a host function's gate) stop waiting
+    ending_ = true;    // calls still queued are for a session that is over: skip them
+    client_gone_ = 1;  // calls waiting for the client (a host function's gate) stop waiting
+    wake_waiting_calls();
     executors_.clear();  // first: they use everything else
   }
 
@@ -74,21 +83,8 @@ class Session {
       throw;
     }
     count(&MetricsTable::count_session);
-    const auto idle = std::chrono::seconds(limits_.idle_timeout_s);
-    for (;;) {
-      ByteView message;
-      try {
-        message = limits_.idle_timeout_s > 0 ? connection_.recv(idle) : connection_.recv();
-      } catch (const Error& e) {
-        // A client waiting for a long call is not idle.
-        if (e.kind() == ErrorKind::kTimedOut && executors_busy()) continue;
-        std::lock_guard lock(fatal_mutex_);
-        if (fatal_) throw *fatal_;  // an executor ended the session: say why
-        throw;
-      }
-      count_current_request(message.size());  // for status queries (gvirtus-smi)
-      dispatch(decode_frame(message, limits_.max_frame_bytes));
-    }
+    read_calls();  // returns when the session switches to executors
+    serve_inline_thread_here();
   }
 
  private:
@@ -303,6 +299,54 @@ class Session {
     meter.replied(send_reply(h, reply.view(), 0, 0));
   }
 
+  // Reads and dispatches calls until the session ends (throws why) or, on the thread that serves
+  // the first client thread inline, until the session switches to executors (returns).
+  void read_calls() {
+    const auto idle = std::chrono::seconds(limits_.idle_timeout_s);
+    while (!hand_off_reading_) {
+      ByteView message;
+      try {
+        message = limits_.idle_timeout_s > 0 ? connection_.recv(idle) : connection_.recv();
+      } catch (const Error& e) {
+        // A client waiting for a long call is not idle.
+        if (e.kind() == ErrorKind::kTimedOut && executors_busy()) continue;
+        std::lock_guard lock(fatal_mutex_);
+        if (fatal_) throw *fatal_;  // an executor ended the session: say why
+        throw;
+      }
+      count_current_request(message.size());  // for status queries (gvirtus-smi)
+      dispatch(decode_frame(message, limits_.max_frame_bytes));
+    }
+  }
+
+  // The session switched to executors: this thread, which served the first client thread inline,
+  // goes on serving it as that thread's executor, and a new thread reads. So the first client
+  // thread's calls never change backend thread, and what CUDA keeps per host thread (the current
+  // context, a stream capture begun before a host function, the runtime's device and last error)
+  // stays theirs. When reading ends, the executor here finishes and the reason is thrown.
+  void serve_inline_thread_here() {
+    auto own = std::make_unique<Executor>(executor_run(), Executor::OnCallingThread{});
+    Executor& here = *own;
+    executor_list_.push_back(own.get());
+    executors_.emplace(*inline_thread_, std::move(own));
+    hand_off_reading_ = false;  // done: the reader reads until the session ends
+    std::exception_ptr why;
+    std::thread reader([&] {
+      try {
+        read_calls();
+      } catch (...) {
+        why = std::current_exception();
+      }
+      ending_ = true;    // what is still queued is for a session that is over
+      client_gone_ = 1;  // a call waiting for the client (a host function's gate) stops waiting
+      wake_waiting_calls();
+      here.stop();
+    });
+    here.run_here();
+    reader.join();
+    if (why) std::rethrow_exception(why);
+  }
+
   // Sends an error reply for the hello and ends the session.
   [[noreturn]] void refuse(const FrameHeader& request, ErrorKind kind, const std::string& why) {
     send_error(request, reply_, kind, why);
@@ -326,20 +370,74 @@ class Session {
       // inline thread's earlier calls have all finished: they ran here.
       if (!h.is_async()) {
         WireReader(frame.payload, "ServeOnExecutors").expect_end();
+        // A thread that served calls inline keeps them (serve_inline_thread_here).
+        if (!serve_on_executors_) hand_off_reading_ = inline_thread_.has_value();
         serve_on_executors_ = true;
         reply_.clear();
         send_reply(h, reply_.view(), 0, 0);
       }
       return;
     }
+    if (h.call_id == core::call_id(core::Fn::kServesTheClient)) {
+      if (!h.is_async()) {
+        WireReader(frame.payload, "ServesTheClient").expect_end();
+        unordered_threads_.insert(h.thread_id);
+        reply_.clear();
+        send_reply(h, reply_.view(), 0, 0);
+      }
+      return;
+    }
     if (!inline_thread_ && !serve_on_executors_) inline_thread_ = h.thread_id;
+    // 0: a thread that serves the client waits for nothing (ServesTheClient).
+    const uint64_t order = unordered_threads_.contains(h.thread_id) ? 0 : ++arrived_;
     if (!serve_on_executors_ && h.thread_id == *inline_thread_) {
+      // Done before the next frame is read: no later call can overtake it.
+      wait_for_earlier_calls_sent_ahead(order);
       execute(h, frame.payload, reply_);
     } else {
       Executor& executor = executor_for(h.thread_id);
       inflight_.acquire(frame.payload.size());  // back-pressure: may wait for the executors
-      executor.post(h, frame.payload);
+      if (h.is_async() && order != 0) {
+        std::lock_guard lock(order_mutex_);
+        ahead_.insert(order);
+      }
+      executor.post(h, frame.payload, order);
     }
+  }
+
+  // Calls of different client threads run on different backend threads, but a call a client
+  // thread sent ahead (a launch, an asynchronous copy, an event record: it did not wait for it)
+  // was made, as the application sees it, before any call that reached the backend after it: a
+  // second thread may already rely on it (PyTorch's autograd thread enqueues the backward pass on
+  // the stream the main thread's forward pass went to). So a call starts only once every call
+  // sent ahead that arrived before it has run; calls the client waits for hold nothing up (their
+  // client thread sends nothing more until they return, and whatever another thread does
+  // meanwhile is unordered natively too). The calls of one executor run in order anyway.
+  //
+  // A call sent ahead that is still running after kOrderWait is blocked in the library (a full
+  // launch queue, a pageable copy waiting for its stream, a host function's gate): later calls
+  // then go on, as natively other threads would while the thread that made it is blocked in it.
+  void wait_for_earlier_calls_sent_ahead(uint64_t order) {
+    if (order == 0) return;
+    std::unique_lock lock(order_mutex_);
+    order_changed_.wait_for(lock, kOrderWait, [&] {
+      return ahead_.empty() || *ahead_.begin() >= order || ending_.load(std::memory_order_relaxed);
+    });
+  }
+
+  // The session is ending: calls waiting for their turn stop waiting (and are skipped).
+  void wake_waiting_calls() {
+    { std::lock_guard lock(order_mutex_); }  // a waiter between its check and its wait sees it
+    order_changed_.notify_all();
+  }
+
+  // A call sent ahead has run (or was skipped): later calls may start.
+  void ran_call_sent_ahead(uint64_t order) {
+    {
+      std::lock_guard lock(order_mutex_);
+      ahead_.erase(order);
+    }
+    order_changed_.notify_all();
   }
 
   void execute(const FrameHeader& h, std::span<const std::byte> payload, WireWriter& reply) {
@@ -373,13 +471,27 @@ class Session {
   Executor& executor_for(uint32_t thread_id) {
     if (auto it = executors_.find(thread_id); it != executors_.end()) return *it->second;
     if (executors_.size() >= kMaxExecutors) return *executor_list_[thread_id % kMaxExecutors];
-    auto run = [this, reply = WireWriter()](const FrameHeader& h,
-                                            std::span<const std::byte> payload) mutable {
-      struct Release {  // whatever happens to the call, its bytes are no longer queued
-        InflightBudget& budget;
+    auto executor = std::make_unique<Executor>(executor_run());
+    executor_list_.push_back(executor.get());
+    return *executors_.emplace(thread_id, std::move(executor)).first->second;
+  }
+
+  // What an executor does with each call.
+  Executor::Run executor_run() {
+    return [this, reply = WireWriter()](const FrameHeader& h, std::span<const std::byte> payload,
+                                        uint64_t order) mutable {
+      struct Release {  // whatever happens to the call, its bytes are no longer queued and, if
+                        // it was sent ahead, later calls need not wait for it
+        Session& session;
         uint64_t bytes;
-        ~Release() { budget.release(bytes); }
-      } release{inflight_, payload.size()};
+        uint64_t ahead;  // its order, or 0 for a call the client waits for
+        ~Release() {
+          session.inflight_.release(bytes);
+          if (ahead != 0) session.ran_call_sent_ahead(ahead);
+        }
+      } release{*this, payload.size(), h.is_async() ? order : 0};  // 0: nothing waits for it
+      if (ending_.load(std::memory_order_relaxed)) return;
+      wait_for_earlier_calls_sent_ahead(order);
       if (ending_.load(std::memory_order_relaxed)) return;
       try {
         execute(h, payload, reply);
@@ -389,9 +501,6 @@ class Session {
         end_session(Error(ErrorKind::kFailed, std::string("internal error: ") + e.what()));
       }
     };
-    auto executor = std::make_unique<Executor>(std::move(run));
-    executor_list_.push_back(executor.get());
-    return *executors_.emplace(thread_id, std::move(executor)).first->second;
   }
 
   // Called on an executor: the session cannot go on; the reading thread reports `why`.
@@ -401,6 +510,7 @@ class Session {
       if (!fatal_) fatal_ = why;
     }
     ending_.store(true, std::memory_order_relaxed);
+    wake_waiting_calls();
     connection_.shutdown();  // wakes the reading thread
   }
 
@@ -473,7 +583,13 @@ class Session {
   std::mutex send_mutex_;                  // serialises sends
   std::optional<uint32_t> inline_thread_;  // the client thread served on the reading thread
   bool serve_on_executors_ = false;        // a ServeOnExecutors call came: no inline thread
-  std::atomic<int> client_gone_{0};        // SessionInfo::client_gone
+  bool hand_off_reading_ = false;  // the inline thread's backend thread serves it from now on
+  uint64_t arrived_ = 0;  // calls dispatched so far (the reading thread's): each one's order
+  std::set<uint32_t> unordered_threads_;  // the reading thread's: ServesTheClient's threads
+  std::mutex order_mutex_;
+  std::condition_variable order_changed_;
+  std::set<uint64_t> ahead_;  // guarded by order_mutex_: calls sent ahead, dispatched, not yet run
+  std::atomic<int> client_gone_{0};  // SessionInfo::client_gone
   std::mutex fatal_mutex_;
   std::optional<Error> fatal_;  // why an executor ended the session
   std::atomic<bool> ending_{false};

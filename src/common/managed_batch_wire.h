@@ -30,7 +30,7 @@ inline constexpr uint64_t kMaxManagedBatch = 4096;
 // one is refused at once rather than at the stream's next wait: arrays present where their counts
 // say, within the limits, the reserved flags zero; for a batch that prefetches (`prefetch`), at
 // least one location for a non-empty batch, the first applying from range 0 and each next one
-// from a later range within the batch.
+// from the same or a later range within the batch (a GPU takes {0, 0}: H200, driver 580).
 inline bool managed_batch_shape_ok(const void* addresses, const size_t* sizes, size_t count,
                                    const void* locations, const size_t* firsts,
                                    size_t location_count, unsigned long long flags, bool prefetch) {
@@ -43,7 +43,7 @@ inline bool managed_batch_shape_ok(const void* addresses, const size_t* sizes, s
   if (count == 0) return true;  // the library's to judge
   if (location_count == 0 || firsts[0] != 0) return false;
   for (size_t i = 1; i < location_count; ++i) {
-    if (firsts[i] <= firsts[i - 1] || firsts[i] >= count) return false;
+    if (firsts[i] < firsts[i - 1] || firsts[i] >= count) return false;
   }
   return true;
 }

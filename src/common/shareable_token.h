@@ -101,7 +101,8 @@ inline size_t shareable_blob_bytes(uint32_t type) {
 }
 
 // The stub's outcomes, each library answering with its own status for them.
-enum class ShareableOutcome { kDone, kInvalidValue, kNotSupported, kOperatingSystem };
+// kForeign: a descriptor that carries no token (the driver did not export it either).
+enum class ShareableOutcome { kDone, kInvalidValue, kNotSupported, kOperatingSystem, kForeign };
 
 // Whether a handle of `type` can be exported or imported at all.
 inline ShareableOutcome shareable_type(uint32_t type) {
@@ -142,7 +143,7 @@ inline ShareableOutcome take_shareable(uint32_t type, const void* os_handle,
   }
   const auto token =
       read_shareable_handle_fd(static_cast<int>(reinterpret_cast<intptr_t>(os_handle)));
-  if (!token) return ShareableOutcome::kInvalidValue;
+  if (!token) return ShareableOutcome::kForeign;
   blob.resize(sizeof *token);
   std::memcpy(blob.data(), &*token, sizeof *token);
   return ShareableOutcome::kDone;

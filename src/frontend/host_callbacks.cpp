@@ -79,6 +79,15 @@ std::optional<Reached> next_gate(Client& client, uint32_t next_call_id, uint64_t
 void serve_gates(uint32_t next_call_id, uint32_t route) {
   ::pthread_setname_np(::pthread_self(), "gvirtus-hostfn");
   Client& client = Pool::instance().member(route);
+  // This thread releases gates that calls of other threads may wait for in the library: its own
+  // calls must not wait for those (core ServesTheClient).
+  try {
+    client.call(core::call_id(core::Fn::kServesTheClient), {},
+                [](WireReader& in) { in.expect_end(); });
+  } catch (const Error& e) {
+    GVIRTUS_LOG(kDebug) << "the host function thread ends: " << e.what();
+    return;
+  }
   const uint32_t bound = client.reply_timeout_ms();
   const uint32_t wait_ms = bound > 0 ? std::min(kNextWaitMs, std::max(bound / 2, 1u)) : kNextWaitMs;
   uint64_t done = 0;

@@ -13,6 +13,10 @@
 //           none on the reading thread (backend/session.cpp). A stub asks for it before it sends
 //           anything whose completion waits for the client (a host function's gate): a call
 //           blocked on the reading thread would stop it reading the call that releases the gate.
+//   ServesTheClient - the calling client thread runs the application's host functions (a stub's
+//           callback thread): its calls never wait for calls other threads sent ahead
+//           (backend/session.cpp), since one of those may itself wait, in the library, for a gate
+//           this thread releases.
 #pragma once
 
 #include "common/frame.h"
@@ -26,7 +30,8 @@
   X(Status, 4, sync, "-> BackendStatus (protocol/status.h)")                  \
   X(Authenticate, 5, sync, "u8 outcome, [32 proof]")                          \
   X(OpenPlugin, 6, sync, "u16 id, str name, u64 table_hash, u32 version")     \
-  X(ServeOnExecutors, 7, sync, "-")
+  X(ServeOnExecutors, 7, sync, "-")                                           \
+  X(ServesTheClient, 8, sync, "-")
 
 namespace gvirtus::core {
 

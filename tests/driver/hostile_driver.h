@@ -39,11 +39,26 @@ class HostileDriver : public ::testing::Test {
  protected:
   HostileDriver() : backend_("", R"(["cuda-simulated"])") {}
 
-  std::unique_ptr<Client> client() {
+  // A session after the driver's first call, so that the simulated device serves the rest, and
+  // (unless `with_context` is false: a test that counts the primary context's references) with
+  // device 0's primary context retained and current, as NVIDIA's runtime leaves it: a driver
+  // refuses allocations, streams and modules on a thread with none.
+  std::unique_ptr<Client> client(bool with_context = true) {
     auto c = std::make_unique<Client>(backend_.client_config(),
                                       std::vector<PluginRef>{to_ref(cu::kIdentity)});
-    // The driver's first call, so that the simulated device serves the rest.
     EXPECT_EQ(call(*c, cu::Fn::cuInit, [](WireWriter& w) { w.put<uint32_t>(0); }).status, 0);
+    if (!with_context) return c;
+    CUcontext primary = nullptr;
+    const Reply retained = call(*c, cu::Fn::cuDevicePrimaryCtxRetain, [&](WireWriter& w) {
+      marshal::put_output(w, &primary);
+      marshal::put_value(w, CUdevice{0});
+    });
+    EXPECT_EQ(retained.status, 0);
+    primary = created<CUcontext>(retained);
+    EXPECT_EQ(
+        call(*c, cu::Fn::cuCtxSetCurrent, [&](WireWriter& w) { marshal::put_value(w, primary); })
+            .status,
+        0);
     return c;
   }
 

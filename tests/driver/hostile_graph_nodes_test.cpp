@@ -81,6 +81,9 @@ class HostileGraphNodes : public HostileDriver {
   static std::vector<std::byte> next_gate(Client& c, uint64_t done, uint32_t wait_ms) {
     std::vector<std::byte> rest;
     std::thread([&] {
+      // As the stub's callback thread does first: its calls wait for no call sent ahead.
+      c.call(core::call_id(core::Fn::kServesTheClient), {},
+             [](WireReader& in) { in.expect_end(); });
       const Reply r = call(c, cu::Fn::gvirtusHostCallbackNext, [&](WireWriter& w) {
         w.put<uint64_t>(done);
         w.put<uint32_t>(wait_ms);

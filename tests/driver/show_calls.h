@@ -8,6 +8,10 @@
 
 #define SHOW(call) std::printf("%s -> %d\n", #call, static_cast<int>(call))
 
+// Standard output line by line, set before main() runs: where a program crashes, its output ends
+// at the line before the crash (a pipe's full buffer would lose it all).
+inline const int kShowLineBuffered = std::setvbuf(stdout, nullptr, _IOLBF, BUFSIZ);
+
 // Initialises the driver and makes device 0's primary context current, each call shown: the
 // context, with the device in `device`.
 inline CUcontext show_primary_context(CUdevice& device) {

@@ -51,6 +51,18 @@ class SharedSession : public ::testing::Test {
         client_(backend_.client_config(), {to_ref(gt::kIdentity), to_ref(cu::kIdentity)}) {
     EXPECT_EQ(call(cu::call_id(cu::Fn::cuInit), [](WireWriter& w) { w.put<uint32_t>(0); }).status,
               CUDA_SUCCESS);
+    // Device 0's primary context current, as NVIDIA's runtime leaves it before it allocates.
+    CUcontext primary = nullptr;
+    const Reply retained = call(cu::call_id(cu::Fn::cuDevicePrimaryCtxRetain), [&](WireWriter& w) {
+      mr::put_output(w, &primary);
+      mr::put_value(w, CUdevice{0});
+    });
+    EXPECT_EQ(retained.status, CUDA_SUCCESS);
+    primary = output<CUcontext>(retained);
+    EXPECT_EQ(call(cu::call_id(cu::Fn::cuCtxSetCurrent),
+                   [&](WireWriter& w) { mr::put_value(w, primary); })
+                  .status,
+              CUDA_SUCCESS);
   }
 
   template <typename Encode>

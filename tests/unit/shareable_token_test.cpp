@@ -42,7 +42,7 @@ TEST(ShareableToken, other_descriptors_carry_none) {
   EXPECT_FALSE(read_shareable_handle_fd(-1));
   std::vector<std::byte> blob;
   EXPECT_EQ(take_shareable(kHandlePosixFd, reinterpret_cast<void*>(intptr_t{null}), blob),
-            ShareableOutcome::kInvalidValue);
+            ShareableOutcome::kForeign);
   ::close(null);
 }
 

@@ -34,6 +34,9 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   is), which pass unvetted
   real_extra      functions of real_library that hand-written backend code calls beyond the
                   rows' (resolved into real() too)
+  before_call     a function, void NAME(uint32_t client_thread), written by hand, that the
+                  generated plugin calls before every call (per-thread library state follows its
+                  client thread: backend/services/client_threads.h)
   after_call      a function, void NAME(Fn, WireReader request, STATUS result), written by hand,
                   that the generated plugin calls after every call (what a call did beyond its
                   own handles and memory: a device reset)
@@ -1201,14 +1204,14 @@ def plugin(calls, d):
 namespace {d.namespace} {{
 
 bool run_generated(Fn fn, gvirtus::WireReader& in, gvirtus::WireWriter& out, {d.status}& result);
-{custom_decl}{f"void {d.after_call}(Fn fn, gvirtus::WireReader request, {d.status} result);" + chr(10) if d.after_call else ""}{f"void {d.device_reset}(int device);" + chr(10) if d.device_reset else ""}{f"void {d.session_opened}(const gvirtus::SessionInfo& session);" + chr(10) if d.session_opened else ""}
+{custom_decl}{f"void {d.before_call}(uint32_t client_thread);" + chr(10) if d.before_call else ""}{f"void {d.after_call}(Fn fn, gvirtus::WireReader request, {d.status} result);" + chr(10) if d.after_call else ""}{f"void {d.device_reset}(int device);" + chr(10) if d.device_reset else ""}{f"void {d.session_opened}(const gvirtus::SessionInfo& session);" + chr(10) if d.session_opened else ""}
 namespace {{
 
 class GeneratedSession final : public gvirtus::PluginSession {{
  public:
   void handle(gvirtus::Call& call) override {{
     const auto fn = static_cast<Fn>(gvirtus::call_function(call.header.call_id));
-{"    const gvirtus::WireReader request = call.args;  // for after_call" + chr(10) if d.after_call else ""}    {"" if d.last_error and not d.after_call else f"const {d.status} returned = "}gvirtus::services::run_call(name_of(fn), last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
+{f"    {d.before_call}(call.header.thread_id);" + chr(10) if d.before_call else ""}{"    const gvirtus::WireReader request = call.args;  // for after_call" + chr(10) if d.after_call else ""}    {"" if d.last_error and not d.after_call else f"const {d.status} returned = "}gvirtus::services::run_call(name_of(fn), last_error_role(fn), {d.success}, call.reply, [&]({d.status}& result) {{
       if (!run_generated(fn, call.args, call.reply, result){custom_call}) {{
         gvirtus::raise(gvirtus::ErrorKind::kUnimplemented,
                        "{d.library} call " + std::to_string(static_cast<unsigned>(fn)) +

@@ -66,6 +66,9 @@ class Descriptor:
             # A hand-written void FUNCTION(Fn, WireReader request, STATUS result) the generated
             # plugin calls after each call (what a call did to other state than its own).
             self.after_call = d.get("after_call")
+            # A hand-written void FUNCTION(uint32_t client_thread) the generated plugin calls
+            # before each call (backend/services/client_threads.h).
+            self.before_call = d.get("before_call")
             # A hand-written void FUNCTION(int device): what the plugin forgets when another
             # plugin of the session reset a device (backend/services/session_services.h).
             self.device_reset = d.get("device_reset")

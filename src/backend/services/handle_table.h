@@ -12,9 +12,14 @@
 // its functions along), so what a session keeps about a handle (a kernel's parameter layout)
 // holds only for the generation it was learnt in.
 //
+// An address holds one handle, except where the library hands out two kinds at one address
+// (allow_alias: the driver's green context and the context made from it): a new adoption of
+// another kind replaces what was there (the library destroyed it), of an aliasing kind joins it.
+//
 // Thread affinity: locked (a session's executors run on several threads).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -25,6 +30,8 @@ namespace gvirtus::services {
 class HandleTable {
  public:
   void adopt(uint16_t kind, const void* handle, int owner);
+  // Handles of kinds `a` and `b` may share an address, each held in its own right.
+  void allow_alias(uint16_t a, uint16_t b);
   // Takes the handle out before the library destroys it, so that a handle the library hands out
   // again at the same address, on another thread, is never forgotten by mistake. The owner it
   // had, or kNotHeld when the table does not hold it as `kind`.
@@ -37,7 +44,8 @@ class HandleTable {
   void forget_owned(int owner, uint64_t kinds);
   bool holds(uint16_t kind, const void* handle) const;
   // The handle's adoption: its kind and generation, a new number each time it is adopted (never
-  // 0, never given twice); generation 0 when the table does not hold it.
+  // 0, never given twice); generation 0 when the table does not hold it. Of two aliases, the
+  // later.
   struct Adoption {
     uint16_t kind = 0;
     uint64_t generation = 0;
@@ -54,9 +62,24 @@ class HandleTable {
     int owner;
     uint64_t generation;
   };
+  // What one address holds: one handle, or two of aliasing kinds.
+  struct Slot {
+    std::array<Entry, 2> entries;
+    size_t count = 0;
+    const Entry* find(uint16_t kind) const;
+  };
+  // Removes the entries `gone` says of; whether the slot is empty now.
+  template <typename Gone>
+  static bool remove_if(Slot& slot, Gone gone);
+  // Removes, from every slot, the entries `gone` says of; then the slots left empty.
+  template <typename Gone>
+  void forget_if(Gone gone);
+  bool aliases(uint16_t a, uint16_t b) const;
+
   mutable std::mutex mutex_;
   uint64_t adoptions_ = 0;
-  std::unordered_map<const void*, Entry> handles_;
+  std::unordered_map<const void*, Slot> handles_;
+  std::array<uint64_t, 64> alias_masks_{};  // by kind: a bit per kind it may share an address with
 };
 
 // A handle a call is about to destroy: taken out of the table now, and put back unless

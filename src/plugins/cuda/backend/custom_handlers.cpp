@@ -45,6 +45,7 @@
 #include "plugins/cuda/backend/stream_attributes.h"
 #include "plugins/cuda/backend/stream_memory_ops.h"
 #include "plugins/cuda/backend/textures.h"
+#include "plugins/cuda/backend/thread_contexts.h"
 #include "plugins/cuda/backend/user_objects.h"
 #include "plugins/cuda/backend/virtual_memory.h"
 #include "plugins/cuda/common/driver_wire.h"
@@ -340,6 +341,10 @@ void device_to_host(WireReader& in, WireWriter& out, CUresult& result, bool with
 void session_opened(const SessionInfo& session) {
   open_shared_memory(session);
   open_module_cache(session);
+  forget_thread_contexts();
+  // A green context and the context made from it are one address to the driver.
+  services::session_services().handles.allow_alias(static_cast<uint16_t>(HandleKind::kGreenContext),
+                                                   static_cast<uint16_t>(HandleKind::kContext));
   forget_all_nodes();
   forget_conditional_handles(nullptr);
   services::host_gates().open(session.client_gone);

@@ -17,6 +17,7 @@
 #include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/own_contexts.h"
 #include "plugins/cuda/backend/textures.h"
+#include "plugins/cuda/backend/thread_contexts.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -59,6 +60,7 @@ void forget_device(int device) {
 // destroys it as a reset does): either way the session forgets what it held, and tells its other
 // plugins.
 void after_call(Fn fn, WireReader request, CUresult result) {
+  note_thread_context();  // whatever the call did to it
   if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) {
     if (const auto owner = forget_own_context(marshal::get_value<CUcontext>(request))) {
       services::session_services().handles.forget_owned(*owner, kContextBound);

@@ -123,12 +123,18 @@ void import_pointer(WireReader& in, WireWriter& out, CUresult& result) {
   std::memcpy(&data, blob.data(), sizeof data);
   result = vet(pool);
   if (result == CUDA_SUCCESS) result = lacks(real().cuMemPoolImportPointer);
-  if (result == CUDA_SUCCESS) result = lacks(real().cuMemGetAddressRange_v2);
+  if (result == CUDA_SUCCESS) result = lacks(real().cuPointerGetAttribute);
   CUdeviceptr pointer = 0, base = 0;
   size_t bytes = 0;
   if (result == CUDA_SUCCESS) result = real().cuMemPoolImportPointer(&pointer, pool, &data);
   if (result == CUDA_SUCCESS) {
-    result = real().cuMemGetAddressRange_v2(&base, &bytes, pointer);
+    // Its extent by the pointer's attributes, which need no current context: NVIDIA's runtime
+    // imports without making one current (cuMemGetAddressRange would answer
+    // CUDA_ERROR_INVALID_CONTEXT then, as a GPU did).
+    result = real().cuPointerGetAttribute(&base, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, pointer);
+    if (result == CUDA_SUCCESS) {
+      result = real().cuPointerGetAttribute(&bytes, CU_POINTER_ATTRIBUTE_RANGE_SIZE, pointer);
+    }
     if (result != CUDA_SUCCESS || base != pointer) {
       real().cuMemFree_v2(pointer);  // its extent unknown: not the session's to use
       result = result == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : result;

@@ -2,7 +2,9 @@
 // src/common/shareable_token.h). An export hands the application a descriptor of this machine
 // that carries the backend's token (a POSIX descriptor's export), or the fabric handle's bytes;
 // an import sends what the application's handle carries, and a descriptor gvirtus did not make
-// is refused here (CUDA_ERROR_INVALID_VALUE), as the driver refuses one it did not export. A
+// is refused here with CUDA_ERROR_UNKNOWN, the driver's answer to one it did not export (H200,
+// driver 580: /dev/null). A Windows type is CUDA_ERROR_INVALID_VALUE to an export (the driver's:
+// no pool or allocation on Linux has it) and CUDA_ERROR_NOT_SUPPORTED to an import. A
 // pool's pointers travel as the driver's export data; an imported pointer is device memory of
 // this process's session from then on, as large as its allocation, until it is freed.
 #include <cuda.h>
@@ -30,6 +32,8 @@ CUresult status_of(ShareableOutcome outcome) {
       return CUDA_ERROR_NOT_SUPPORTED;
     case ShareableOutcome::kOperatingSystem:
       return CUDA_ERROR_OPERATING_SYSTEM;
+    case ShareableOutcome::kForeign:
+      return CUDA_ERROR_UNKNOWN;
     default:
       return CUDA_ERROR_INVALID_VALUE;
   }
@@ -39,9 +43,7 @@ CUresult status_of(ShareableOutcome outcome) {
 CUresult export_handle(Fn fn, uint64_t handle, std::optional<uint32_t> backend, void* handle_out,
                        CUmemAllocationHandleType type, unsigned long long flags) {
   if (handle_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (const auto outcome = shareable_type(type); outcome != ShareableOutcome::kDone) {
-    return status_of(outcome);
-  }
+  if (shareable_type(type) != ShareableOutcome::kDone) return CUDA_ERROR_INVALID_VALUE;
   const stub::RouteScope route(backend);
   std::vector<std::byte> blob;
   const CUresult result = remote_sync(

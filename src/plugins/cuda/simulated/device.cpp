@@ -362,13 +362,15 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx) {
   });
 }
 
-// The calling thread's current context (what the backend asks to tell whose handles it makes).
+// The calling thread's current context (what the backend asks to tell whose handles it makes,
+// and after every call, to keep it per client thread). Answered without the state's lock: the
+// answer is the calling thread's own, and a graph's host node holds the lock while it waits for
+// the client, whose next gate request the backend follows with this question. Only the backend
+// asks (the stub answers the application itself), so no check of cuInit either.
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetCurrent(CUcontext* pctx) {
-  return sim::guarded([&](sim::State&) {
-    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pctx = sim::current_context();
-    return CUDA_SUCCESS;
-  });
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *pctx = sim::current_context();
+  return CUDA_SUCCESS;
 }
 
 // The device of the current context (device 0 for a thread that has none: effective_context()).

@@ -156,7 +156,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuDevResourceGenerateDesc(CUdevResourceDesc* p
 }
 
 // A green context retains its device's primary context, as the driver's does, and gets a context
-// of its own (cuCtxFromGreenCtx's), with the next context id.
+// of its own (cuCtxFromGreenCtx's, at the green context's address), with the next context id.
 GVIRTUS_SIMULATED_EXPORT CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDesc desc,
                                                    CUdevice dev, unsigned int flags) {
   return sim::guarded([&](sim::State& s) {
@@ -169,7 +169,10 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResou
     auto* context = reinterpret_cast<CUcontext>(new char);
     const unsigned long long id = s.next_context_id++;
     s.contexts.emplace(context, sim::OwnContext{dev, 0, id});
-    auto* handle = reinterpret_cast<CUgreenCtx>(new char);
+    // The driver hands out a green context and the context made from it at one address (seen on
+    // an H200 with driver 580): so does the simulated device, so that the session's table holds
+    // both (services::HandleTable::allow_alias).
+    auto* handle = reinterpret_cast<CUgreenCtx>(context);
     s.green_contexts.emplace(handle, sim::State::GreenContext{found->second, context, id});
     ++s.primaries[static_cast<size_t>(dev)].references;
     *phCtx = handle;
@@ -189,8 +192,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx) {
     if (sim::current_context() == context) sim::current_context() = nullptr;
     delete reinterpret_cast<char*>(context);
     std::erase_if(s.green_streams, [&](const auto& entry) { return entry.second == hCtx; });
-    s.green_contexts.erase(it);
-    delete reinterpret_cast<char*>(hCtx);
+    s.green_contexts.erase(it);  // hCtx is the context's address: deleted with it
     return CUDA_SUCCESS;
   });
 }

@@ -149,7 +149,7 @@ CUresult managed_batch(CUdeviceptr* dptrs, size_t* sizes, size_t count, CUmemLoc
         return CUDA_ERROR_INVALID_VALUE;
       }
       for (size_t i = 1; i < location_count; ++i) {
-        if (firsts[i] <= firsts[i - 1] || firsts[i] >= count) return CUDA_ERROR_INVALID_VALUE;
+        if (firsts[i] < firsts[i - 1] || firsts[i] >= count) return CUDA_ERROR_INVALID_VALUE;
       }
     }
     for (size_t i = 0; i < count; ++i) {

@@ -155,6 +155,7 @@ CUresult sim::free_memory(State& s, CUdeviceptr address) {
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   return sim::guarded([&](sim::State& s) {
+    if (const CUresult r = sim::needs_context(); r != CUDA_SUCCESS) return r;
     if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     return sim::allocate_memory(s, bytesize, dptr);
   });
@@ -203,6 +204,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStr
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   return sim::guarded([&](sim::State& s) {
+    if (const CUresult r = sim::needs_context(); r != CUDA_SUCCESS) return r;
     if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *total = sim::kDeviceBytes;
     *free = sim::kDeviceBytes - s.allocated;
@@ -210,16 +212,51 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
   });
 }
 
+namespace {
+
+// The allocation holding `dptr`: its start and size.
+CUresult address_range(const sim::State& s, CUdeviceptr dptr, CUdeviceptr* base, size_t* size) {
+  auto it = s.allocation_bytes.upper_bound(dptr);
+  if (it == s.allocation_bytes.begin()) return CUDA_ERROR_NOT_FOUND;
+  --it;
+  if (dptr - it->first >= it->second) return CUDA_ERROR_NOT_FOUND;
+  if (base != nullptr) *base = it->first;
+  if (size != nullptr) *size = it->second;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+// In the current context, as a driver answers it (CUDA_ERROR_INVALID_CONTEXT with none).
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr* pbase, size_t* psize,
                                                           CUdeviceptr dptr) {
   return sim::guarded([&](sim::State& s) {
-    auto it = s.allocation_bytes.upper_bound(dptr);
-    if (it == s.allocation_bytes.begin()) return CUDA_ERROR_NOT_FOUND;
-    --it;
-    if (dptr - it->first >= it->second) return CUDA_ERROR_NOT_FOUND;
-    if (pbase != nullptr) *pbase = it->first;
-    if (psize != nullptr) *psize = it->second;
-    return CUDA_SUCCESS;
+    if (const CUresult r = sim::needs_context(); r != CUDA_SUCCESS) return r;
+    return address_range(s, dptr, pbase, psize);
+  });
+}
+
+// An allocation's extent, which a driver gives without a current context (unified addressing);
+// the backend asks it of a pointer imported into a pool. Other attributes: not simulated.
+GVIRTUS_SIMULATED_EXPORT CUresult cuPointerGetAttribute(void* data, CUpointer_attribute attribute,
+                                                        CUdeviceptr ptr) {
+  return sim::guarded([&](sim::State& s) {
+    if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (const CUresult r = address_range(s, ptr, &base, &size); r != CUDA_SUCCESS) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    switch (attribute) {
+      case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *static_cast<CUdeviceptr*>(data) = base;
+        return CUDA_SUCCESS;
+      case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *static_cast<size_t*>(data) = size;
+        return CUDA_SUCCESS;
+      default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
   });
 }
 

@@ -96,7 +96,9 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr* ptr_out, C
                                                                  : CUDA_ERROR_INVALID_VALUE;
   });
   if (checked != CUDA_SUCCESS) return checked;
-  return cuMemAlloc_v2(ptr_out, n.bytes);
+  // Into the pool's device, with or without a current context (NVIDIA's runtime makes none
+  // current for it).
+  return sim::guarded([&](sim::State& s) { return sim::allocate_memory(s, n.bytes, ptr_out); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemExportToShareableHandle(void* shareableHandle,

@@ -106,6 +106,10 @@ bool known_context(const State& s, CUcontext ctx) {
   return context_device(s, ctx) >= 0;
 }
 
+CUresult needs_context() {
+  return current_context() != nullptr ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 CUcontext effective_context() {
   const CUcontext current = current_context();
   return current != nullptr ? current : primary_context(0);

@@ -315,6 +315,13 @@ inline constexpr int kGreatestStreamPriority = -5;
 // and the backend runs each client thread's calls on a thread of its own), null if none.
 CUcontext& current_context();
 
+// CUDA_ERROR_INVALID_CONTEXT where the calling thread has no current context, else CUDA_SUCCESS:
+// what a driver answers to calls that work in the current context (an allocation, a memory
+// query, a stream's creation) on a thread that never made one current. The backend runs a
+// client thread's calls on several of its threads over a session's life, so the simulated device
+// checks that the context went along (backend/services/client_threads.h).
+CUresult needs_context();
+
 // The current context, or device 0's primary context for a thread that has none (as the one
 // device's was before there were several: the backend asks for the device of calls made before
 // any cuCtxSetCurrent).

@@ -40,12 +40,16 @@ sim::Event* event(sim::State& s, CUevent e) {
 }  // namespace
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
-  return sim::guarded([&](sim::State& s) { return sim::create_stream(s, phStream, Flags); });
+  return sim::guarded([&](sim::State& s) {
+    if (const CUresult r = sim::needs_context(); r != CUDA_SUCCESS) return r;
+    return sim::create_stream(s, phStream, Flags);
+  });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags,
                                                              int priority) {
   return sim::guarded([&](sim::State& s) {
+    if (const CUresult r = sim::needs_context(); r != CUDA_SUCCESS) return r;
     return sim::create_stream(s, phStream, flags,
                               priority);  // one queue: the priority is kept only
   });

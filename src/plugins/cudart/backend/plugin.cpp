@@ -6,6 +6,7 @@
 // the application unchanged, exactly as a native run would see them.
 #include "backend/plugin.h"
 #include "backend/plugin_export.h"
+#include "backend/services/client_threads.h"
 #include "backend/services/host_gates.h"
 #include "plugins/cudart/backend/arrays.h"
 #include "plugins/cudart/backend/graph_nodes.h"
@@ -38,10 +39,23 @@ void forget_device(int device) {
   forget_ipc();
 }
 
+void set_device(int device) {
+  cudaSetDevice(device);
+}
+
+// The runtime's current device is a host thread's: it follows its client thread from backend
+// thread to backend thread (backend/services/client_threads.h). Noted after each cudaSetDevice,
+// the one call that changes it, so no other call pays for it.
+services::ClientThreads<int>& thread_devices() {
+  static auto& threads = *new services::ClientThreads<int>(set_device, 0);
+  return threads;
+}
+
 class CudartSession final : public PluginSession {
  public:
   void handle(Call& call) override {
     const auto fn = static_cast<Fn>(call_function(call.header.call_id));
+    thread_devices().before_call(call.header.thread_id);
     const cudaError_t result = services::run_call(
         name_of(fn), last_error_role(fn), cudaSuccess, call.reply, [&](cudaError_t& r) {
           if (!run_generated(fn, call.args, call.reply, r) &&
@@ -51,6 +65,7 @@ class CudartSession final : public PluginSession {
                       " is not served by this backend");
           }
         });
+    if (fn == Fn::cudaSetDevice && result == cudaSuccess) thread_devices().note(current_device());
     // cudaDeviceReset destroyed the device's primary context: this plugin forgets what it held
     // there, and the session's other plugins (the driver's) what they did.
     if (fn == Fn::cudaDeviceReset && result == cudaSuccess) {
@@ -70,6 +85,7 @@ class CudartPlugin final : public BackendPlugin {
   PluginIdentity identity() const override { return kIdentity; }
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     set_shared_memory(session.shared_memory);  // one session per worker process
+    thread_devices().reset();
     services::session_services().reset(session.device_bytes, session.registry, kKindNames,
                                        forget_device);
     forget_modules();
