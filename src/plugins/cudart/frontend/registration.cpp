@@ -122,6 +122,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t* functionPt
   }
   if (functionPtr == nullptr) return cr::record_local_error(cudaErrorInvalidValue);
   cr::Kernel* kernel = cr::find_kernel(symbolPtr);
-  if (kernel == nullptr) return cr::unknown_function();
+  // Not a kernel (a variable's address, say): the runtime's answer on a GPU (H200, 2026-11-28).
+  if (kernel == nullptr) return cr::refuse_locally(cudaErrorInvalidDeviceFunction);
   return cr::function_of(*kernel, *functionPtr);
 }
