@@ -65,6 +65,33 @@ TEST_F(HandleTableTest, a_handle_is_held_as_the_kind_it_was_adopted_as) {
   EXPECT_EQ(table.size(), 1u);
 }
 
+// Kinds allowed to alias share an address, each held, released and forgotten on its own (the
+// driver's green context and its context); any other kind adopted there replaces both.
+TEST_F(HandleTableTest, aliasing_kinds_share_an_address_and_other_kinds_replace_them) {
+  HandleTable table;
+  table.allow_alias(kStream, kEvent);
+  const int address = 0;
+  table.adopt(kStream, &address, 0);
+  table.adopt(kEvent, &address, 1);
+  EXPECT_TRUE(table.holds(kStream, &address));
+  EXPECT_TRUE(table.holds(kEvent, &address));
+  EXPECT_EQ(table.size(), 1u) << "one address";
+  EXPECT_EQ(table.adoption(&address).kind, kEvent) << "the later adoption";
+  EXPECT_EQ(table.release(kEvent, &address), 1);
+  EXPECT_TRUE(table.holds(kStream, &address)) << "its alias stays";
+  table.adopt(kEvent, &address, 1);
+  table.forget_owned(1, uint64_t{1} << kEvent);
+  EXPECT_TRUE(table.holds(kStream, &address));
+  EXPECT_FALSE(table.holds(kEvent, &address));
+  table.adopt(kEvent, &address, 1);
+  table.adopt(kMemPool, &address, 2);  // no alias of either: the library destroyed both
+  EXPECT_FALSE(table.holds(kStream, &address));
+  EXPECT_FALSE(table.holds(kEvent, &address));
+  EXPECT_TRUE(table.holds(kMemPool, &address));
+  table.forget_owner(2);
+  EXPECT_EQ(table.size(), 0u);
+}
+
 // What a session learns of a handle holds for one adoption: the same address adopted again (the
 // library gave it out anew after destroying what was there) is another generation.
 TEST_F(HandleTableTest, each_adoption_of_a_handle_is_a_generation_of_its_own) {
