@@ -1,6 +1,8 @@
 // The context functions of the client libcuda.so.1 (contexts.h).
 #include "plugins/cuda/frontend/contexts.h"
 
+#include <unistd.h>
+
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -15,13 +17,31 @@
 namespace gvirtus::cuda {
 namespace {
 
-// Nothing here is ever destroyed: NVIDIA's runtime calls the driver from its exit handlers, after
-// this library's static and the main thread's thread_local objects would be gone. Each thread's
-// stack is a leaked vector of its own, reached through a trivially destructible pointer.
+// The process's tables are never destroyed: NVIDIA's runtime calls the driver from its exit
+// handlers, after this library's static and the main thread's thread_local objects would be gone.
+// Each thread's stack is a vector of its own reached through a trivially destructible pointer:
+// the main thread's is never freed (for those handlers), any other thread's is freed as the
+// thread ends (a program that starts many threads would otherwise leak one per thread). A thread
+// that calls the driver again after its own had gone gets one that is never freed.
 thread_local std::vector<CUcontext>* thread_stack = nullptr;
+thread_local bool stack_freed = false;
+
+struct FreesThreadStack {
+  ~FreesThreadStack() {
+    delete thread_stack;
+    thread_stack = nullptr;
+    stack_freed = true;
+  }
+};
 
 std::vector<CUcontext>& this_thread_stack() {
-  if (thread_stack == nullptr) thread_stack = new std::vector<CUcontext>;
+  if (thread_stack == nullptr) {
+    thread_stack = new std::vector<CUcontext>;
+    if (!stack_freed && ::gettid() != ::getpid()) {
+      thread_local FreesThreadStack frees;
+      (void)frees;
+    }
+  }
   return *thread_stack;
 }
 
