@@ -391,8 +391,9 @@ class Session {
     // 0: a thread that serves the client waits for nothing (ServesTheClient).
     const uint64_t order = unordered_threads_.contains(h.thread_id) ? 0 : ++arrived_;
     if (!serve_on_executors_ && h.thread_id == *inline_thread_) {
-      // Done before the next frame is read: no later call can overtake it.
-      wait_for_earlier_calls_sent_ahead(order);
+      // Done before the next frame is read: no later call can overtake it. Without executors
+      // (a single-threaded program) nothing earlier can still be running.
+      if (!executor_list_.empty()) wait_for_earlier_calls_sent_ahead(order);
       execute(h, frame.payload, reply_);
     } else {
       Executor& executor = executor_for(h.thread_id);
