@@ -8,6 +8,7 @@
 #       own CMake files (their architecture list replaced by ARCH, default 90; NVIDIA's runtime
 #       linked shared, as `-cudart shared` does, so runtime mode can serve them) into DIR/NAME/,
 #       each program with the data files its CMake copies beside it. Needs nvcc and cmake; no GPU.
+#       (.samples, the folder device-lease.sh carries, is git-ignored.)
 #   scripts/gpu-samples.sh run DIR LOG [CONFIG...]
 #       on the GPU machine, with gvirtus built (GVIRTUS_BUILD_DIR, default build/): each program in
 #       DIR/NAME/ natively, then through gvirtus in runtime and in driver mode over each
