@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -400,7 +401,7 @@ class Session {
       inflight_.acquire(frame.payload.size());  // back-pressure: may wait for the executors
       if (h.is_async() && order != 0) {
         std::lock_guard lock(order_mutex_);
-        ahead_.insert(order);
+        ahead_.push_back(order);  // orders only rise: the list stays sorted
       }
       executor.post(h, frame.payload, order);
     }
@@ -422,7 +423,7 @@ class Session {
     if (order == 0) return;
     std::unique_lock lock(order_mutex_);
     order_changed_.wait_for(lock, kOrderWait, [&] {
-      return ahead_.empty() || *ahead_.begin() >= order || ending_.load(std::memory_order_relaxed);
+      return ahead_.empty() || ahead_.front() >= order || ending_.load(std::memory_order_relaxed);
     });
   }
 
@@ -436,7 +437,11 @@ class Session {
   void ran_call_sent_ahead(uint64_t order) {
     {
       std::lock_guard lock(order_mutex_);
-      ahead_.erase(order);
+      // Mostly the first: calls sent ahead finish about in the order they came.
+      if (const auto it = std::lower_bound(ahead_.begin(), ahead_.end(), order);
+          it != ahead_.end() && *it == order) {
+        ahead_.erase(it);
+      }
     }
     order_changed_.notify_all();
   }
@@ -589,7 +594,9 @@ class Session {
   std::set<uint32_t> unordered_threads_;  // the reading thread's: ServesTheClient's threads
   std::mutex order_mutex_;
   std::condition_variable order_changed_;
-  std::set<uint64_t> ahead_;  // guarded by order_mutex_: calls sent ahead, dispatched, not yet run
+  // Guarded by order_mutex_: the orders of calls sent ahead, dispatched and not yet run, rising
+  // (a deque: added at the back, mostly taken from the front, no allocation per call).
+  std::deque<uint64_t> ahead_;
   std::atomic<int> client_gone_{0};  // SessionInfo::client_gone
   std::mutex fatal_mutex_;
   std::optional<Error> fatal_;  // why an executor ended the session

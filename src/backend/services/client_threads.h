@@ -1,13 +1,11 @@
 // What a library keeps per host thread (the driver's current context, the runtime's current
 // device), kept per client thread: a shared backend service of the cuda and cudart plugins.
 //
-// A client thread's calls run on one backend thread at a time, but not always on the same one:
-// the session's first client thread is served on the reading thread until the session switches
-// to executors (host callbacks begin: core ServeOnExecutors), and from then on on an executor;
-// beyond backend/session.cpp's bound on executors, client threads share them. The library's
-// per-thread state stays with the backend thread, so without this a client thread that moved
-// would find no context current (CUDA_ERROR_INVALID_CONTEXT from the next call) and another
-// client thread's device.
+// A client thread's calls run on one backend thread (backend/session.cpp keeps the first client
+// thread on the reading thread when the session switches to executors), but beyond the session's
+// bound on executors client threads share them. The library's per-thread state stays with the
+// backend thread, so without this a client thread sharing one would find another client thread's
+// context current, or none (CUDA_ERROR_INVALID_CONTEXT from its next call), and its device.
 //
 // ClientThreads<T> remembers the state each client thread left (note(), after a call) and puts
 // it back (set) on the backend thread its next call runs on, when that backend thread last

@@ -1,7 +1,6 @@
-// The driver's current context follows its client thread from backend thread to backend thread
-// (backend/services/client_threads.h says when a client thread moves): the descriptor's
-// before_call puts back the context the client thread had, and after each call the context
-// current now is noted as its.
+// The driver's current context follows its client thread where client threads share a backend
+// thread (backend/services/client_threads.h): the descriptor's before_call puts back the context
+// the client thread had, and after each call the context current now is noted as its.
 //
 // Thread affinity: any of the session's threads.
 #pragma once

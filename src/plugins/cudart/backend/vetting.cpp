@@ -72,11 +72,15 @@ int current_device() {
 cudaError_t vet_device_pointer(const void* ptr, uint64_t bytes) {
   if (ptr == nullptr) return cudaSuccess;
   const auto first = reinterpret_cast<uintptr_t>(ptr);
-  // Nothing of an allocation's end is touched by an empty range there (a copy of the last 0
-  // elements: NVIDIA's mergeSort sample makes one).
-  if (bytes == 0 && first > 0 && describe_address(ptr) == cudaErrorInvalidValue &&
-      describe_address(reinterpret_cast<const void*>(first - 1)) == cudaSuccess) {
-    return cudaSuccess;
+  if (bytes == 0) {
+    const cudaError_t described = describe_address(ptr);
+    if (described != cudaErrorInvalidValue) return described;
+    // Nothing of an allocation's end is touched by an empty range there (a copy of the last 0
+    // elements: NVIDIA's mergeSort sample makes one).
+    if (first > 0 && describe_address(reinterpret_cast<const void*>(first - 1)) == cudaSuccess) {
+      return cudaSuccess;
+    }
+    return refuse_pointer("device pointer", ptr);
   }
   if (bytes > 1 && first > UINTPTR_MAX - (bytes - 1)) {
     return refuse_pointer("device range wrapping around at", ptr);
