@@ -810,7 +810,7 @@ TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
             CUDA_SUCCESS);
   const CUcontext first = create_context();  // current now
   const CUstream in_first = create_stream(c);
-  const CUcontext second = create_context();
+  [[maybe_unused]] const CUcontext second = create_context();
   const CUstream in_second = create_stream(c);
   ASSERT_EQ(
       call(c, cu::Fn::cuCtxDestroy_v2, [&](WireWriter& w) { mr::put_value(w, first); }).status,

@@ -402,9 +402,10 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
 
 // Graphs built node by node through the driver's own forms (driver_graph_nodes.cu): the generic
 // add with edge data, the legacy forms found by version as a runtime finds them, a kernel node's
-// grid changed in the executable graph only (and brought back by an update from the graph), the
-// nodes gvirtus refuses (a copy from the program's pageable memory, a host node: both
-// CUDA_ERROR_NOT_SUPPORTED, no node made), a child node's graph that cannot be destroyed by
+// grid changed in the executable graph only (and brought back by an update from the graph), a
+// copy node from the program's pageable memory (a copy node to the program, staged through the
+// backend), a host node without a function refused (no node made), a child node's graph that
+// cannot be destroyed by
 // itself, batch memory operation nodes (a write and a wait done at each launch, read back, changed
 // in the executable graph, a word outside the program's memory refused), and a destroyed graph's
 // node refused. Each launch of the graph records its kernels.
@@ -418,7 +419,9 @@ TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
         "add_kernel_v1(&second, graph, &kernel_node, 1, &v1) -> 0",
         "legacy read back: grid 8, block 128, n 1024, a 0.5, same function yes",
         "legacy edges: 2, 1 into the second kernel",
-        "cuGraphAddMemcpyNode(&refused, graph, nullptr, 0, &copy, nullptr) -> 801",
+        "cuGraphAddMemcpyNode(&staged, graph, nullptr, 0, &copy, nullptr) -> 0",
+        "staged node: type 1, from the vector yes",
+        "cuGraphDestroyNode(staged) -> 0",
         "cuGraphAddHostNode(&refused, graph, nullptr, 0, &host) -> 1",
         "refused node: none",
         "instantiate_v1(&exec, graph, &error_node, log, sizeof log) -> 0",

@@ -29,6 +29,7 @@
 #include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/backend/graph_queries.h"
 #include "plugins/cuda/backend/host_functions.h"
+#include "plugins/cuda/backend/host_staging.h"
 #include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/landing_reply.h"
 #include "plugins/cuda/backend/links.h"
@@ -419,7 +420,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_host_function_call(fn, in, out, result) ||
              run_user_object_call(fn, in, out, result) ||
              run_capture_dependencies_call(fn, in, out, result) ||
-             run_param_layout(fn, in, out, result);
+             run_param_layout(fn, in, out, result) ||
+             run_host_staging(fn, in, out, result);
   }
 }
 

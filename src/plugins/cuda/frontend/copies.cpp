@@ -30,6 +30,7 @@
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/chunks.h"
+#include "plugins/cuda/frontend/host_staging.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 #include "plugins/cuda/frontend/stream_capture.h"
@@ -60,8 +61,10 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
   if (const auto offset = shared_offset(src, bytes)) {
     return shared_copy(fn, dst, *offset, bytes, stream, ahead);
   }
-  // Captured, the copy would read the backend's transient copy of the bytes when the graph runs.
-  if (stream != nullptr && capturing(stream)) return refuse_in_capture(stream);
+  // Captured, the copy reads the application's bytes each time the graph runs (host_staging.h).
+  if (stream != nullptr && capturing(stream)) {
+    return capture_staged_to_device(dst, src, bytes, stream);
+  }
   const auto* from = static_cast<const std::byte*>(src);
   return in_chunks(bytes, [&](size_t done, size_t chunk) {
     const CopyRequest request{dst + done, chunk, stream};
@@ -80,10 +83,10 @@ CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream strea
   if (const auto offset = shared_offset(dst, bytes)) {
     return shared_copy(fn, src, *offset, bytes, stream, fn == Fn::cuMemcpyDtoHAsync_v2);
   }
-  // The bytes land in the client's memory when the copy is done: waited for, which a capture
-  // cannot hold.
+  // Captured, the bytes land in the application's memory each time the graph runs
+  // (host_staging.h).
   if (fn == Fn::cuMemcpyDtoHAsync_v2 && capturing(stream)) {
-    return refuse_in_capture(stream);
+    return capture_staged_to_host(dst, src, bytes, stream);
   }
   // Two chunks in flight: the next chunk's request leaves before the previous chunk's reply is
   // read, so the backend copies one while this side takes in the other. A failure stops the copy

@@ -9,9 +9,10 @@
 // driver's own), a child graph's nodes' copies until the process ends.
 //
 // Copy nodes run each time their graph does, on the backend's GPU: a side in the client's own
-// memory (pageable memory, or page-locked memory over a transport without shared memory) cannot
-// be read or written then, so such a node is refused with CUDA_ERROR_NOT_SUPPORTED, logged once.
-// Page-locked memory in shm's arena is the GPU's to reach and travels as its device pointer.
+// memory (pageable memory, or page-locked memory over a transport without shared memory) is
+// staged through a block on the backend by a host function of the stub's (host_staging.h); a
+// copy with both sides here is refused with CUDA_ERROR_NOT_SUPPORTED, logged once. Page-locked
+// memory in shm's arena is the GPU's to reach and travels as its device pointer.
 //
 // An allocation node's address is recorded as device memory (memory_ranges.h) until its graph is
 // destroyed. A host node's function runs in this process, on the session's callback thread, each
@@ -35,6 +36,7 @@
 #include "plugins/cuda/common/mem_op_records.h"
 #include "plugins/cuda/frontend/graph_nodes.h"
 #include "plugins/cuda/frontend/host_functions.h"
+#include "plugins/cuda/frontend/host_staging.h"
 #include "plugins/cuda/frontend/kernel_arguments.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
@@ -366,6 +368,12 @@ CUresult set_memset_node(CUgraphExec executable, CUgraphNode node,
 
 CUresult add_memcpy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
                          size_t n, const CUDA_MEMCPY3D* copy, CUcontext context) {
+  // One side in this process's memory: staged through the backend when the graph runs.
+  if (copy != nullptr && copy->srcLOD == 0 && copy->dstLOD == 0) {
+    if (const SidesHere here = sides_here(*copy); here.source != here.destination) {
+      return add_staged_copy_node(node, graph, dependencies, n, *copy, context, here);
+    }
+  }
   ArrayBoxRequest box;
   if (const CUresult r = copy_box(copy, box); r != CUDA_SUCCESS) return r;
   return add_node(Fn::cuGraphAddMemcpyNode, node, graph, dependencies, n,
@@ -374,6 +382,9 @@ CUresult add_memcpy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* de
 
 CUresult set_memcpy_node(CUgraphExec executable, CUgraphNode node, const CUDA_MEMCPY3D* copy,
                          CUcontext context) {
+  if (copy != nullptr) {
+    if (const auto staged = set_staged_copy_node(executable, node, *copy, context)) return *staged;
+  }
   ArrayBoxRequest box;
   if (const CUresult r = copy_box(copy, box); r != CUDA_SUCCESS) return r;
   const bool exec_form = executable != nullptr;
@@ -531,6 +542,7 @@ CUresult get_host_node(CUgraphNode node, CUDA_HOST_NODE_PARAMS* params) {
 
 void forget_node_copies(CUgraphNode node) {
   drop_copies(node);
+  forget_staged_node(node);
 }
 
 void forget_graph_copies(CUgraph graph, uint64_t noted_by) {
@@ -544,6 +556,7 @@ void forget_graph_copies(CUgraph graph, uint64_t noted_by) {
   forget_graph_of(access_copies, graph);
   forget_graph_of(mem_ops_copies, graph);
   conditional_bodies.graph_gone(graph);
+  forget_staged_graph(graph);
 }
 
 CUresult add_mem_ops_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
@@ -720,6 +733,7 @@ extern "C" __attribute__((visibility("default"))) CUresult cuGraphAddMemcpyNode(
 extern "C" __attribute__((visibility("default"))) CUresult cuGraphMemcpyNodeGetParams(
     CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) {
   if (nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (cr::staged_copy_params(hNode, *nodeParams)) return CUDA_SUCCESS;
   return cr::get_node(Fn::cuGraphMemcpyNodeGetParams, hNode,
                       [&](gvirtus::WireReader& r) { cr::get_copy(r, *nodeParams); });
 }

@@ -24,6 +24,7 @@
 #include "frontend/route_scope.h"
 #include "plugins/cuda/common/graph_node_wire.h"
 #include "plugins/cuda/frontend/graph_nodes.h"
+#include "plugins/cuda/frontend/host_staging.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 
 namespace gvirtus::cuda {
@@ -282,6 +283,10 @@ using cr::Fn;
 
 GVIRTUS_EXPORT CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
   if (hNode == nullptr || type == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (cr::is_staged_copy_node(hNode)) {  // a child graph on the backend (host_staging.h)
+    *type = CU_GRAPH_NODE_TYPE_MEMCPY;
+    return CUDA_SUCCESS;
+  }
   int32_t bits = 0;
   const CUresult result = cr::remote_sync(
       Fn::cuGraphNodeGetType,
@@ -316,6 +321,12 @@ GVIRTUS_EXPORT CUresult cuGraphDestroy(CUgraph hGraph) {
     cr::forget_graph_copies(hGraph, clock);
     cr::pool_forget_handle("graph", hGraph);
   }
+  return result;
+}
+
+GVIRTUS_EXPORT CUresult cuGraphClone(CUgraph* phGraphClone, CUgraph originalGraph) {
+  const CUresult result = cr::remote::cuGraphClone(phGraphClone, originalGraph);
+  if (result == CUDA_SUCCESS) cr::staged_copies_cloned(originalGraph, *phGraphClone);
   return result;
 }
 

@@ -198,4 +198,22 @@ CUresult capture_host_function(State& s, Capture& capture, const HostNode& host)
   return capture_node(s, capture, CU_GRAPH_NODE_TYPE_HOST, host);
 }
 
+CUresult capture_copy(State& s, Capture& capture, CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+  MemcpyNode node{};
+  node.copy.srcMemoryType = CU_MEMORYTYPE_DEVICE, node.copy.srcDevice = src;
+  node.copy.dstMemoryType = CU_MEMORYTYPE_DEVICE, node.copy.dstDevice = dst;
+  node.copy.WidthInBytes = bytes, node.copy.Height = 1, node.copy.Depth = 1;
+  node.ctx = effective_context();
+  return capture_node(s, capture, CU_GRAPH_NODE_TYPE_MEMCPY, node);
+}
+
+CUresult capture_memset(State& s, Capture& capture, CUdeviceptr dst, unsigned value,
+                        unsigned element_size, size_t count) {
+  MemsetNode node{};
+  node.memset.dst = dst, node.memset.value = value, node.memset.elementSize = element_size;
+  node.memset.width = count, node.memset.height = 1, node.memset.pitch = 0;
+  node.ctx = effective_context();
+  return capture_node(s, capture, CU_GRAPH_NODE_TYPE_MEMSET, node);
+}
+
 }  // namespace gvirtus::simulated

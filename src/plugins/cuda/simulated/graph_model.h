@@ -186,6 +186,13 @@ CUresult capture_launch(State& s, Capture& capture, const KernelLaunch& launch);
 // A host function taken by a capturing stream: a host node, as a launch's kernel node.
 CUresult capture_host_function(State& s, Capture& capture, const HostNode& host);
 
+// A linear copy between device memory (cuMemcpyDtoDAsync) or a linear memset (cuMemsetD*Async)
+// taken by a capturing stream: a copy or memset node, as a launch's kernel node. The caller
+// checked the ranges.
+CUresult capture_copy(State& s, Capture& capture, CUdeviceptr dst, CUdeviceptr src, size_t bytes);
+CUresult capture_memset(State& s, Capture& capture, CUdeviceptr dst, unsigned value,
+                        unsigned element_size, size_t count);
+
 // Gives back the memory a graph's allocation nodes took that it still owns (cuGraphDestroy;
 // graph_memory_nodes.cpp), and lets the allocations its free nodes named be freed elsewhere again.
 void release_graph_memory(State& s, const Graph& graph);

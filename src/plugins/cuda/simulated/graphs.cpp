@@ -1,12 +1,13 @@
 // Stream capture and graphs as wholes on the simulated device (graph_model.h is the model): a
-// capturing stream builds a graph of the kernel launches (and host functions) it takes, each a
+// capturing stream builds a graph of the kernel launches, host functions, linear copies between
+// device memory (cuMemcpyDtoDAsync) and linear memsets (cuMemsetD8/16/32Async) it takes, each a
 // node depending on the one before or on the dependencies set for it
 // (cuStreamUpdateCaptureDependencies), into a graph of its own or one of the application's
 // (cuStreamBeginCaptureToGraph); graphs are created, cloned, instantiated into executable graphs
-// (their own copies), queried, described in DOT and destroyed here. Only kernel launches are
-// captured: copies, memsets and waits on a capturing stream are refused
-// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver would have captured - the simulated
-// device says so rather than running them at capture time. Nodes are added one by one in
+// (their own copies), queried, described in DOT and destroyed here. Other copies and memsets and
+// waits on a capturing stream are refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real
+// driver would have captured - the simulated device says so rather than running them at capture
+// time. Nodes are added one by one in
 // graph_nodes.cpp and graph_memory_nodes.cpp, shaped in graph_shape.cpp, updated in executables
 // in graph_exec_updates.cpp and launched in graph_launch.cpp.
 #include <algorithm>

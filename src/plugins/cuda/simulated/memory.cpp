@@ -33,13 +33,22 @@ template <typename T>
 CUresult fill_2d(sim::State& s, CUstream stream, CUdeviceptr dst, size_t pitch, T value,
                  size_t width, size_t height);
 
+// `captured`: a linear memset a capturing stream takes as a memset node (fill_2d's rows refuse).
 template <typename T>
-CUresult fill(sim::State& s, CUstream stream, CUdeviceptr dst, T value, size_t count) {
+CUresult fill(sim::State& s, CUstream stream, CUdeviceptr dst, T value, size_t count,
+              bool captured = false) {
   if (!sim::known_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
-  if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;
+  const auto capture = captured ? s.capturing.find(stream) : s.capturing.end();
+  if (capture == s.capturing.end()) {
+    if (const CUresult r = sim::not_captured(s, stream); r != CUDA_SUCCESS) return r;
+  }
   if (count > UINT64_MAX / sizeof(T)) return CUDA_ERROR_INVALID_VALUE;
   std::byte* to = range(s, dst, count * sizeof(T));
   if (to == nullptr || (sizeof(T) > 1 && dst % sizeof(T) != 0)) return CUDA_ERROR_INVALID_VALUE;
+  if (capture != s.capturing.end()) {
+    return sim::capture_memset(s, capture->second, dst, static_cast<unsigned>(value), sizeof(T),
+                               count);
+  }
   for (size_t i = 0; i < count; ++i) std::memcpy(to + i * sizeof(T), &value, sizeof(T));
   return CUDA_SUCCESS;
 }
@@ -80,7 +89,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us,
                                                    size_t N, CUstream hStream) {
-  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, us, N); });
+  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, us, N, true); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr dstDevice, size_t dstPitch,
@@ -300,11 +309,18 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdevic
   });
 }
 
+// A capturing stream takes it as a copy node.
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice,
                                                        size_t ByteCount, CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
-    return copy(s, hStream, range(s, dstDevice, ByteCount), range(s, srcDevice, ByteCount),
-                ByteCount);
+    std::byte* to = range(s, dstDevice, ByteCount);
+    const std::byte* from = range(s, srcDevice, ByteCount);
+    if (const auto capture = s.capturing.find(hStream); capture != s.capturing.end()) {
+      if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+      if (to == nullptr || from == nullptr) return CUDA_ERROR_INVALID_VALUE;
+      return sim::capture_copy(s, capture->second, dstDevice, srcDevice, ByteCount);
+    }
+    return copy(s, hStream, to, from, ByteCount);
   });
 }
 
@@ -318,12 +334,12 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N,
                                                   CUstream hStream) {
-  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, uc, N); });
+  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, uc, N, true); });
 }
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N,
                                                    CUstream hStream) {
-  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, ui, N); });
+  return sim::guarded([&](sim::State& s) { return fill(s, hStream, dstDevice, ui, N, true); });
 }
 
 namespace {

@@ -267,7 +267,8 @@ struct State {
 };
 
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED for work the simulated device cannot capture (it
-// captures kernel launches only) on a capturing stream, else CUDA_SUCCESS. A GPU's driver would
+// captures kernel launches, host functions, linear device copies and linear memsets only) on a
+// capturing stream, else CUDA_SUCCESS. A GPU's driver would
 // capture that work, so the capture goes on.
 CUresult not_captured(const State& s, CUstream stream);
 

@@ -1,0 +1,405 @@
+// Graph copies of the application's own memory (host_staging.h).
+#include "plugins/cuda/frontend/host_staging.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.h"
+#include "common/log.h"
+#include "cuda_remote_calls.h"
+#include "frontend/frontend_abi.h"
+#include "frontend/route_scope.h"
+#include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/graph_nodes.h"
+#include "plugins/cuda/frontend/memory_ranges.h"
+#include "plugins/cuda/frontend/pool_routes.h"
+
+namespace gvirtus::cuda {
+namespace {
+
+using Wide = unsigned __int128;
+
+// A copy's side in this process's memory: `rows` rows of `width` bytes, `pitch` bytes apart, in
+// `slices` slices `slice` bytes apart, from `first`. The block holds the same layout from 0.
+struct Region {
+  std::byte* first;
+  uint64_t width, rows, slices, pitch, slice;
+
+  uint64_t span() const { return (slices - 1) * slice + (rows - 1) * pitch + width; }
+  bool contiguous() const { return span() == width * rows * slices; }
+  auto key() const { return std::tuple(first, width, rows, slices, pitch, slice); }
+};
+
+// What the stub's host function does each time the graph reaches it.
+struct Transfer {
+  Region region;
+  CUdeviceptr block;
+  bool to_device;  // the region into the block (before a copy to the device), or back
+  uint32_t route;  // the backend holding the block
+};
+
+// A staged copy node as the application sees it.
+struct StagedNode {
+  CUgraph graph;
+  CUDA_MEMCPY3D copy;  // the parameters the application gave
+  bool source_here;
+};
+
+std::mutex& staging_mutex = *new std::mutex;
+// One block per backend and range; transfers are kept for the process (a graph holding one may
+// run until the process ends); both never destroyed: exit handlers may still run graphs.
+auto& blocks = *new std::map<std::tuple<uint32_t, uintptr_t, uint64_t>, CUdeviceptr>;
+auto& transfers = *new std::map<std::tuple<std::byte*, uint64_t, uint64_t, uint64_t, uint64_t,
+                                           uint64_t, CUdeviceptr, bool, uint32_t>,
+                                std::unique_ptr<Transfer>>;
+auto& staged_nodes = *new std::unordered_map<CUgraphNode, StagedNode>;
+
+CUresult block_for(const Region& region, CUdeviceptr& block) {
+  const uint32_t route = gvirtus_route_get();
+  const auto key = std::tuple(route, reinterpret_cast<uintptr_t>(region.first), region.span());
+  std::lock_guard lock(staging_mutex);
+  if (const auto it = blocks.find(key); it != blocks.end()) {
+    block = it->second;
+    return CUDA_SUCCESS;
+  }
+  CUdeviceptr made = 0;
+  const CUresult result = remote_sync(
+      Fn::gvirtusStagingAlloc, [&](WireWriter& w) { w.put<uint64_t>(region.span()); },
+      [&](WireReader& r) { made = r.get<uint64_t>(); });
+  if (result != CUDA_SUCCESS) return result;
+  blocks.emplace(key, made);
+  block = made;
+  return CUDA_SUCCESS;
+}
+
+Transfer* transfer_for(const Region& region, CUdeviceptr block, bool to_device) {
+  const uint32_t route = gvirtus_route_get();
+  const auto key = std::tuple_cat(region.key(), std::tuple(block, to_device, route));
+  std::lock_guard lock(staging_mutex);
+  auto& slot = transfers[key];
+  if (!slot) slot = std::make_unique<Transfer>(Transfer{region, block, to_device, route});
+  return slot.get();
+}
+
+CUresult write_bytes(CUdeviceptr at, const std::byte* from, uint64_t bytes) {
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t chunk = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
+    const CUresult sent = remote_async(
+        Fn::gvirtusStagingWrite,
+        [&](WireWriter& w) {
+          w.put<uint64_t>(at + done);
+          w.put<uint64_t>(chunk);
+        },
+        ByteView(from + done, chunk));
+    if (sent != CUDA_SUCCESS) return sent;
+    done += chunk;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult read_bytes(CUdeviceptr at, std::byte* to, uint64_t bytes) {
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t chunk = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
+    const CUresult got = remote_sync(
+        Fn::gvirtusStagingRead,
+        [&](WireWriter& w) {
+          w.put<uint64_t>(at + done);
+          w.put<uint64_t>(chunk);
+        },
+        [&](WireReader& r) {
+          const auto data = r.get_blob(chunk);
+          if (data.size() != chunk) raise(ErrorKind::kInvalidInput, "a short staging read");
+          std::memcpy(to + done, data.data(), chunk);
+        });
+    if (got != CUDA_SUCCESS) return got;
+    done += chunk;
+  }
+  return CUDA_SUCCESS;
+}
+
+// Row by row when the rows have gaps between them: only the copy's own bytes are read or written
+// here, as natively.
+template <typename Row>
+void each_row(const Region& r, Row&& row) {
+  for (uint64_t s = 0; s < r.slices; ++s) {
+    for (uint64_t y = 0; y < r.rows; ++y) row(s * r.slice + y * r.pitch);
+  }
+}
+
+CUresult into_block(const Transfer& t) {
+  const Region& r = t.region;
+  if (r.contiguous()) return write_bytes(t.block, r.first, r.span());
+  CUresult result = CUDA_SUCCESS;
+  each_row(r, [&](uint64_t offset) {
+    if (result == CUDA_SUCCESS) result = write_bytes(t.block + offset, r.first + offset, r.width);
+  });
+  return result;
+}
+
+CUresult out_of_block(const Transfer& t) {
+  const Region& r = t.region;
+  if (r.contiguous()) return read_bytes(t.block, r.first, r.span());
+  std::vector<std::byte> bytes(r.span());
+  if (const CUresult got = read_bytes(t.block, bytes.data(), bytes.size()); got != CUDA_SUCCESS) {
+    return got;
+  }
+  each_row(r, [&](uint64_t offset) { std::memcpy(r.first + offset, &bytes[offset], r.width); });
+  return CUDA_SUCCESS;
+}
+
+// The stub's host function: on the session's callback thread, while the stream waits for it.
+void CUDA_CB run_transfer(void* data) {
+  const auto& t = *static_cast<const Transfer*>(data);
+  const stub::RouteScope route(t.route);
+  try {
+    const CUresult result = t.to_device ? into_block(t) : out_of_block(t);
+    if (result != CUDA_SUCCESS) {
+      GVIRTUS_LOG(kError) << "libcuda.so.1: a graph's copy of this process's memory failed ("
+                          << result << "): the " << (t.to_device ? "device" : "host")
+                          << " did not get the copy's bytes";
+    }
+  } catch (const std::exception& e) {  // a malformed reply: nothing may leave a host function
+    GVIRTUS_LOG(kError) << "libcuda.so.1: a graph's copy of this process's memory failed: "
+                        << e.what();
+  }
+}
+
+bool here(CUmemorytype type, const void* host, CUdeviceptr device) {
+  uint32_t bits;
+  std::memcpy(&bits, &type, sizeof bits);
+  if (bits == CU_MEMORYTYPE_HOST) return shared_device_pointer(host) == 0;
+  if (bits != CU_MEMORYTYPE_UNIFIED) return false;
+  return !device_ranges().find(as_pointer(device)).has_value() &&
+         shared_device_pointer(as_pointer(device)) == 0;
+}
+
+// The region a copy names on its side here; CUDA_ERROR_INVALID_VALUE for a shape the driver
+// refuses too, or memory not mapped in this process (a device address the stub never saw).
+CUresult region_of(const CUDA_MEMCPY3D& c, bool source, Region& region) {
+  uint32_t bits;
+  std::memcpy(&bits, source ? &c.srcMemoryType : &c.dstMemoryType, sizeof bits);
+  const void* host = source ? c.srcHost : c.dstHost;
+  if (bits == CU_MEMORYTYPE_UNIFIED) host = as_pointer(source ? c.srcDevice : c.dstDevice);
+  const uint64_t x = source ? c.srcXInBytes : c.dstXInBytes;
+  const uint64_t y = source ? c.srcY : c.dstY, z = source ? c.srcZ : c.dstZ;
+  const uint64_t pitch = source ? c.srcPitch : c.dstPitch;
+  const uint64_t height = source ? c.srcHeight : c.dstHeight;
+  const uint64_t width = c.WidthInBytes, rows = c.Height, slices = c.Depth;
+  if (host == nullptr || width == 0 || rows == 0 || slices == 0) return CUDA_ERROR_INVALID_VALUE;
+  if ((rows > 1 || slices > 1) && pitch < width) return CUDA_ERROR_INVALID_VALUE;
+  if (slices > 1 && height < rows) return CUDA_ERROR_INVALID_VALUE;
+  const uint64_t row_step = rows > 1 || slices > 1 ? pitch : width;
+  const uint64_t slice_step = slices > 1 ? pitch * height : row_step * rows;
+  const Wide offset = Wide{x} + Wide{y} * pitch + Wide{z} * pitch * height;
+  const Wide span = Wide{slices - 1} * slice_step + Wide{rows - 1} * row_step + width;
+  if (Wide{reinterpret_cast<uintptr_t>(host)} + offset + span > UINTPTR_MAX) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  auto* first = static_cast<std::byte*>(const_cast<void*>(host)) + static_cast<uint64_t>(offset);
+  if (!host_mapped(first, static_cast<size_t>(span))) return CUDA_ERROR_INVALID_VALUE;
+  region = Region{first, width, rows, slices, row_step, slice_step};
+  return CUDA_SUCCESS;
+}
+
+// `copy` with its side here replaced by the block, which holds the region's layout from 0.
+CUDA_MEMCPY3D on_block(const CUDA_MEMCPY3D& copy, bool source, const Region& r, CUdeviceptr block) {
+  CUDA_MEMCPY3D c = copy;
+  const uint64_t height = r.slices > 1 ? r.slice / r.pitch : r.rows;
+  if (source) {
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = block, c.srcHost = nullptr;
+    c.srcXInBytes = c.srcY = c.srcZ = 0, c.srcPitch = r.pitch, c.srcHeight = height;
+  } else {
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = block, c.dstHost = nullptr;
+    c.dstXInBytes = c.dstY = c.dstZ = 0, c.dstPitch = r.pitch, c.dstHeight = height;
+  }
+  return c;
+}
+
+// A new graph of the host function and the copy of the block, in the copy's order.
+CUresult staged_graph(const CUDA_MEMCPY3D& copy, CUcontext context, bool source_here,
+                      CUgraph& graph) {
+  Region region{};
+  if (const CUresult r = region_of(copy, source_here, region); r != CUDA_SUCCESS) return r;
+  CUdeviceptr block = 0;
+  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
+  const CUDA_MEMCPY3D inner = on_block(copy, source_here, region, block);
+  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer_for(region, block, source_here)};
+  if (const CUresult r = cuGraphCreate(&graph, 0); r != CUDA_SUCCESS) return r;
+  CUgraphNode first = nullptr, second = nullptr;
+  CUresult result = source_here ? add_host_node(&first, graph, nullptr, 0, &host)
+                                : add_memcpy_node(&first, graph, nullptr, 0, &inner, context);
+  if (result == CUDA_SUCCESS) {
+    result = source_here ? add_memcpy_node(&second, graph, &first, 1, &inner, context)
+                         : add_host_node(&second, graph, &first, 1, &host);
+  }
+  if (result != CUDA_SUCCESS) {
+    (void)cuGraphDestroy(graph);
+    graph = nullptr;
+  }
+  return result;
+}
+
+// The nodes of a staged node's own graph (in `node`, the graph's copy of it): its host node and
+// its copy node.
+CUresult inner_nodes(CUgraphNode node, CUgraphNode& host, CUgraphNode& copy) {
+  CUgraph inner = nullptr;
+  if (const CUresult r = cuGraphChildGraphNodeGetGraph(node, &inner); r != CUDA_SUCCESS) return r;
+  CUgraphNode nodes[2] = {};
+  size_t count = 2;
+  if (const CUresult r = cuGraphGetNodes(inner, nodes, &count); r != CUDA_SUCCESS) return r;
+  if (count != 2) return CUDA_ERROR_INVALID_VALUE;
+  CUgraphNodeType type{};
+  if (const CUresult r = cuGraphNodeGetType(nodes[0], &type); r != CUDA_SUCCESS) return r;
+  const bool host_first = type == CU_GRAPH_NODE_TYPE_HOST;
+  host = nodes[host_first ? 0 : 1], copy = nodes[host_first ? 1 : 0];
+  return CUDA_SUCCESS;
+}
+
+void log_unsupported_change() {
+  static std::once_flag logged;
+  std::call_once(logged, [] {
+    GVIRTUS_LOG(kWarning) << "libcuda.so.1: a copy node of this process's memory keeps that "
+                             "memory on the side it was on (the node is a host function and a "
+                             "copy in that order): other parameters are not supported";
+  });
+}
+
+}  // namespace
+
+SidesHere sides_here(const CUDA_MEMCPY3D& copy) {
+  return SidesHere{here(copy.srcMemoryType, copy.srcHost, copy.srcDevice),
+                   here(copy.dstMemoryType, copy.dstHost, copy.dstDevice)};
+}
+
+CUresult capture_staged_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) {
+  const stub::RouteScope route(pool_backend_of_handle("stream", stream));
+  if (!host_mapped(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  const Region region{static_cast<std::byte*>(const_cast<void*>(src)), bytes, 1, 1, bytes, bytes};
+  CUdeviceptr block = 0;
+  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
+  if (const CUresult r = cuLaunchHostFunc(stream, run_transfer, transfer_for(region, block, true));
+      r != CUDA_SUCCESS) {
+    return r;
+  }
+  return cuMemcpyDtoDAsync_v2(dst, block, bytes, stream);
+}
+
+CUresult capture_staged_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+  const stub::RouteScope route(pool_backend_of_handle("stream", stream));
+  if (!host_mapped(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  const Region region{static_cast<std::byte*>(dst), bytes, 1, 1, bytes, bytes};
+  CUdeviceptr block = 0;
+  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
+  if (const CUresult r = cuMemcpyDtoDAsync_v2(block, src, bytes, stream); r != CUDA_SUCCESS) {
+    return r;
+  }
+  return cuLaunchHostFunc(stream, run_transfer, transfer_for(region, block, false));
+}
+
+CUresult add_staged_copy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
+                              size_t n, const CUDA_MEMCPY3D& copy, CUcontext context,
+                              SidesHere sides) {
+  if (node == nullptr || graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  const stub::RouteScope route(pool_backend_of_handle("graph", graph));
+  CUgraph inner = nullptr;
+  if (const CUresult r = staged_graph(copy, context, sides.source, inner); r != CUDA_SUCCESS) {
+    return r;
+  }
+  const CUresult result =
+      add_child_node(node, graph, dependencies, n, inner, CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
+  (void)cuGraphDestroy(inner);
+  if (result == CUDA_SUCCESS) {
+    std::lock_guard lock(staging_mutex);
+    staged_nodes[*node] = StagedNode{graph, copy, sides.source};
+  }
+  return result;
+}
+
+std::optional<CUresult> set_staged_copy_node(CUgraphExec executable, CUgraphNode node,
+                                             const CUDA_MEMCPY3D& copy, CUcontext context) {
+  StagedNode staged{};
+  {
+    std::lock_guard lock(staging_mutex);
+    const auto it = staged_nodes.find(node);
+    if (it == staged_nodes.end()) return std::nullopt;
+    staged = it->second;
+  }
+  const SidesHere sides = sides_here(copy);
+  if (sides.source == sides.destination || sides.source != staged.source_here) {
+    log_unsupported_change();
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  const stub::RouteScope route(pool_backend_of_handle("graph", staged.graph));
+  if (executable != nullptr) {  // the executable graph's copy of the node's own graph, replaced
+    CUgraph inner = nullptr;
+    if (const CUresult r = staged_graph(copy, context, sides.source, inner); r != CUDA_SUCCESS) {
+      return r;
+    }
+    const CUresult result = set_child_node(executable, node, inner);
+    (void)cuGraphDestroy(inner);
+    return result;
+  }
+  Region region{};
+  if (const CUresult r = region_of(copy, sides.source, region); r != CUDA_SUCCESS) return r;
+  CUdeviceptr block = 0;
+  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
+  CUgraphNode host_node = nullptr, copy_node = nullptr;
+  if (const CUresult r = inner_nodes(node, host_node, copy_node); r != CUDA_SUCCESS) return r;
+  const CUDA_MEMCPY3D inner = on_block(copy, sides.source, region, block);
+  if (const CUresult r = set_memcpy_node(nullptr, copy_node, &inner, context); r != CUDA_SUCCESS) {
+    return r;
+  }
+  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer_for(region, block, sides.source)};
+  if (const CUresult r = set_host_node(nullptr, host_node, &host); r != CUDA_SUCCESS) return r;
+  std::lock_guard lock(staging_mutex);
+  if (const auto it = staged_nodes.find(node); it != staged_nodes.end()) it->second.copy = copy;
+  return CUDA_SUCCESS;
+}
+
+bool staged_copy_params(CUgraphNode node, CUDA_MEMCPY3D& copy) {
+  std::lock_guard lock(staging_mutex);
+  const auto it = staged_nodes.find(node);
+  if (it == staged_nodes.end()) return false;
+  copy = it->second.copy;
+  return true;
+}
+
+bool is_staged_copy_node(CUgraphNode node) {
+  std::lock_guard lock(staging_mutex);
+  return staged_nodes.contains(node);
+}
+
+void staged_copies_cloned(CUgraph original, CUgraph clone) {
+  std::vector<std::pair<CUgraphNode, StagedNode>> of_original;
+  {
+    std::lock_guard lock(staging_mutex);
+    for (const auto& [node, staged] : staged_nodes) {
+      if (staged.graph == original) of_original.emplace_back(node, staged);
+    }
+  }
+  for (auto& [node, staged] : of_original) {
+    CUgraphNode cloned = nullptr;
+    if (cuGraphNodeFindInClone(&cloned, node, clone) != CUDA_SUCCESS) continue;
+    staged.graph = clone;
+    std::lock_guard lock(staging_mutex);
+    staged_nodes[cloned] = staged;
+  }
+}
+
+void forget_staged_node(CUgraphNode node) {
+  std::lock_guard lock(staging_mutex);
+  staged_nodes.erase(node);
+}
+
+void forget_staged_graph(CUgraph graph) {
+  std::lock_guard lock(staging_mutex);
+  std::erase_if(staged_nodes, [&](const auto& entry) { return entry.second.graph == graph; });
+}
+
+}  // namespace gvirtus::cuda

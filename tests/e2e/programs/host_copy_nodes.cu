@@ -1,0 +1,196 @@
+// Graph copies of the program's own (pageable) memory, which CUDA reads and writes each time the
+// graph runs, when the copy runs (as NVIDIA's cuda-samples simpleCudaGraphs, jacobiCudaGraphs,
+// conjugateGradientCudaGraphs and graphMemoryNodes do):
+//   - copy nodes to and from pageable memory, the bytes read at each launch (the host changes
+//     them between launches) and written back at each launch;
+//   - a pitched copy node back into a wider host buffer leaves the gaps between its rows alone;
+//   - the node is a copy node to the program (its type, its parameters), in the graph and in a
+//     clone of it; new parameters in the executable graph and in the graph take effect;
+//   - copies captured from a stream, after a host function that writes the source in stream
+//     order: the copy reads what the function wrote, at each launch.
+// Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
+// passes them too; without a device the program checks nothing.
+#include <algorithm>
+#include <vector>
+
+#include "check.h"
+
+namespace {
+
+constexpr size_t kWords = 1 << 18;  // 1 MiB of ints
+constexpr size_t kBytes = kWords * sizeof(int);
+
+bool all_equal(const std::vector<int>& a, const std::vector<int>& b) {
+  return a == b;
+}
+
+void fill(std::vector<int>& v, int seed) {
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int>(i * 7 + seed);
+}
+
+void CUDART_CB write_source(void* data) {
+  auto* source = static_cast<std::vector<int>*>(data);
+  for (int& word : *source) word += 1;
+}
+
+cudaMemcpy3DParms linear(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+  cudaMemcpy3DParms p = {};
+  p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), bytes, bytes, 1);
+  p.dstPtr = make_cudaPitchedPtr(dst, bytes, bytes, 1);
+  p.extent = make_cudaExtent(bytes, 1, 1);
+  p.kind = kind;
+  return p;
+}
+
+}  // namespace
+
+int main() {
+  int* device_a = nullptr;
+  int* device_b = nullptr;
+  cudaStream_t stream = nullptr;
+  const bool working = OK(cudaMalloc(&device_a, kBytes)) && OK(cudaMalloc(&device_b, kBytes)) &&
+                       OK(cudaStreamCreate(&stream));
+  if (!working) return 0;
+
+  std::vector<int> source(kWords), back(kWords), expected(kWords);
+
+  // Up, across, back down: three copy nodes, two of them of pageable memory.
+  cudaGraph_t graph = nullptr;
+  SHOW(cudaGraphCreate(&graph, 0));
+  cudaGraphNode_t up = nullptr, across = nullptr, down = nullptr;
+  const cudaMemcpy3DParms up_params =
+      linear(device_a, source.data(), kBytes, cudaMemcpyHostToDevice);
+  SHOW(cudaGraphAddMemcpyNode(&up, graph, nullptr, 0, &up_params));
+  SHOW(cudaGraphAddMemcpyNode1D(&across, graph, &up, 1, device_b, device_a, kBytes,
+                                cudaMemcpyDeviceToDevice));
+  SHOW(cudaGraphAddMemcpyNode1D(&down, graph, &across, 1, back.data(), device_b, kBytes,
+                                cudaMemcpyDefault));
+  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+  SHOW(cudaGraphNodeGetType(up, &type));
+  EXPECT(type == cudaGraphNodeTypeMemcpy);
+  SHOW(cudaGraphNodeGetType(down, &type));
+  EXPECT(type == cudaGraphNodeTypeMemcpy);
+  cudaMemcpy3DParms read_back = {};
+  SHOW(cudaGraphMemcpyNodeGetParams(up, &read_back));
+  EXPECT(read_back.srcPtr.ptr == source.data() && read_back.dstPtr.ptr == device_a &&
+         read_back.extent.width == kBytes && read_back.kind == cudaMemcpyHostToDevice);
+  size_t nodes = 0;
+  SHOW(cudaGraphGetNodes(graph, nullptr, &nodes));
+  std::printf("nodes: %zu\n", nodes);
+
+  cudaGraphExec_t exec = nullptr;
+  SHOW(cudaGraphInstantiate(&exec, graph, 0));
+  bool each_launch = true;
+  for (int launch = 0; launch < 3; ++launch) {
+    fill(source, launch * 1000);  // new bytes before each launch: read when the copy runs
+    std::fill(back.begin(), back.end(), -1);
+    SHOW(cudaGraphLaunch(exec, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    each_launch = each_launch && all_equal(back, source);
+  }
+  EXPECT(each_launch);
+
+  // A clone runs the same copies, and its nodes are copy nodes too.
+  cudaGraph_t clone = nullptr;
+  SHOW(cudaGraphClone(&clone, graph));
+  cudaGraphNode_t cloned_down = nullptr;
+  SHOW(cudaGraphNodeFindInClone(&cloned_down, down, clone));
+  SHOW(cudaGraphNodeGetType(cloned_down, &type));
+  EXPECT(type == cudaGraphNodeTypeMemcpy);
+  cudaGraphExec_t clone_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&clone_exec, clone, 0));
+  fill(source, 42);
+  std::fill(back.begin(), back.end(), -1);
+  SHOW(cudaGraphLaunch(clone_exec, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  EXPECT(all_equal(back, source));
+
+  // New parameters in the executable graph: the copy back lands in another buffer.
+  std::vector<int> other(kWords, -1);
+  SHOW(cudaGraphExecMemcpyNodeSetParams1D(exec, down, other.data(), device_b, kBytes,
+                                          cudaMemcpyDeviceToHost));
+  fill(source, 7);
+  SHOW(cudaGraphLaunch(exec, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  EXPECT(all_equal(other, source));
+
+  // New parameters in the graph, for the next instantiation: half the bytes into a third buffer.
+  std::vector<int> half(kWords, -1);
+  SHOW(cudaGraphMemcpyNodeSetParams1D(down, half.data(), device_b, kBytes / 2,
+                                      cudaMemcpyDeviceToHost));
+  SHOW(cudaGraphMemcpyNodeGetParams(down, &read_back));
+  EXPECT(read_back.dstPtr.ptr == half.data() && read_back.extent.width == kBytes / 2);
+  cudaGraphExec_t exec_half = nullptr;
+  SHOW(cudaGraphInstantiate(&exec_half, graph, 0));
+  fill(source, 9);
+  SHOW(cudaGraphLaunch(exec_half, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  EXPECT(std::equal(half.begin(), half.begin() + kWords / 2, source.begin()) &&
+         half[kWords / 2] == -1);
+
+  // A pitched copy back into a wider buffer: 64 rows of 256 bytes, 512 bytes apart.
+  constexpr size_t kRow = 256, kPitch = 512, kRows = 64;
+  std::vector<unsigned char> wide(kPitch * kRows, 0xee);
+  cudaGraph_t pitched = nullptr;
+  SHOW(cudaGraphCreate(&pitched, 0));
+  cudaMemcpy3DParms rows = {};
+  rows.srcPtr = make_cudaPitchedPtr(device_a, kRow, kRow, kRows);
+  rows.dstPtr = make_cudaPitchedPtr(wide.data(), kPitch, kRow, kRows);
+  rows.extent = make_cudaExtent(kRow, kRows, 1);
+  rows.kind = cudaMemcpyDeviceToHost;
+  cudaGraphNode_t rows_node = nullptr;
+  SHOW(cudaGraphAddMemcpyNode(&rows_node, pitched, nullptr, 0, &rows));
+  cudaGraphExec_t pitched_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&pitched_exec, pitched, 0));
+  SHOW(cudaMemset(device_a, 0x5a, kRow * kRows));
+  SHOW(cudaGraphLaunch(pitched_exec, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  bool rows_right = true, gaps_kept = true;
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t x = 0; x < kPitch; ++x) {
+      const unsigned char byte = wide[r * kPitch + x];
+      if (x < kRow) rows_right = rows_right && byte == 0x5a;
+      if (x >= kRow) gaps_kept = gaps_kept && byte == 0xee;
+    }
+  }
+  EXPECT(rows_right);
+  EXPECT(gaps_kept);
+
+  // Captured: a host function writes the source, the copy up reads it, a memset changes the
+  // first word on the device, the copy down brings it back - at each launch.
+  cudaGraph_t captured = nullptr;
+  SHOW(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  SHOW(cudaLaunchHostFunc(stream, write_source, &source));
+  SHOW(cudaMemcpyAsync(device_a, source.data(), kBytes, cudaMemcpyDefault, stream));
+  SHOW(cudaMemsetAsync(device_a, 0, sizeof(int), stream));
+  SHOW(cudaMemcpyAsync(back.data(), device_a, kBytes, cudaMemcpyDeviceToHost, stream));
+  SHOW(cudaStreamEndCapture(stream, &captured));
+  cudaGraphExec_t captured_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&captured_exec, captured, 0));
+  fill(source, 100);
+  bool captured_right = true;
+  for (int launch = 0; launch < 3; ++launch) {
+    std::fill(back.begin(), back.end(), -1);
+    SHOW(cudaGraphLaunch(captured_exec, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    expected = source;  // the host function ran: one more than before the launch
+    expected[0] = 0;
+    captured_right =
+        captured_right && all_equal(back, expected) && source[1] == 7 + 100 + launch + 1;
+  }
+  EXPECT(captured_right);
+
+  SHOW(cudaGraphExecDestroy(captured_exec));
+  SHOW(cudaGraphDestroy(captured));
+  SHOW(cudaGraphExecDestroy(pitched_exec));
+  SHOW(cudaGraphDestroy(pitched));
+  SHOW(cudaGraphExecDestroy(exec_half));
+  SHOW(cudaGraphExecDestroy(clone_exec));
+  SHOW(cudaGraphDestroy(clone));
+  SHOW(cudaGraphExecDestroy(exec));
+  SHOW(cudaGraphDestroy(graph));
+  SHOW(cudaStreamDestroy(stream));
+  SHOW(cudaFree(device_a));
+  SHOW(cudaFree(device_b));
+  return 0;
+}
