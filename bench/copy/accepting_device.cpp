@@ -17,14 +17,16 @@
 //   "keep"           the range is backed by host memory (reserved without commitment, so only
 //                    what is written costs memory): copies to the device store the bytes, copies
 //                    from it return them, so a test can check every byte of a round trip.
-// Host-to-host copies are always done for real. 3D copies between pitched pointers are copies of
-// their rows. In "keep" mode cudaMallocManaged places page-aligned memory of its own from
-// kManagedBase (a client mirrors it at the same address: docs/managed-memory.md); it is device
-// memory to copies, and managed to cudaPointerGetAttributes. "keep" mode also counts one device
-// and loads libraries (cudaLibraryLoadData takes any image), whose managed variables it places
-// packed in managed memory (cudaLibraryGetManaged), sizes read from the image's symbol tables.
-// Its memory pools, shareable between sessions, are accepting_pools.cpp's; its error log, which
-// an invalid cudaSetDevice writes to, accepting_logs.cpp's.
+// Host-to-host copies are always done for real. Registered host memory (cudaHostRegister: the
+// shm arena's blocks, staging blocks) is the device's to reach at its own address. 3D copies
+// between pitched pointers are copies of their rows. In "keep" mode cudaMallocManaged places
+// page-aligned memory of its own from kManagedBase (a client mirrors it at the same address:
+// docs/managed-memory.md); it is device memory to copies, and managed to cudaPointerGetAttributes.
+// "keep" mode also counts one device and loads libraries (cudaLibraryLoadData takes any image),
+// whose managed variables it places packed in managed memory (cudaLibraryGetManaged), sizes read
+// from the image's symbol tables. Its memory pools, shareable between sessions, are
+// accepting_pools.cpp's; its error log, which an invalid cudaSetDevice writes to,
+// accepting_logs.cpp's.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -97,7 +99,22 @@ bool in_managed(const void* ptr, size_t count = 1) {
   return false;
 }
 
+// Page-locked host memory (cudaHostRegister): mapped, so the device reaches it at its own
+// address (cudaHostGetDevicePointer), as with unified addressing.
+std::mutex registered_mutex;
+std::map<uintptr_t, size_t> registered;  // start, bytes
+
+bool in_registered(const void* ptr, size_t count) {
+  const auto address = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard lock(registered_mutex);
+  auto it = registered.upper_bound(address);
+  if (it == registered.begin()) return false;
+  --it;
+  return address - it->first < it->second && count <= it->second - (address - it->first);
+}
+
 bool in_device(const void* ptr, size_t count = 1) {
+  if (in_registered(ptr, count)) return true;
   const uintptr_t base = device().base;
   const auto address = reinterpret_cast<uintptr_t>(ptr);
   if (base != 0 && address >= base && address - base < kDeviceBytes &&
@@ -287,10 +304,15 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p
   return cudaMemcpy3D(p);
 }
 
-ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostRegister(void*, size_t, unsigned int) {
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int) {
+  if (ptr == nullptr || size == 0) return cudaErrorInvalidValue;
+  std::lock_guard lock(registered_mutex);
+  registered[reinterpret_cast<uintptr_t>(ptr)] = size;
   return cudaSuccess;
 }
-ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostUnregister(void*) {
+ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostUnregister(void* ptr) {
+  std::lock_guard lock(registered_mutex);
+  registered.erase(reinterpret_cast<uintptr_t>(ptr));
   return cudaSuccess;
 }
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaHostGetDevicePointer(void** device, void* host,

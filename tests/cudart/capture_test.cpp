@@ -1,7 +1,10 @@
-// What reaches the backend while a stream captures (frontend/graphs.cpp): the application is
-// programs/capture_check.cpp, run through gvirtus-run; the backend runs with the capturing device
-// (programs/capture_device.cpp, a double that keeps capture states and logs what a capturing
-// stream receives) before the accepting device. Not GPU evidence: it checks the stub's choices.
+// What reaches the backend while a stream captures (frontend/graphs.cpp) and when a graph's copy
+// node names the client's memory (frontend/host_staging.h): the applications are
+// programs/capture_check.cpp and graph_copy_check.cpp, run through gvirtus-run; the backend runs
+// with the capturing device (programs/capture_device.cpp, a double that keeps capture states,
+// logs what a capturing stream receives, and builds and launches graphs of copies and host
+// functions) before the accepting device, which keeps what is copied. Not GPU evidence: it checks
+// the stub's choices and that the staged bytes arrive.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -17,11 +20,12 @@ namespace {
 
 class Capture : public ::testing::TestWithParam<TestTransport> {};
 
-TEST_P(Capture, copies_of_client_memory_are_refused_and_device_copies_captured) {
+TEST_P(Capture, copies_of_client_memory_are_staged_and_device_copies_captured) {
   BackendOptions options;
   options.plugins = R"(["cudart"])";
   options.transport = GetParam();
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD};
+  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD,
+                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
   BackendProcess backend(options);
   const auto [out, status] =
       run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
@@ -29,29 +33,31 @@ TEST_P(Capture, copies_of_client_memory_are_refused_and_device_copies_captured) 
   EXPECT_EQ(status, 0) << out << "\nbackend log:\n" << backend.log();
   EXPECT_NE(out.find("ok"), std::string::npos) << out;
   const std::string log = backend.log();
-  // Both device-to-device copies reached the backend's capture; no copy of client memory did:
-  // the stub had the runtime wait for the stream instead, once refused, then invalidated.
   auto count = [&](const std::string& text) {
     size_t n = 0;
     for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++n;
     return n;
   };
+  // Every copy the captures took is between device memory: the program's own, and the staging
+  // blocks of the copies of pageable memory, each beside a host function of the stub's.
   const std::string device_to_device =
       "cudaMemcpyAsync captured, kind " + std::to_string(cudaMemcpyDeviceToDevice);
-  EXPECT_EQ(count(device_to_device), 2u) << log;
-  EXPECT_EQ(count("cudaMemcpyAsync captured"), 2u) << log;
+  EXPECT_EQ(count(device_to_device), 4u) << log;
+  EXPECT_EQ(count("cudaMemcpyAsync captured"), 4u) << log;
+  EXPECT_EQ(count("cudaLaunchHostFunc captured"), 3u) << log;
+  // The copy between host memory: the stub had the runtime wait for the stream, refused.
   EXPECT_EQ(count("cudaStreamSynchronize refused in a capture"), 1u) << log;
-  EXPECT_EQ(count("cudaStreamSynchronize of an invalidated capture"), 1u) << log;
 }
 
 // Copy nodes of a graph run each time the graph does, on the backend's GPU: one that names the
-// client's own memory is refused by the stub (programs/graph_copy_check.cpp), and never reaches
-// the backend; a device-to-device one does (the accepting device's runtime initialises).
-TEST_P(Capture, copy_nodes_of_client_memory_are_refused_before_the_backend) {
+// client's own memory is staged (programs/graph_copy_check.cpp), built and launched here by the
+// capturing device; one between host memory is refused by the stub and never reaches the backend.
+TEST_P(Capture, copy_nodes_of_client_memory_are_staged) {
   BackendOptions options;
   options.plugins = R"(["cudart"])";
   options.transport = GetParam();
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD};
+  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD,
+                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
   BackendProcess backend(options);
   const auto [out, status] = run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
                                         backend.client_config_file() + " -- " +

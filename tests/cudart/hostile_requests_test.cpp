@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "backend/services/staging_blocks.h"
 #include "common/managed_batch_wire.h"
 #include "common/shareable_token.h"
 #include "common/wire.h"
@@ -320,6 +321,40 @@ TEST_F(HostileCudart, pool_sharing_is_vetted) {
   WireWriter no_type;
   put_record(no_type, ShareableRequest{0x6500, 0, 0});
   EXPECT_EQ(send(d, cr::Fn::cudaMemPoolExportToShareableHandle, no_type), ErrorKind::kDisconnected);
+  expect_session_ended_alone(d);
+}
+
+// Staging blocks (backend/services/staging_blocks.h) through the cudart plugin's rows: a block of
+// no bytes or beyond the session's bound is refused before the runtime sees it; a transfer that
+// names no block ends only its session.
+TEST_F(HostileCudart, staging_blocks_are_bounded_and_transfers_outside_them_end_the_session) {
+  Client c = client();
+  const auto allocate = [&](uint64_t bytes) {
+    WireWriter w;
+    w.put<uint64_t>(bytes);
+    const ByteView piece = w.view();
+    int32_t result = -1;
+    c.call(cr::call_id(cr::Fn::gvirtusStagingAlloc), std::span(&piece, 1), [&](WireReader& in) {
+      result = in.get<int32_t>();
+      (void)in.get_raw(in.remaining());
+    });
+    return result;
+  };
+  EXPECT_EQ(allocate(0), cudaErrorInvalidValue);
+  EXPECT_EQ(allocate(services::kMaxStagingBytes + 1), cudaErrorMemoryAllocation);
+  EXPECT_TRUE(ping(c)) << "the session goes on";
+  WireWriter read;
+  read.put<uint64_t>(0x10000);
+  read.put<uint64_t>(16);
+  EXPECT_EQ(send(c, cr::Fn::gvirtusStagingRead, read), ErrorKind::kDisconnected);
+  expect_session_ended_alone(c);
+  EXPECT_TRUE(logged("outside every staging block")) << backend_.log();
+  Client d = client();
+  WireWriter write;
+  write.put<uint64_t>(0x10000);
+  write.put<uint64_t>(4);
+  write.put_raw("abcd", 4);
+  EXPECT_EQ(send(d, cr::Fn::gvirtusStagingWrite, write), ErrorKind::kDisconnected);
   expect_session_ended_alone(d);
 }
 

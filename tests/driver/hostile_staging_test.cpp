@@ -1,10 +1,10 @@
-// Staging blocks (backend/host_staging.h) against a client that sends what no stub would: a block
-// of no bytes or beyond the session's bound is refused with the driver's status; a block starts
-// zeroed (nothing of the backend's earlier memory reaches the client) and takes and gives back
-// what is written; a transfer that strays outside every block, or names none, or no bytes, ends
-// only its own session.
+// Staging blocks (backend/services/staging_blocks.h) against a client that sends what no stub
+// would: a block of no bytes or beyond the session's bound is refused with the driver's status; a
+// block starts zeroed (nothing of the backend's earlier memory reaches the client) and takes and
+// gives back what is written; a transfer that strays outside every block, or names none, or no
+// bytes, ends only its own session.
+#include "backend/services/staging_blocks.h"
 #include "hostile_driver.h"
-#include "plugins/cuda/backend/host_staging.h"
 
 #include <algorithm>
 
@@ -22,7 +22,7 @@ TEST_F(HostileDriver, staging_blocks_are_bounded_and_start_zeroed) {
   const auto owned = client();
   Client& c = *owned;
   EXPECT_EQ(allocate(c, 0).status, CUDA_ERROR_INVALID_VALUE);
-  EXPECT_EQ(allocate(c, cu::kMaxStagingBytes + 1).status, CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(allocate(c, services::kMaxStagingBytes + 1).status, CUDA_ERROR_OUT_OF_MEMORY);
   EXPECT_TRUE(backend_.logged("staging block")) << backend_.log();
   const Reply made = allocate(c, 4000);
   ASSERT_EQ(made.status, CUDA_SUCCESS);
@@ -55,16 +55,16 @@ TEST_F(HostileDriver, staging_blocks_are_bounded_and_start_zeroed) {
   ASSERT_EQ(back.rest.size(), sizeof(uint64_t) + sizeof text);
   EXPECT_EQ(std::memcmp(back.rest.data() + sizeof(uint64_t), text, sizeof text), 0);
   // The session's bound counts what it holds: the rest of it still fits, and no more.
-  EXPECT_EQ(allocate(c, cu::kMaxStagingBytes - 4096 + 1).status, CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(allocate(c, services::kMaxStagingBytes - 4096 + 1).status, CUDA_ERROR_OUT_OF_MEMORY);
   expect_session_goes_on(c);
 }
 
 TEST_F(HostileDriver, a_staging_transfer_outside_its_blocks_ends_only_its_session) {
   const std::vector<std::pair<uint64_t, uint64_t>> strays = {
-      {4090, 16},                   // across the block's end
-      {uint64_t{1} << 47, 16},      // no block there
-      {0, 0},                       // no bytes
-      {0, cu::kCopyChunkBytes + 1}  // over a chunk
+      {4090, 16},                    // across the block's end
+      {uint64_t{1} << 47, 16},       // no block there
+      {0, 0},                        // no bytes
+      {0, staging::kChunkBytes + 1}  // over a chunk
   };
   const auto allocate = ALLOCATE_STAGING;
   for (const auto& [offset, bytes] : strays) {

@@ -1,11 +1,16 @@
 // What the stub does with copies on a capturing stream (capture_test.cpp runs it through
-// gvirtus-run, over a backend with the capturing and accepting devices): a device-to-device copy
-// is forwarded and captured; a copy into or from pageable memory is refused with
-// cudaErrorStreamCaptureUnsupported, which invalidates the capture, so a later one answers
-// cudaErrorStreamCaptureInvalidated and so does cudaStreamEndCapture. A capture without them
-// ends in a graph. Prints "ok" and exits 0 when everything answered so.
+// gvirtus-run, over a backend with the capturing and accepting devices, the latter keeping what
+// is copied): a device-to-device copy is forwarded and captured; a copy into or from pageable
+// memory is captured staged (frontend/host_staging.h: a host function of the stub's and a copy of
+// a staging block on the backend), so each launch of the graph reads the program's memory as it
+// is then - after the program's own host function captured before it changed it - and writes
+// the program's memory back; a copy between host memory is refused with
+// cudaErrorStreamCaptureUnsupported, which invalidates the capture, so cudaStreamEndCapture then
+// answers cudaErrorStreamCaptureInvalidated. A capture without it ends in a graph. Prints "ok"
+// and exits 0 when everything answered so.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -19,10 +24,21 @@ void expect(cudaError_t got, cudaError_t want, const char* what) {
   ++failures;
 }
 
+void check(bool ok, const char* what) {
+  if (ok) return;
+  std::printf("FAILED: %s\n", what);
+  ++failures;
+}
+
+// The program's own host function, captured before the copy up: one more in every byte.
+void CUDART_CB bump(void* data) {
+  for (char& c : *static_cast<std::vector<char>*>(data)) c = static_cast<char>(c + 1);
+}
+
 }  // namespace
 
 int main() {
-  constexpr size_t kBytes = 4096;
+  constexpr size_t kBytes = 1 << 20;
   cudaStream_t stream = nullptr;
   expect(cudaStreamCreate(&stream), cudaSuccess, "cudaStreamCreate");
   void* a = nullptr;
@@ -30,17 +46,40 @@ int main() {
   expect(cudaMalloc(&a, kBytes), cudaSuccess, "cudaMalloc a");
   expect(cudaMalloc(&b, kBytes), cudaSuccess, "cudaMalloc b");
   std::vector<char> pageable(kBytes, 'x');
+  std::vector<char> back(kBytes, 0);
 
   expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
          "cudaStreamBeginCapture");
+  expect(cudaLaunchHostFunc(stream, bump, &pageable), cudaSuccess, "a host function captured");
+  expect(cudaMemcpyAsync(a, pageable.data(), kBytes, cudaMemcpyHostToDevice, stream), cudaSuccess,
+         "host-to-device copy in a capture");
   expect(cudaMemcpyAsync(b, a, kBytes, cudaMemcpyDeviceToDevice, stream), cudaSuccess,
          "device-to-device copy in a capture");
-  expect(cudaMemcpyAsync(pageable.data(), b, kBytes, cudaMemcpyDeviceToHost, stream),
-         cudaErrorStreamCaptureUnsupported, "device-to-host copy in a capture");
+  expect(cudaMemcpyAsync(back.data(), b, kBytes, cudaMemcpyDefault, stream), cudaSuccess,
+         "device-to-host copy in a capture");
+  cudaGraph_t graph = nullptr;
+  expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
+  check(back[0] == 0 && pageable[0] == 'x', "nothing ran at capture");
+  cudaGraphExec_t exec = nullptr;
+  expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");
+  for (int launch = 0; launch < 3; ++launch) {
+    std::fill(pageable.begin(), pageable.end(), static_cast<char>('a' + 3 * launch));
+    std::fill(back.begin(), back.end(), 0);
+    expect(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch");
+    expect(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize");
+    check(pageable[0] == 'a' + 3 * launch + 1, "the host function ran before the copy up");
+    check(back == pageable, "the copy back holds what the copy up read at this launch");
+  }
+  expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
+  expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
+
+  // A copy between host memory cannot be captured: refused, the capture invalidated.
+  expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+         "cudaStreamBeginCapture again");
+  expect(cudaMemcpyAsync(back.data(), pageable.data(), kBytes, cudaMemcpyHostToHost, stream),
+         cudaErrorStreamCaptureUnsupported, "host-to-host copy in a capture");
   expect(cudaGetLastError(), cudaErrorStreamCaptureUnsupported, "the last error");
-  expect(cudaMemcpyAsync(a, pageable.data(), kBytes, cudaMemcpyHostToDevice, stream),
-         cudaErrorStreamCaptureInvalidated, "host-to-device copy in an invalidated capture");
-  cudaGraph_t graph = reinterpret_cast<cudaGraph_t>(1);
+  graph = reinterpret_cast<cudaGraph_t>(1);
   expect(cudaStreamEndCapture(stream, &graph), cudaErrorStreamCaptureInvalidated,
          "cudaStreamEndCapture of an invalidated capture");
   if (graph != nullptr) {
@@ -49,13 +88,13 @@ int main() {
   }
 
   // Outside a capture, the same copies are copies.
-  expect(cudaMemcpyAsync(pageable.data(), b, kBytes, cudaMemcpyDeviceToHost, stream), cudaSuccess,
+  expect(cudaMemcpyAsync(back.data(), b, kBytes, cudaMemcpyDeviceToHost, stream), cudaSuccess,
          "device-to-host copy after the capture");
 
   expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), cudaSuccess,
-         "cudaStreamBeginCapture again");
+         "cudaStreamBeginCapture a third time");
   expect(cudaMemcpyAsync(a, b, kBytes, cudaMemcpyDeviceToDevice, stream), cudaSuccess,
-         "device-to-device copy in the second capture");
+         "device-to-device copy in the third capture");
   expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
   expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
   expect(cudaGraphDestroy(graph), cudaErrorInvalidResourceHandle, "cudaGraphDestroy again");

@@ -2,19 +2,22 @@
 // (bench/copy/accepting_device.cpp), on a machine without a GPU, so that what the stub sends
 // while a stream captures can be seen on the backend (capture_test.cpp). It is never GPU
 // evidence: it keeps streams and their capture state as CUDA documents them, and logs to stderr
-// (the backend's log) each copy a capturing stream receives and each refusal.
+// (the backend's log) each copy and host function a capturing stream receives and each refusal.
 //
 // Streams are made-up handles; a capture is begun, ended (into a made-up graph, or invalidated),
 // and invalidated by what CUDA forbids in a capture: waiting for the stream
 // (cudaStreamSynchronize answers cudaErrorStreamCaptureUnsupported). Its failures are the
-// thread's last error. Copies go on to the next definition (the accepting device's), after the
-// log line.
+// thread's last error. A capture keeps its copies and host functions in order, done only when an
+// executable graph instantiated from it is launched (the copies by the next definition, the
+// accepting device's; the host functions called, in order, on the launching thread).
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <set>
+#include <vector>
 
 namespace {
 
@@ -23,7 +26,35 @@ auto& streams = *new std::set<cudaStream_t>;
 auto& capturing = *new std::set<cudaStream_t>;
 auto& invalidated = *new std::set<cudaStream_t>;
 auto& graphs = *new std::set<cudaGraph_t>;
-char handles[64];  // made-up handles are addresses in here
+
+// A copy or a host function a capture or a node took, as it was given.
+struct Work {
+  cudaHostFn_t fn = nullptr;  // a host function, else a copy (linear, or `box` when `boxed`)
+  void* data = nullptr;
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t count = 0;
+  cudaMemcpyKind kind = cudaMemcpyDefault;
+  bool boxed = false;
+  cudaMemcpy3DParms box{};
+};
+// A graph's nodes in the order added (an order their dependencies allow), each its work; a
+// captured graph is one node of all it took.
+struct Node {
+  cudaGraphNode_t handle;
+  std::vector<Work> work;
+};
+using Nodes = std::vector<Node>;
+auto& captured = *new std::map<cudaStream_t, std::vector<Work>>;  // capturing streams'
+auto& graph_nodes = *new std::map<cudaGraph_t, Nodes>;
+auto& executables = *new std::map<cudaGraphExec_t, Nodes>;
+
+std::vector<Work> all_work(const Nodes& nodes) {
+  std::vector<Work> work;
+  for (const Node& node : nodes) work.insert(work.end(), node.work.begin(), node.work.end());
+  return work;
+}
+char handles[256];  // made-up handles are addresses in here
 int next_handle = 0;
 
 template <typename T>
@@ -68,6 +99,7 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
   if (streams.count(stream) == 0) return failed(cudaErrorStreamCaptureUnsupported);  // null
   if (capturing.count(stream) != 0) return failed(cudaErrorIllegalState);
   capturing.insert(stream);
+  captured[stream].clear();
   return cudaSuccess;
 }
 
@@ -80,6 +112,8 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cuda
   }
   *graph = made_up<cudaGraph_t>();
   graphs.insert(*graph);
+  graph_nodes[*graph] = Nodes{Node{nullptr, std::move(captured[stream])}};
+  captured.erase(stream);
   return cudaSuccess;
 }
 
@@ -106,7 +140,145 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 
 CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   std::lock_guard lock(mutex);
+  graph_nodes.erase(graph);
   return graphs.erase(graph) != 0 ? cudaSuccess : failed(cudaErrorInvalidValue);
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph,
+                                                       unsigned long long) {
+  std::lock_guard lock(mutex);
+  if (graphs.count(graph) == 0) return failed(cudaErrorInvalidValue);
+  *exec = made_up<cudaGraphExec_t>();
+  executables[*exec] = graph_nodes[graph];
+  return cudaSuccess;
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec,
+                                                                cudaGraph_t graph,
+                                                                unsigned long long flags) {
+  return cudaGraphInstantiate(exec, graph, flags);
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  std::lock_guard lock(mutex);
+  return executables.erase(exec) != 0 ? cudaSuccess : failed(cudaErrorInvalidValue);
+}
+
+// The graph's work in the order captured, now, on this thread (a host function blocks it as
+// natively it blocks the stream).
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  std::vector<Work> work;
+  {
+    std::lock_guard lock(mutex);
+    const auto it = executables.find(exec);
+    if (it == executables.end()) return failed(cudaErrorInvalidValue);
+    work = all_work(it->second);
+  }
+  using Copy = cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t);
+  static const auto next = reinterpret_cast<Copy>(::dlsym(RTLD_NEXT, "cudaMemcpyAsync"));
+  using Box = cudaError_t (*)(const cudaMemcpy3DParms*, cudaStream_t);
+  static const auto next_box = reinterpret_cast<Box>(::dlsym(RTLD_NEXT, "cudaMemcpy3DAsync"));
+  for (const Work& w : work) {
+    const cudaError_t rc = w.fn != nullptr ? (w.fn(w.data), cudaSuccess)
+                           : w.boxed       ? next_box(&w.box, stream)
+                                           : next(w.dst, w.src, w.count, w.kind, stream);
+    if (rc != cudaSuccess) return failed(rc);
+  }
+  return cudaSuccess;
+}
+
+// Graphs built node by node: each node's work kept in the order added.
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int) {
+  std::lock_guard lock(mutex);
+  *graph = made_up<cudaGraph_t>();
+  graphs.insert(*graph);
+  graph_nodes[*graph] = {};
+  return cudaSuccess;
+}
+
+namespace {
+
+cudaError_t add(cudaGraphNode_t* node, cudaGraph_t graph, std::vector<Work> work) {
+  std::lock_guard lock(mutex);
+  const auto it = graph_nodes.find(graph);
+  if (it == graph_nodes.end() || node == nullptr) return failed(cudaErrorInvalidValue);
+  *node = made_up<cudaGraphNode_t>();
+  it->second.push_back(Node{*node, std::move(work)});
+  return cudaSuccess;
+}
+
+}  // namespace
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t* node, cudaGraph_t graph,
+                                                       const cudaGraphNode_t*, size_t,
+                                                       const cudaHostNodeParams* params) {
+  return add(node, graph, {Work{params->fn, params->userData}});
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* node, cudaGraph_t graph,
+                                                         const cudaGraphNode_t*, size_t,
+                                                         const cudaMemcpy3DParms* params) {
+  Work work;
+  work.boxed = true;
+  work.box = *params;
+  return add(node, graph, {work});
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t* node, cudaGraph_t graph,
+                                                           const cudaGraphNode_t*, size_t,
+                                                           void* dst, const void* src, size_t count,
+                                                           cudaMemcpyKind kind) {
+  return add(node, graph, {Work{nullptr, nullptr, dst, src, count, kind}});
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node,
+                                                             cudaGraph_t graph,
+                                                             const cudaGraphNode_t*, size_t,
+                                                             cudaGraph_t child) {
+  std::vector<Work> work;
+  {
+    std::lock_guard lock(mutex);
+    const auto it = graph_nodes.find(child);
+    if (it == graph_nodes.end()) return failed(cudaErrorInvalidValue);
+    work = all_work(it->second);
+  }
+  return add(node, graph, std::move(work));
+}
+
+// An executable graph's child graph node takes the work of another graph of the same shape.
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t exec,
+                                                                       cudaGraphNode_t node,
+                                                                       cudaGraph_t child) {
+  std::lock_guard lock(mutex);
+  const auto executable = executables.find(exec);
+  const auto given = graph_nodes.find(child);
+  if (executable == executables.end() || given == graph_nodes.end()) {
+    return failed(cudaErrorInvalidValue);
+  }
+  for (Node& n : executable->second) {
+    if (n.handle == node) {
+      n.work = all_work(given->second);
+      return cudaSuccess;
+    }
+  }
+  return failed(cudaErrorInvalidValue);
+}
+
+// Taken by a capture, else the next definition's (the accepting device runs it at once).
+CAPTURE_DEVICE_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn,
+                                                     void* data) {
+  {
+    std::lock_guard lock(mutex);
+    if (capturing.count(stream) != 0) {
+      if (invalidated.count(stream) != 0) return failed(cudaErrorStreamCaptureInvalidated);
+      log("cudaLaunchHostFunc captured");
+      captured[stream].push_back(Work{fn, data});
+      return cudaSuccess;
+    }
+  }
+  using Launch = cudaError_t (*)(cudaStream_t, cudaHostFn_t, void*);
+  static const auto next = reinterpret_cast<Launch>(::dlsym(RTLD_NEXT, "cudaLaunchHostFunc"));
+  return next(stream, fn, data);
 }
 
 CAPTURE_DEVICE_EXPORT cudaError_t cudaGetLastError() {
@@ -123,7 +295,11 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, si
                                                   cudaMemcpyKind kind, cudaStream_t stream) {
   {
     std::lock_guard lock(mutex);
-    if (capturing.count(stream) != 0) log("cudaMemcpyAsync captured, kind", kind);
+    if (capturing.count(stream) != 0) {
+      log("cudaMemcpyAsync captured, kind", kind);
+      captured[stream].push_back(Work{nullptr, nullptr, dst, src, count, kind});
+      return cudaSuccess;
+    }
   }
   using Copy = cudaError_t (*)(void*, const void*, size_t, cudaMemcpyKind, cudaStream_t);
   static const auto next = reinterpret_cast<Copy>(::dlsym(RTLD_NEXT, "cudaMemcpyAsync"));

@@ -1,13 +1,17 @@
 // What the stub does with copy nodes that name the client's own memory (capture_test.cpp runs it
-// through gvirtus-run, over a backend with the accepting device, whose runtime initialises): a
-// node copying from or into pageable memory, or page-locked memory over tcp, is refused with
-// cudaErrorNotSupported before anything is sent, as the backend's GPU could not reach that memory
-// when the graph runs; the refusal is the thread's last error. A device-to-device node, and over
-// shm one from page-locked memory in the arena, reach the backend (whose runtime, with no driver
-// behind the accepting device, answers otherwise). Prints "ok" and exits 0 when everything
-// answered so. Usage: graph_copy_check tcp|shm
+// through gvirtus-run, over a backend with the capturing device, which builds and launches graphs
+// node by node, and the accepting device keeping what is copied): a node copying from or into
+// pageable memory, or page-locked memory over tcp, is staged (frontend/host_staging.h: a child
+// graph of a host function of the stub's and a copy of a staging block on the backend), so each
+// launch reads and writes the program's memory as it is then; the node is a copy node to the
+// program (its type and parameters); an executable graph's node takes new parameters; a pitched
+// copy back leaves the gaps between its rows alone. A node with both sides in the program's memory
+// is refused with cudaErrorNotSupported before anything is sent, and a null graph with
+// cudaErrorInvalidValue, as natively. Prints "ok" and exits 0 when everything answered so.
+// Usage: graph_copy_check tcp|shm
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -26,47 +30,110 @@ void expect(bool ok, const char* what, cudaError_t got) {
 
 int main(int argc, char** argv) {
   const bool shm = argc > 1 && std::strcmp(argv[1], "shm") == 0;
-  constexpr size_t kBytes = 4096;
+  constexpr size_t kBytes = 64 << 10;
   void* device = nullptr;
   void* other = nullptr;
   expect(cudaMalloc(&device, kBytes) == cudaSuccess, "cudaMalloc", cudaSuccess);
   expect(cudaMalloc(&other, kBytes) == cudaSuccess, "cudaMalloc", cudaSuccess);
-  std::vector<char> pageable(kBytes);
+  cudaStream_t stream = nullptr;
+  expect(cudaStreamCreate(&stream) == cudaSuccess, "cudaStreamCreate", cudaSuccess);
+  std::vector<char> pageable(kBytes, 'p');
+  std::vector<char> back(kBytes, 0);
   void* pinned = nullptr;
   expect(cudaMallocHost(&pinned, kBytes) == cudaSuccess, "cudaMallocHost", cudaSuccess);
+
   cudaGraphNode_t node = nullptr;
-  cudaGraph_t graph = nullptr;  // the stub refuses before a graph matters
-
-  cudaError_t rc = cudaGraphAddMemcpyNode1D(&node, graph, nullptr, 0, device, pageable.data(),
+  cudaError_t rc = cudaGraphAddMemcpyNode1D(&node, nullptr, nullptr, 0, device, pageable.data(),
                                             kBytes, cudaMemcpyHostToDevice);
-  expect(rc == cudaErrorNotSupported, "host to device from pageable memory", rc);
-  rc = cudaGraphAddMemcpyNode1D(&node, graph, nullptr, 0, pageable.data(), device, kBytes,
-                                cudaMemcpyDeviceToHost);
-  expect(rc == cudaErrorNotSupported, "device to host into pageable memory", rc);
-  cudaMemcpy3DParms copy{};
-  copy.srcPtr = cudaPitchedPtr{pageable.data(), kBytes, kBytes, 1};
-  copy.dstPtr = cudaPitchedPtr{device, kBytes, kBytes, 1};
-  copy.extent = cudaExtent{kBytes, 1, 1};
-  copy.kind = cudaMemcpyHostToDevice;
-  rc = cudaGraphAddMemcpyNode(&node, graph, nullptr, 0, &copy);
-  expect(rc == cudaErrorNotSupported, "a 3D copy from pageable memory", rc);
+  expect(rc == cudaErrorInvalidValue, "a node in no graph", rc);
+  (void)cudaGetLastError();
 
-  rc =
-      cudaGraphAddMemcpyNode1D(&node, graph, nullptr, 0, device, pinned, kBytes, cudaMemcpyDefault);
-  // Over tcp page-locked memory is the client's; over shm it lies in the arena the GPU reaches
-  // (the node reaches the backend, whose failure then supersedes the stub's refusals).
-  expect(shm ? rc != cudaErrorNotSupported : rc == cudaErrorNotSupported, "page-locked memory", rc);
-  if (!shm) {
-    rc = cudaGetLastError();
-    expect(rc == cudaErrorNotSupported, "the refusal is the last error", rc);
+  // Up from pageable memory, across, down into pageable memory (the direction inferred).
+  cudaGraph_t graph = nullptr;
+  rc = cudaGraphCreate(&graph, 0);
+  expect(rc == cudaSuccess, "cudaGraphCreate", rc);
+  cudaGraphNode_t up = nullptr, across = nullptr, down = nullptr;
+  rc = cudaGraphAddMemcpyNode1D(&up, graph, nullptr, 0, device, pageable.data(), kBytes,
+                                cudaMemcpyHostToDevice);
+  expect(rc == cudaSuccess, "a node from pageable memory", rc);
+  rc = cudaGraphAddMemcpyNode1D(&across, graph, &up, 1, other, device, kBytes,
+                                cudaMemcpyDeviceToDevice);
+  expect(rc == cudaSuccess, "a node between device memory", rc);
+  rc = cudaGraphAddMemcpyNode1D(&down, graph, &across, 1, back.data(), other, kBytes,
+                                cudaMemcpyDefault);
+  expect(rc == cudaSuccess, "a node into pageable memory", rc);
+  cudaGraphNodeType type = cudaGraphNodeTypeEmpty;
+  rc = cudaGraphNodeGetType(up, &type);
+  expect(rc == cudaSuccess && type == cudaGraphNodeTypeMemcpy, "a copy node's type", rc);
+  cudaMemcpy3DParms given{};
+  rc = cudaGraphMemcpyNodeGetParams(down, &given);
+  expect(rc == cudaSuccess && given.dstPtr.ptr == back.data() && given.extent.width == kBytes,
+         "a copy node's parameters", rc);
+  cudaGraphExec_t exec = nullptr;
+  rc = cudaGraphInstantiate(&exec, graph, 0);
+  expect(rc == cudaSuccess, "cudaGraphInstantiate", rc);
+  for (int launch = 0; launch < 3; ++launch) {
+    std::fill(pageable.begin(), pageable.end(), static_cast<char>('a' + launch));
+    std::fill(back.begin(), back.end(), 0);
+    rc = cudaGraphLaunch(exec, stream);
+    expect(rc == cudaSuccess, "cudaGraphLaunch", rc);
+    rc = cudaStreamSynchronize(stream);
+    expect(rc == cudaSuccess && back == pageable, "each launch copies the memory as it is then",
+           rc);
   }
 
-  rc = cudaGraphAddMemcpyNode1D(&node, graph, nullptr, 0, other, device, kBytes,
-                                cudaMemcpyDeviceToDevice);
-  expect(rc != cudaErrorNotSupported && rc != cudaSuccess, "device to device reaches the backend",
-         rc);
-  expect(node == nullptr, "no node came out of a failure", rc);
-  (void)cudaGetLastError();
+  // New parameters in the executable graph: the copy back lands elsewhere.
+  std::vector<char> elsewhere(kBytes, 0);
+  rc = cudaGraphExecMemcpyNodeSetParams1D(exec, down, elsewhere.data(), other, kBytes,
+                                          cudaMemcpyDeviceToHost);
+  expect(rc == cudaSuccess, "new parameters in the executable graph", rc);
+  std::fill(pageable.begin(), pageable.end(), 'e');
+  rc = cudaGraphLaunch(exec, stream);
+  expect(rc == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess && elsewhere == pageable,
+         "the executable graph's new parameters", rc);
+
+  // Page-locked memory: the client's over tcp (staged), in the arena over shm (its device
+  // pointer): either way a node that copies it.
+  std::memset(pinned, 'q', kBytes);
+  rc = cudaGraphAddMemcpyNode1D(&node, graph, &down, 1, device, pinned, kBytes, cudaMemcpyDefault);
+  expect(rc == cudaSuccess, shm ? "page-locked memory in the arena" : "page-locked memory", rc);
+
+  // A pitched copy back into a wider buffer: 16 rows of 256 bytes, 512 apart.
+  constexpr size_t kRow = 256, kPitch = 512, kRows = 16;
+  std::vector<char> wide(kPitch * kRows, '.');
+  cudaGraph_t pitched = nullptr;
+  rc = cudaGraphCreate(&pitched, 0);
+  cudaMemcpy3DParms rows{};
+  rows.srcPtr = cudaPitchedPtr{other, kRow, kRow, kRows};
+  rows.dstPtr = cudaPitchedPtr{wide.data(), kPitch, kRow, kRows};
+  rows.extent = cudaExtent{kRow, kRows, 1};
+  rows.kind = cudaMemcpyDeviceToHost;
+  rc = cudaGraphAddMemcpyNode(&node, pitched, nullptr, 0, &rows);
+  expect(rc == cudaSuccess, "a pitched node into pageable memory", rc);
+  cudaGraphExec_t pitched_exec = nullptr;
+  rc = cudaGraphInstantiate(&pitched_exec, pitched, 0);
+  expect(rc == cudaSuccess && cudaGraphLaunch(pitched_exec, stream) == cudaSuccess &&
+             cudaStreamSynchronize(stream) == cudaSuccess,
+         "the pitched graph's launch", rc);
+  bool rows_right = true, gaps_kept = true;
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t x = 0; x < kPitch; ++x) {
+      (x < kRow ? rows_right : gaps_kept) &= wide[r * kPitch + x] == (x < kRow ? 'e' : '.');
+    }
+  }
+  expect(rows_right && gaps_kept, "the rows copied back, the gaps between them kept", rc);
+
+  // Both sides in the program's memory: refused before anything is sent.
+  rc = cudaGraphAddMemcpyNode1D(&node, graph, nullptr, 0, back.data(), pageable.data(), kBytes,
+                                cudaMemcpyHostToHost);
+  expect(rc == cudaErrorNotSupported, "a node between host memory", rc);
+  rc = cudaGetLastError();
+  expect(rc == cudaErrorNotSupported, "the refusal is the last error", rc);
+
+  expect(cudaGraphExecDestroy(pitched_exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);
+  expect(cudaGraphExecDestroy(exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);
+  expect(cudaGraphDestroy(pitched) == cudaSuccess, "cudaGraphDestroy", cudaSuccess);
+  expect(cudaGraphDestroy(graph) == cudaSuccess, "cudaGraphDestroy", cudaSuccess);
   if (failures == 0) std::printf("ok\n");
   return failures == 0 ? 0 : 1;
 }

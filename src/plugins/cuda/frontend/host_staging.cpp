@@ -3,19 +3,16 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <memory>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/staged_copies.h"
 #include "cuda_remote_calls.h"
 #include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
-#include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/graph_nodes.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
@@ -23,26 +20,8 @@
 namespace gvirtus::cuda {
 namespace {
 
-using Wide = unsigned __int128;
-
-// A copy's side in this process's memory: `rows` rows of `width` bytes, `pitch` bytes apart, in
-// `slices` slices `slice` bytes apart, from `first`. The block holds the same layout from 0.
-struct Region {
-  std::byte* first;
-  uint64_t width, rows, slices, pitch, slice;
-
-  uint64_t span() const { return (slices - 1) * slice + (rows - 1) * pitch + width; }
-  bool contiguous() const { return span() == width * rows * slices; }
-  auto key() const { return std::tuple(first, width, rows, slices, pitch, slice); }
-};
-
-// What the stub's host function does each time the graph reaches it.
-struct Transfer {
-  Region region;
-  CUdeviceptr block;
-  bool to_device;  // the region into the block (before a copy to the device), or back
-  uint32_t route;  // the backend holding the block
-};
+using staging::Region;
+using staging::Transfer;
 
 // A staged copy node as the application sees it.
 struct StagedNode {
@@ -51,106 +30,54 @@ struct StagedNode {
   bool source_here;
 };
 
-std::mutex& staging_mutex = *new std::mutex;
-// One block per backend and range; transfers are kept for the process (a graph holding one may
-// run until the process ends); both never destroyed: exit handlers may still run graphs.
-auto& blocks = *new std::map<std::tuple<uint32_t, uintptr_t, uint64_t>, CUdeviceptr>;
-auto& transfers = *new std::map<std::tuple<std::byte*, uint64_t, uint64_t, uint64_t, uint64_t,
-                                           uint64_t, CUdeviceptr, bool, uint32_t>,
-                                std::unique_ptr<Transfer>>;
-auto& staged_nodes = *new std::unordered_map<CUgraphNode, StagedNode>;
+std::mutex& nodes_mutex = *new std::mutex;
+auto& staged_nodes = *new std::unordered_map<CUgraphNode, StagedNode>;  // never destroyed
+
+int allocate(uint64_t bytes, uint64_t& block) {
+  return remote_sync(
+      Fn::gvirtusStagingAlloc, [&](WireWriter& w) { w.put<uint64_t>(bytes); },
+      [&](WireReader& r) { block = r.get<uint64_t>(); });
+}
+
+int write(uint64_t at, const std::byte* from, uint64_t bytes) {
+  return remote_async(
+      Fn::gvirtusStagingWrite,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(at);
+        w.put<uint64_t>(bytes);
+      },
+      ByteView(from, bytes));
+}
+
+int read(uint64_t at, std::byte* to, uint64_t bytes) {
+  return remote_sync(
+      Fn::gvirtusStagingRead,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(at);
+        w.put<uint64_t>(bytes);
+      },
+      [&](WireReader& r) {
+        const auto data = r.get_blob(bytes);
+        if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "a short staging read");
+        std::memcpy(to, data.data(), bytes);
+      });
+}
+
+staging::Staging& stub_staging() {
+  static auto& staged = *new staging::Staging(staging::Calls{allocate, write, read});
+  return staged;
+}
 
 CUresult block_for(const Region& region, CUdeviceptr& block) {
-  const uint32_t route = gvirtus_route_get();
-  const auto key = std::tuple(route, reinterpret_cast<uintptr_t>(region.first), region.span());
-  std::lock_guard lock(staging_mutex);
-  if (const auto it = blocks.find(key); it != blocks.end()) {
-    block = it->second;
-    return CUDA_SUCCESS;
-  }
-  CUdeviceptr made = 0;
-  const CUresult result = remote_sync(
-      Fn::gvirtusStagingAlloc, [&](WireWriter& w) { w.put<uint64_t>(region.span()); },
-      [&](WireReader& r) { made = r.get<uint64_t>(); });
-  if (result != CUDA_SUCCESS) return result;
-  blocks.emplace(key, made);
-  block = made;
-  return CUDA_SUCCESS;
+  uint64_t address = 0;
+  const auto status = stub_staging().block_for(gvirtus_route_get(), region, address);
+  block = address;
+  return static_cast<CUresult>(status);
 }
 
 Transfer* transfer_for(const Region& region, CUdeviceptr block, bool to_device) {
-  const uint32_t route = gvirtus_route_get();
-  const auto key = std::tuple_cat(region.key(), std::tuple(block, to_device, route));
-  std::lock_guard lock(staging_mutex);
-  auto& slot = transfers[key];
-  if (!slot) slot = std::make_unique<Transfer>(Transfer{region, block, to_device, route});
-  return slot.get();
-}
-
-CUresult write_bytes(CUdeviceptr at, const std::byte* from, uint64_t bytes) {
-  for (uint64_t done = 0; done < bytes;) {
-    const uint64_t chunk = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
-    const CUresult sent = remote_async(
-        Fn::gvirtusStagingWrite,
-        [&](WireWriter& w) {
-          w.put<uint64_t>(at + done);
-          w.put<uint64_t>(chunk);
-        },
-        ByteView(from + done, chunk));
-    if (sent != CUDA_SUCCESS) return sent;
-    done += chunk;
-  }
-  return CUDA_SUCCESS;
-}
-
-CUresult read_bytes(CUdeviceptr at, std::byte* to, uint64_t bytes) {
-  for (uint64_t done = 0; done < bytes;) {
-    const uint64_t chunk = std::min<uint64_t>(kCopyChunkBytes, bytes - done);
-    const CUresult got = remote_sync(
-        Fn::gvirtusStagingRead,
-        [&](WireWriter& w) {
-          w.put<uint64_t>(at + done);
-          w.put<uint64_t>(chunk);
-        },
-        [&](WireReader& r) {
-          const auto data = r.get_blob(chunk);
-          if (data.size() != chunk) raise(ErrorKind::kInvalidInput, "a short staging read");
-          std::memcpy(to + done, data.data(), chunk);
-        });
-    if (got != CUDA_SUCCESS) return got;
-    done += chunk;
-  }
-  return CUDA_SUCCESS;
-}
-
-// Row by row when the rows have gaps between them: only the copy's own bytes are read or written
-// here, as natively.
-template <typename Row>
-void each_row(const Region& r, Row&& row) {
-  for (uint64_t s = 0; s < r.slices; ++s) {
-    for (uint64_t y = 0; y < r.rows; ++y) row(s * r.slice + y * r.pitch);
-  }
-}
-
-CUresult into_block(const Transfer& t) {
-  const Region& r = t.region;
-  if (r.contiguous()) return write_bytes(t.block, r.first, r.span());
-  CUresult result = CUDA_SUCCESS;
-  each_row(r, [&](uint64_t offset) {
-    if (result == CUDA_SUCCESS) result = write_bytes(t.block + offset, r.first + offset, r.width);
-  });
-  return result;
-}
-
-CUresult out_of_block(const Transfer& t) {
-  const Region& r = t.region;
-  if (r.contiguous()) return read_bytes(t.block, r.first, r.span());
-  std::vector<std::byte> bytes(r.span());
-  if (const CUresult got = read_bytes(t.block, bytes.data(), bytes.size()); got != CUDA_SUCCESS) {
-    return got;
-  }
-  each_row(r, [&](uint64_t offset) { std::memcpy(r.first + offset, &bytes[offset], r.width); });
-  return CUDA_SUCCESS;
+  return const_cast<Transfer*>(
+      stub_staging().transfer_for(region, block, to_device, gvirtus_route_get()));
 }
 
 // The stub's host function: on the session's callback thread, while the stream waits for it.
@@ -158,8 +85,7 @@ void CUDA_CB run_transfer(void* data) {
   const auto& t = *static_cast<const Transfer*>(data);
   const stub::RouteScope route(t.route);
   try {
-    const CUresult result = t.to_device ? into_block(t) : out_of_block(t);
-    if (result != CUDA_SUCCESS) {
+    if (const int result = stub_staging().run(t); result != CUDA_SUCCESS) {
       GVIRTUS_LOG(kError) << "libcuda.so.1: a graph's copy of this process's memory failed ("
                           << result << "): the " << (t.to_device ? "device" : "host")
                           << " did not get the copy's bytes";
@@ -186,24 +112,12 @@ CUresult region_of(const CUDA_MEMCPY3D& c, bool source, Region& region) {
   std::memcpy(&bits, source ? &c.srcMemoryType : &c.dstMemoryType, sizeof bits);
   const void* host = source ? c.srcHost : c.dstHost;
   if (bits == CU_MEMORYTYPE_UNIFIED) host = as_pointer(source ? c.srcDevice : c.dstDevice);
-  const uint64_t x = source ? c.srcXInBytes : c.dstXInBytes;
-  const uint64_t y = source ? c.srcY : c.dstY, z = source ? c.srcZ : c.dstZ;
-  const uint64_t pitch = source ? c.srcPitch : c.dstPitch;
-  const uint64_t height = source ? c.srcHeight : c.dstHeight;
-  const uint64_t width = c.WidthInBytes, rows = c.Height, slices = c.Depth;
-  if (host == nullptr || width == 0 || rows == 0 || slices == 0) return CUDA_ERROR_INVALID_VALUE;
-  if ((rows > 1 || slices > 1) && pitch < width) return CUDA_ERROR_INVALID_VALUE;
-  if (slices > 1 && height < rows) return CUDA_ERROR_INVALID_VALUE;
-  const uint64_t row_step = rows > 1 || slices > 1 ? pitch : width;
-  const uint64_t slice_step = slices > 1 ? pitch * height : row_step * rows;
-  const Wide offset = Wide{x} + Wide{y} * pitch + Wide{z} * pitch * height;
-  const Wide span = Wide{slices - 1} * slice_step + Wide{rows - 1} * row_step + width;
-  if (Wide{reinterpret_cast<uintptr_t>(host)} + offset + span > UINTPTR_MAX) {
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-  auto* first = static_cast<std::byte*>(const_cast<void*>(host)) + static_cast<uint64_t>(offset);
-  if (!host_mapped(first, static_cast<size_t>(span))) return CUDA_ERROR_INVALID_VALUE;
-  region = Region{first, width, rows, slices, row_step, slice_step};
+  const bool shaped =
+      source ? staging::region_of(host, c.srcXInBytes, c.srcY, c.srcZ, c.srcPitch, c.srcHeight,
+                                  c.WidthInBytes, c.Height, c.Depth, region)
+             : staging::region_of(host, c.dstXInBytes, c.dstY, c.dstZ, c.dstPitch, c.dstHeight,
+                                  c.WidthInBytes, c.Height, c.Depth, region);
+  if (!shaped || !host_mapped(region.first, region.span())) return CUDA_ERROR_INVALID_VALUE;
   return CUDA_SUCCESS;
 }
 
@@ -315,7 +229,7 @@ CUresult add_staged_copy_node(CUgraphNode* node, CUgraph graph, const CUgraphNod
       add_child_node(node, graph, dependencies, n, inner, CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
   (void)cuGraphDestroy(inner);
   if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(staging_mutex);
+    std::lock_guard lock(nodes_mutex);
     staged_nodes[*node] = StagedNode{graph, copy, sides.source};
   }
   return result;
@@ -325,7 +239,7 @@ std::optional<CUresult> set_staged_copy_node(CUgraphExec executable, CUgraphNode
                                              const CUDA_MEMCPY3D& copy, CUcontext context) {
   StagedNode staged{};
   {
-    std::lock_guard lock(staging_mutex);
+    std::lock_guard lock(nodes_mutex);
     const auto it = staged_nodes.find(node);
     if (it == staged_nodes.end()) return std::nullopt;
     staged = it->second;
@@ -357,13 +271,13 @@ std::optional<CUresult> set_staged_copy_node(CUgraphExec executable, CUgraphNode
   }
   const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer_for(region, block, sides.source)};
   if (const CUresult r = set_host_node(nullptr, host_node, &host); r != CUDA_SUCCESS) return r;
-  std::lock_guard lock(staging_mutex);
+  std::lock_guard lock(nodes_mutex);
   if (const auto it = staged_nodes.find(node); it != staged_nodes.end()) it->second.copy = copy;
   return CUDA_SUCCESS;
 }
 
 bool staged_copy_params(CUgraphNode node, CUDA_MEMCPY3D& copy) {
-  std::lock_guard lock(staging_mutex);
+  std::lock_guard lock(nodes_mutex);
   const auto it = staged_nodes.find(node);
   if (it == staged_nodes.end()) return false;
   copy = it->second.copy;
@@ -371,14 +285,14 @@ bool staged_copy_params(CUgraphNode node, CUDA_MEMCPY3D& copy) {
 }
 
 bool is_staged_copy_node(CUgraphNode node) {
-  std::lock_guard lock(staging_mutex);
+  std::lock_guard lock(nodes_mutex);
   return staged_nodes.contains(node);
 }
 
 void staged_copies_cloned(CUgraph original, CUgraph clone) {
   std::vector<std::pair<CUgraphNode, StagedNode>> of_original;
   {
-    std::lock_guard lock(staging_mutex);
+    std::lock_guard lock(nodes_mutex);
     for (const auto& [node, staged] : staged_nodes) {
       if (staged.graph == original) of_original.emplace_back(node, staged);
     }
@@ -387,18 +301,18 @@ void staged_copies_cloned(CUgraph original, CUgraph clone) {
     CUgraphNode cloned = nullptr;
     if (cuGraphNodeFindInClone(&cloned, node, clone) != CUDA_SUCCESS) continue;
     staged.graph = clone;
-    std::lock_guard lock(staging_mutex);
+    std::lock_guard lock(nodes_mutex);
     staged_nodes[cloned] = staged;
   }
 }
 
 void forget_staged_node(CUgraphNode node) {
-  std::lock_guard lock(staging_mutex);
+  std::lock_guard lock(nodes_mutex);
   staged_nodes.erase(node);
 }
 
 void forget_staged_graph(CUgraph graph) {
-  std::lock_guard lock(staging_mutex);
+  std::lock_guard lock(nodes_mutex);
   std::erase_if(staged_nodes, [&](const auto& entry) { return entry.second.graph == graph; });
 }
 

@@ -1,19 +1,10 @@
-// Graph copies of the application's own memory (host_staging.cpp; the backend's blocks:
-// backend/host_staging.h). A graph runs on the backend's GPU, which cannot reach this process's
-// pageable memory (nor its page-locked memory over a transport without shared memory), yet CUDA
-// lets a copy node or a captured copy name such memory and reads or writes it each time the
-// graph runs, when the node runs. So such a copy becomes a copy of a staging block on the
-// backend, beside a host function of the stub's that runs in stream order like any other
-// (host_functions.h): before a copy to the device it writes the application's bytes into the
-// block, after a copy from the device it reads the block into the application's memory. Later
-// work of the graph waits for it, as natively for the copy.
-//
-// A copy node becomes a child graph node of those two nodes; the stub answers for it as the
-// copy node it is to the application (its type and its parameters), in the graph it was added
-// to and in that graph's clones. A captured copy is captured as the host function and a copy of
-// the block. Each range of the application's memory gets one block per backend, reused by every
-// node and capture that names the range again; blocks last as long as the session (at most
-// backend/host_staging.h's kMaxStagingBytes in all).
+// Graph copies of the application's own memory in the driver stub (host_staging.cpp; what both
+// stubs share, and why: common/staged_copies.h; the backend's blocks:
+// backend/services/staging_blocks.h). A copy node with one side in this process's memory becomes
+// a child graph node of two: the stub's host function and a copy of the staging block, in the
+// copy's order; the stub answers for it as the copy node it is to the application (its type and
+// its parameters), in the graph it was added to and in that graph's clones. A captured copy is
+// captured as the host function and a copy of the block.
 #pragma once
 
 #include <cuda.h>

@@ -212,7 +212,8 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
              run_memory_pool(fn, in, out, result) || run_host_function_call(fn, in, out, result) ||
              run_user_object_call(fn, in, out, result) ||
              run_capture_dependencies_call(fn, in, out, result) ||
-             run_pool_sharing(fn, in, out, result) || run_logs(fn, in, out, result);
+             run_pool_sharing(fn, in, out, result) || run_logs(fn, in, out, result) ||
+             run_host_staging(fn, in, out, result);
   }
 }
 

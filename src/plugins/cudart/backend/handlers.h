@@ -39,6 +39,10 @@ bool run_pool_sharing(Fn fn, WireReader& in, WireWriter& out, cudaError_t& resul
 // messages' row (logs.cpp); false if `fn` is none.
 bool run_logs(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
 
+// gvirtusStagingAlloc, gvirtusStagingWrite, gvirtusStagingRead (host_staging.cpp; the wire and
+// the blocks: backend/services/staging_blocks.h); false if `fn` is none.
+bool run_host_staging(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result);
+
 // Forgets the conditional handles the session made (a new session).
 void forget_conditional_handles();
 

@@ -3,6 +3,7 @@
 #include <map>
 #include <mutex>
 
+#include "backend/services/staging_blocks.h"
 #include "plugins/cudart/backend/shared_host_memory.h"
 
 namespace gvirtus::cudart {
@@ -37,6 +38,8 @@ bool in_graph_allocation(const void* address) {
 cudaError_t describe_address(const void* address) {
   if (in_shared_memory(address)) return cudaSuccess;  // the client's own shared pages
   if (in_graph_allocation(address)) return cudaSuccess;
+  // A staging block: page-locked memory of the backend's, its device range the session's.
+  if (services::in_staging_block(reinterpret_cast<uintptr_t>(address))) return cudaSuccess;
   cudaPointerAttributes attributes{};
   const cudaError_t known = ::cudaPointerGetAttributes(&attributes, address);
   if (known != cudaSuccess) return known;

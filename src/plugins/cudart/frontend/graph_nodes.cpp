@@ -10,10 +10,10 @@
 // the process ends.
 //
 // Copy nodes run each time their graph does, on the backend's GPU: a side in the client's own
-// memory (pageable memory, or page-locked memory over tcp) cannot be read or written then, so
-// such a node is refused with cudaErrorNotSupported (the capture path refuses the same copies).
-// Page-locked memory in shm's arena is the GPU's to reach and travels as its device pointer.
-// Each kind's parameters are packed, and refused, by graph_node_params.h.
+// memory (pageable memory, or page-locked memory over tcp) is staged through a block on the
+// backend by a host function of the stub's (host_staging.h; linear copies the capture path takes
+// the same way). Page-locked memory in shm's arena is the GPU's to reach and travels as its
+// device pointer. Each kind's parameters are packed, and refused, by graph_node_params.h.
 //
 // A memory allocation node's address is recorded as device memory until its graph is destroyed.
 //
@@ -34,6 +34,7 @@
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/graph_node_params.h"
 #include "plugins/cudart/frontend/host_functions.h"
+#include "plugins/cudart/frontend/host_staging.h"
 #include "plugins/cudart/frontend/registry.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -249,7 +250,18 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
   const cudaError_t result = cr::remote_sync(
       cr::Fn::cudaGraphDestroy, [&](WireWriter& w) { w.put<uint64_t>(cr::wire_handle(graph)); },
       [](WireReader&) {});
-  if (result == cudaSuccess) cr::drop_graph_copies(graph);
+  if (result == cudaSuccess) {
+    cr::drop_graph_copies(graph);
+    cr::forget_staged_graph(graph);
+  }
+  return result;
+}
+
+// A clone's staged copy nodes are the clone's own (host_staging.h).
+GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphClone(cudaGraph_t* pGraphClone,
+                                                 cudaGraph_t originalGraph) {
+  const cudaError_t result = cr::remote::cudaGraphClone(pGraphClone, originalGraph);
+  if (result == cudaSuccess) cr::staged_copies_cloned(originalGraph, *pGraphClone);
   return result;
 }
 
@@ -319,6 +331,10 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraph
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node,
                                                        cudaGraphNodeType* pType) {
   if (pType == nullptr) return cr::invalid_value();
+  if (cr::is_staged_copy_node(node)) {  // a child graph on the backend (host_staging.h)
+    *pType = cudaGraphNodeTypeMemcpy;
+    return cudaSuccess;
+  }
   return cr::remote_sync(
       cr::Fn::cudaGraphNodeGetType, [&](WireWriter& w) { w.put<uint64_t>(cr::wire_handle(node)); },
       [&](WireReader& r) {
@@ -348,7 +364,10 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
   const cudaError_t result =
       cr::set_node(cr::Fn::cudaGraphDestroyNode, nullptr, false, node, [](WireWriter&) {});
-  if (result == cudaSuccess) cr::drop_copies(node);
+  if (result == cudaSuccess) {
+    cr::drop_copies(node);
+    cr::forget_staged_node(node);
+  }
   return result;
 }
 
@@ -561,6 +580,12 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraph
                                                          const cudaGraphNode_t* pDependencies,
                                                          size_t numDependencies,
                                                          const cudaMemcpy3DParms* pCopyParams) {
+  if (pCopyParams != nullptr) {
+    if (const cr::SidesHere here = cr::sides_here(*pCopyParams); here.source != here.destination) {
+      return cr::add_staged_copy_node(pGraphNode, graph, pDependencies, numDependencies,
+                                      *pCopyParams, here);
+    }
+  }
   cr::MemcpyNodeWire wire{};
   if (const cudaError_t rc = cr::pack(pCopyParams, wire, "cudaGraphAddMemcpyNode");
       rc != cudaSuccess) {
@@ -573,6 +598,13 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraph
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(
     cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
     size_t numDependencies, void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  if (count > 0) {
+    const cudaMemcpy3DParms copy = cr::linear_copy(dst, src, count, kind);
+    if (const cr::SidesHere here = cr::sides_here(copy); here.source != here.destination) {
+      return cr::add_staged_copy_node(pGraphNode, graph, pDependencies, numDependencies, copy,
+                                      here);
+    }
+  }
   cr::Memcpy1DNodeWire wire{};
   if (const cudaError_t rc = cr::pack_1d(dst, src, count, kind, wire, "cudaGraphAddMemcpyNode1D");
       rc != cudaSuccess) {
@@ -587,6 +619,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node,
                                                                cudaMemcpy3DParms* pNodeParams) {
   if (pNodeParams == nullptr) return cr::invalid_value();
+  if (cr::staged_copy_params(node, *pNodeParams)) return cudaSuccess;
   return cr::remote_sync(
       cr::Fn::cudaGraphMemcpyNodeGetParams,
       [&](WireWriter& w) { w.put<uint64_t>(cr::wire_handle(node)); },
@@ -608,6 +641,9 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t n
 
 GVIRTUS_CUDART_EXPORT cudaError_t
 cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const cudaMemcpy3DParms* pNodeParams) {
+  if (pNodeParams != nullptr) {
+    if (const auto staged = cr::set_staged_copy_node(nullptr, node, *pNodeParams)) return *staged;
+  }
   cr::MemcpyNodeWire wire{};
   if (const cudaError_t rc = cr::pack(pNodeParams, wire, "cudaGraphMemcpyNodeSetParams");
       rc != cudaSuccess) {
@@ -620,6 +656,10 @@ cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const cudaMemcpy3DParms* pNod
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void* dst,
                                                                  const void* src, size_t count,
                                                                  cudaMemcpyKind kind) {
+  if (const auto staged =
+          cr::set_staged_copy_node(nullptr, node, cr::linear_copy(dst, src, count, kind))) {
+    return *staged;
+  }
   cr::Memcpy1DNodeWire wire{};
   if (const cudaError_t rc =
           cr::pack_1d(dst, src, count, kind, wire, "cudaGraphMemcpyNodeSetParams1D");
@@ -632,6 +672,11 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaMemcpy3DParms* pNodeParams) {
+  if (pNodeParams != nullptr && hGraphExec != nullptr) {
+    if (const auto staged = cr::set_staged_copy_node(hGraphExec, node, *pNodeParams)) {
+      return *staged;
+    }
+  }
   cr::MemcpyNodeWire wire{};
   if (const cudaError_t rc = cr::pack(pNodeParams, wire, "cudaGraphExecMemcpyNodeSetParams");
       rc != cudaSuccess) {
@@ -646,6 +691,12 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphEx
                                                                      void* dst, const void* src,
                                                                      size_t count,
                                                                      cudaMemcpyKind kind) {
+  if (hGraphExec != nullptr) {
+    if (const auto staged =
+            cr::set_staged_copy_node(hGraphExec, node, cr::linear_copy(dst, src, count, kind))) {
+      return *staged;
+    }
+  }
   cr::Memcpy1DNodeWire wire{};
   if (const cudaError_t rc =
           cr::pack_1d(dst, src, count, kind, wire, "cudaGraphExecMemcpyNodeSetParams1D");
@@ -844,6 +895,14 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, 
                                                    const cudaGraphEdgeData* dependencyData,
                                                    size_t numDependencies,
                                                    cudaGraphNodeParams* nodeParams) {
+  if (nodeParams != nullptr && nodeParams->type == cudaGraphNodeTypeMemcpy &&
+      dependencyData == nullptr) {
+    const cudaMemcpy3DParms& copy = nodeParams->memcpy.copyParams;
+    if (const cr::SidesHere here = cr::sides_here(copy); here.source != here.destination) {
+      return cr::add_staged_copy_node(pGraphNode, graph, pDependencies, numDependencies, copy,
+                                      here);
+    }
+  }
   cr::PackedNodeParams packed;
   if (const cudaError_t rc = cr::pack(nodeParams, packed, "cudaGraphAddNode"); rc != cudaSuccess) {
     return rc;
@@ -890,6 +949,12 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, 
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node,
                                                          cudaGraphNodeParams* nodeParams) {
+  if (nodeParams != nullptr && nodeParams->type == cudaGraphNodeTypeMemcpy) {
+    if (const auto staged =
+            cr::set_staged_copy_node(nullptr, node, nodeParams->memcpy.copyParams)) {
+      return *staged;
+    }
+  }
   cr::PackedNodeParams packed;
   if (const cudaError_t rc = cr::pack(nodeParams, packed, "cudaGraphNodeSetParams");
       rc != cudaSuccess) {
@@ -904,6 +969,13 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node,
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec,
                                                              cudaGraphNode_t node,
                                                              cudaGraphNodeParams* nodeParams) {
+  if (nodeParams != nullptr && nodeParams->type == cudaGraphNodeTypeMemcpy &&
+      graphExec != nullptr) {
+    if (const auto staged =
+            cr::set_staged_copy_node(graphExec, node, nodeParams->memcpy.copyParams)) {
+      return *staged;
+    }
+  }
   cr::PackedNodeParams packed;
   if (const cudaError_t rc = cr::pack(nodeParams, packed, "cudaGraphExecNodeSetParams");
       rc != cudaSuccess) {

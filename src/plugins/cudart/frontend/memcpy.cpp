@@ -6,6 +6,7 @@
 
 #include "common/wire_record.h"
 #include "plugins/cudart/common/memcpy_wire.h"
+#include "plugins/cudart/frontend/host_staging.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/memcpy_staged.h"
 #include "plugins/cudart/frontend/shared_host.h"
@@ -151,10 +152,15 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
       return copy_shared(const_cast<void*>(src), *offset, count, kind, stream);
     }
   }
-  // Ordinary client memory on a capturing stream: the graph would copy from or into the backend's
-  // transient buffer each time it runs, so the copy is refused as natively an operation the
-  // capture cannot hold is (stream_capture.h). Copies between device memory are captured.
+  // Ordinary client memory on a capturing stream: the copy is captured staged through a block on
+  // the backend, so the graph reads or writes the program's memory each time it runs
+  // (host_staging.h). A copy between host memory is refused as natively an operation the capture
+  // cannot hold is (stream_capture.h). Copies between device memory are captured as they are.
   if (stream != nullptr && kind != cudaMemcpyDeviceToDevice && capturing(*stream)) {
+    if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) {
+      if (count == 0) return cudaSuccess;
+      return capture_staged(dst, src, count, kind, *stream);
+    }
     if (const auto refused = refuse_in_capture(*stream)) return *refused;
   }
   // Ordinary client memory, synchronously: through pinned staging in the arena when there is one.

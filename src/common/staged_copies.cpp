@@ -1,0 +1,113 @@
+// Graph copies of the client's own memory, staged through blocks on the backend (staged_copies.h).
+#include "common/staged_copies.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+namespace gvirtus::staging {
+namespace {
+
+using Wide = unsigned __int128;
+
+std::mutex& staging_mutex = *new std::mutex;
+// Per Staging object (one per stub in a process): blocks by route, start and span; transfers by
+// all they hold.
+using BlockKey = std::tuple<const Staging*, uint32_t, uintptr_t, uint64_t>;
+auto& blocks = *new std::map<BlockKey, uint64_t>;
+using TransferKey = std::tuple<const Staging*, std::byte*, uint64_t, uint64_t, uint64_t, uint64_t,
+                               uint64_t, uint64_t, bool, uint32_t>;
+auto& transfers = *new std::map<TransferKey, std::unique_ptr<Transfer>>;
+
+template <typename Each>
+void each_row(const Region& r, Each&& row) {
+  for (uint64_t s = 0; s < r.slices; ++s) {
+    for (uint64_t y = 0; y < r.rows; ++y) row(s * r.slice + y * r.pitch);
+  }
+}
+
+}  // namespace
+
+bool region_of(const void* base, uint64_t x, uint64_t y, uint64_t z, uint64_t pitch,
+               uint64_t height, uint64_t width, uint64_t rows, uint64_t slices, Region& region) {
+  if (base == nullptr || width == 0 || rows == 0 || slices == 0) return false;
+  if ((rows > 1 || slices > 1) && pitch < width) return false;
+  if (slices > 1 && height < rows) return false;
+  const uint64_t row_step = rows > 1 || slices > 1 ? pitch : width;
+  const Wide slice_step = slices > 1 ? Wide{pitch} * height : Wide{row_step} * rows;
+  const Wide offset = Wide{x} + Wide{y} * pitch + Wide{z} * pitch * height;
+  const Wide span = Wide{slices - 1} * slice_step + Wide{rows - 1} * row_step + width;
+  if (Wide{reinterpret_cast<uintptr_t>(base)} + offset + span > UINTPTR_MAX) return false;
+  region = Region{static_cast<std::byte*>(const_cast<void*>(base)) + static_cast<uint64_t>(offset),
+                  width,
+                  rows,
+                  slices,
+                  row_step,
+                  static_cast<uint64_t>(slice_step)};
+  return true;
+}
+
+int Staging::block_for(uint32_t route, const Region& region, uint64_t& block) {
+  const BlockKey key{this, route, reinterpret_cast<uintptr_t>(region.first), region.span()};
+  std::lock_guard lock(staging_mutex);
+  if (const auto it = blocks.find(key); it != blocks.end()) {
+    block = it->second;
+    return 0;
+  }
+  uint64_t made = 0;
+  if (const int status = calls_.allocate(region.span(), made); status != 0) return status;
+  blocks.emplace(key, made);
+  block = made;
+  return 0;
+}
+
+const Transfer* Staging::transfer_for(const Region& region, uint64_t block, bool to_device,
+                                      uint32_t route) {
+  const TransferKey key{this,         region.first, region.width, region.rows, region.slices,
+                        region.pitch, region.slice, block,        to_device,   route};
+  std::lock_guard lock(staging_mutex);
+  auto& slot = transfers[key];
+  if (!slot) slot = std::make_unique<Transfer>(Transfer{region, block, to_device, route});
+  return slot.get();
+}
+
+int Staging::run(const Transfer& t) const {
+  const Region& r = t.region;
+  auto write = [&](uint64_t offset, uint64_t bytes) {
+    for (uint64_t done = 0; done < bytes;) {
+      const uint64_t chunk = std::min(kChunkBytes, bytes - done);
+      if (const int s = calls_.write(t.block + offset + done, r.first + offset + done, chunk)) {
+        return s;
+      }
+      done += chunk;
+    }
+    return 0;
+  };
+  auto read = [&](uint64_t offset, std::byte* to, uint64_t bytes) {
+    for (uint64_t done = 0; done < bytes;) {
+      const uint64_t chunk = std::min(kChunkBytes, bytes - done);
+      if (const int s = calls_.read(t.block + offset + done, to + done, chunk)) return s;
+      done += chunk;
+    }
+    return 0;
+  };
+  int status = 0;
+  if (t.to_device) {
+    if (r.contiguous()) return write(0, r.span());
+    each_row(r, [&](uint64_t offset) {
+      if (status == 0) status = write(offset, r.width);
+    });
+    return status;
+  }
+  if (r.contiguous()) return read(0, r.first, r.span());
+  std::vector<std::byte> bytes(r.span());
+  if ((status = read(0, bytes.data(), bytes.size())) != 0) return status;
+  each_row(r, [&](uint64_t offset) { std::memcpy(r.first + offset, &bytes[offset], r.width); });
+  return 0;
+}
+
+}  // namespace gvirtus::staging

@@ -1,0 +1,321 @@
+// Graph copies of the application's own memory in the runtime stub (host_staging.h).
+#include "plugins/cudart/frontend/host_staging.h"
+
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.h"
+#include "common/host_mapped.h"
+#include "common/log.h"
+#include "common/staged_copies.h"
+#include "frontend/frontend_abi.h"
+#include "frontend/route_scope.h"
+#include "plugins/cudart/frontend/address_ranges.h"
+#include "plugins/cudart/frontend/memcpy_kind.h"
+#include "plugins/cudart/frontend/shared_host.h"
+#include "plugins/cudart/frontend/stub_call.h"
+
+namespace gvirtus::cudart {
+namespace {
+
+using staging::Region;
+using staging::Transfer;
+
+// A staged copy node as the application sees it.
+struct StagedNode {
+  cudaGraph_t graph;
+  cudaMemcpy3DParms copy;  // the parameters the application gave
+  bool source_here;
+};
+
+std::mutex& nodes_mutex = *new std::mutex;
+auto& staged_nodes = *new std::unordered_map<cudaGraphNode_t, StagedNode>;  // never destroyed
+
+int allocate(uint64_t bytes, uint64_t& block) {
+  return remote_sync(
+      Fn::gvirtusStagingAlloc, [&](WireWriter& w) { w.put<uint64_t>(bytes); },
+      [&](WireReader& r) { block = r.get<uint64_t>(); });
+}
+
+int write(uint64_t at, const std::byte* from, uint64_t bytes) {
+  return remote_async(
+      Fn::gvirtusStagingWrite,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(at);
+        w.put<uint64_t>(bytes);
+      },
+      ByteView(from, bytes));
+}
+
+int read(uint64_t at, std::byte* to, uint64_t bytes) {
+  return remote_sync(
+      Fn::gvirtusStagingRead,
+      [&](WireWriter& w) {
+        w.put<uint64_t>(at);
+        w.put<uint64_t>(bytes);
+      },
+      [&](WireReader& r) {
+        const auto data = r.get_blob(bytes);
+        if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "a short staging read");
+        std::memcpy(to, data.data(), bytes);
+      });
+}
+
+staging::Staging& stub_staging() {
+  static auto& staged = *new staging::Staging(staging::Calls{allocate, write, read});
+  return staged;
+}
+
+// The stub's host function: on the session's callback thread, while the stream waits for it.
+void CUDART_CB run_transfer(void* data) {
+  const auto& t = *static_cast<const Transfer*>(data);
+  const stub::RouteScope route(t.route);
+  try {
+    if (const int result = stub_staging().run(t); result != cudaSuccess) {
+      GVIRTUS_LOG(kError) << "libcudart.so.13: a graph's copy of this process's memory failed ("
+                          << result << "): the " << (t.to_device ? "device" : "host")
+                          << " did not get the copy's bytes";
+    }
+  } catch (const std::exception& e) {  // a malformed reply: nothing may leave a host function
+    GVIRTUS_LOG(kError) << "libcudart.so.13: a graph's copy of this process's memory failed: "
+                        << e.what();
+  }
+}
+
+// The block for `region` and the host function's parameters that move its bytes.
+cudaError_t stage(const Region& region, bool to_device, void*& block, cudaHostNodeParams& host) {
+  uint64_t address = 0;
+  const uint32_t route = gvirtus_route_get();
+  if (const int r = stub_staging().block_for(route, region, address); r != cudaSuccess) {
+    return static_cast<cudaError_t>(r);
+  }
+  block = reinterpret_cast<void*>(address);
+  host = cudaHostNodeParams{run_transfer, const_cast<Transfer*>(stub_staging().transfer_for(
+                                              region, address, to_device, route))};
+  return cudaSuccess;
+}
+
+// Whether a copy's side is memory of this process's that the backend's GPU cannot reach (memory
+// not mapped here is a device address the stub never saw: the backend's to vet).
+bool here(const void* ptr, bool host_side) {
+  return host_side && ptr != nullptr && !shared_host_offset(ptr, 1).has_value() &&
+         host_mapped(ptr, 1);
+}
+
+// The region a copy names on its side here; cudaErrorInvalidValue for a shape the runtime
+// refuses too, or memory not mapped in this process.
+cudaError_t region_of(const cudaMemcpy3DParms& c, bool source, Region& region) {
+  const cudaPitchedPtr& p = source ? c.srcPtr : c.dstPtr;
+  const cudaPos& pos = source ? c.srcPos : c.dstPos;
+  if (!staging::region_of(p.ptr, pos.x, pos.y, pos.z, p.pitch, p.ysize, c.extent.width,
+                          c.extent.height, c.extent.depth, region) ||
+      !host_mapped(region.first, region.span())) {
+    return record_local_error(cudaErrorInvalidValue);
+  }
+  return cudaSuccess;
+}
+
+// `copy` with its side here replaced by the block, which holds the region's layout from 0: a copy
+// between device memory.
+cudaMemcpy3DParms on_block(const cudaMemcpy3DParms& copy, bool source, const Region& r,
+                           void* block) {
+  cudaMemcpy3DParms c = copy;
+  const size_t height = r.slices > 1 ? r.slice / r.pitch : r.rows;
+  const cudaPitchedPtr pitched{block, r.pitch, r.width, height};
+  (source ? c.srcPtr : c.dstPtr) = pitched;
+  (source ? c.srcPos : c.dstPos) = cudaPos{0, 0, 0};
+  c.kind = cudaMemcpyDeviceToDevice;
+  return c;
+}
+
+// A new graph of the host function and the copy of the block, in the copy's order.
+cudaError_t staged_graph(const cudaMemcpy3DParms& copy, bool source_here, cudaGraph_t& graph) {
+  Region region{};
+  if (const cudaError_t r = region_of(copy, source_here, region); r != cudaSuccess) return r;
+  void* block = nullptr;
+  cudaHostNodeParams host{};
+  if (const cudaError_t r = stage(region, source_here, block, host); r != cudaSuccess) return r;
+  const cudaMemcpy3DParms inner = on_block(copy, source_here, region, block);
+  if (const cudaError_t r = cudaGraphCreate(&graph, 0); r != cudaSuccess) return r;
+  cudaGraphNode_t first = nullptr, second = nullptr;
+  cudaError_t result = source_here ? cudaGraphAddHostNode(&first, graph, nullptr, 0, &host)
+                                   : cudaGraphAddMemcpyNode(&first, graph, nullptr, 0, &inner);
+  if (result == cudaSuccess) {
+    result = source_here ? cudaGraphAddMemcpyNode(&second, graph, &first, 1, &inner)
+                         : cudaGraphAddHostNode(&second, graph, &first, 1, &host);
+  }
+  if (result != cudaSuccess) {
+    (void)cudaGraphDestroy(graph);
+    graph = nullptr;
+  }
+  return result;
+}
+
+// The nodes of a staged node's own graph (in `node`, the graph's copy of it): its host node and
+// its copy node.
+cudaError_t inner_nodes(cudaGraphNode_t node, cudaGraphNode_t& host, cudaGraphNode_t& copy) {
+  cudaGraph_t inner = nullptr;
+  if (const cudaError_t r = cudaGraphChildGraphNodeGetGraph(node, &inner); r != cudaSuccess) {
+    return r;
+  }
+  cudaGraphNode_t nodes[2] = {};
+  size_t count = 2;
+  if (const cudaError_t r = cudaGraphGetNodes(inner, nodes, &count); r != cudaSuccess) return r;
+  if (count != 2) return record_local_error(cudaErrorInvalidValue);
+  cudaGraphNodeType type{};
+  if (const cudaError_t r = cudaGraphNodeGetType(nodes[0], &type); r != cudaSuccess) return r;
+  const bool host_first = type == cudaGraphNodeTypeHost;
+  host = nodes[host_first ? 0 : 1], copy = nodes[host_first ? 1 : 0];
+  return cudaSuccess;
+}
+
+cudaError_t unsupported_change() {
+  static std::once_flag logged;
+  std::call_once(logged, [] {
+    GVIRTUS_LOG(kWarning) << "libcudart.so.13: a copy node of this process's memory keeps that "
+                             "memory on the side it was on (the node is a host function and a "
+                             "copy in that order): other parameters are not supported";
+  });
+  return record_local_error(cudaErrorNotSupported);
+}
+
+}  // namespace
+
+SidesHere sides_here(const cudaMemcpy3DParms& copy) {
+  if (copy.srcArray != nullptr || copy.dstArray != nullptr || !kind_in_range(copy.kind)) {
+    return {};  // arrays, and kinds the runtime refuses: not staged
+  }
+  const cudaMemcpyKind kind = resolve_kind(copy.kind, copy.dstPtr.ptr, copy.srcPtr.ptr);
+  return SidesHere{here(copy.srcPtr.ptr, host_is_source(kind)),
+                   here(copy.dstPtr.ptr, host_is_destination(kind))};
+}
+
+cudaMemcpy3DParms linear_copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  cudaMemcpy3DParms p{};
+  p.srcPtr = cudaPitchedPtr{const_cast<void*>(src), count, count, 1};
+  p.dstPtr = cudaPitchedPtr{dst, count, count, 1};
+  p.extent = cudaExtent{count, 1, 1};
+  p.kind = kind;
+  return p;
+}
+
+cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                           cudaStream_t stream) {
+  const bool to_device = kind == cudaMemcpyHostToDevice;
+  const void* host = to_device ? src : dst;
+  if (!host_mapped(host, count)) return record_local_error(cudaErrorInvalidValue);
+  const Region region{static_cast<std::byte*>(const_cast<void*>(host)), count, 1, 1, count, count};
+  void* block = nullptr;
+  cudaHostNodeParams function{};
+  if (const cudaError_t r = stage(region, to_device, block, function); r != cudaSuccess) return r;
+  if (to_device) {
+    if (const cudaError_t r = cudaLaunchHostFunc(stream, function.fn, function.userData);
+        r != cudaSuccess) {
+      return r;
+    }
+    return cudaMemcpyAsync(dst, block, count, cudaMemcpyDeviceToDevice, stream);
+  }
+  if (const cudaError_t r = cudaMemcpyAsync(block, src, count, cudaMemcpyDeviceToDevice, stream);
+      r != cudaSuccess) {
+    return r;
+  }
+  return cudaLaunchHostFunc(stream, function.fn, function.userData);
+}
+
+cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,
+                                 const cudaGraphNode_t* dependencies, size_t n,
+                                 const cudaMemcpy3DParms& copy, SidesHere sides) {
+  if (node == nullptr || graph == nullptr) return record_local_error(cudaErrorInvalidValue);
+  cudaGraph_t inner = nullptr;
+  if (const cudaError_t r = staged_graph(copy, sides.source, inner); r != cudaSuccess) return r;
+  const cudaError_t result = cudaGraphAddChildGraphNode(node, graph, dependencies, n, inner);
+  (void)cudaGraphDestroy(inner);
+  if (result == cudaSuccess) {
+    std::lock_guard lock(nodes_mutex);
+    staged_nodes[*node] = StagedNode{graph, copy, sides.source};
+  }
+  return result;
+}
+
+std::optional<cudaError_t> set_staged_copy_node(cudaGraphExec_t executable, cudaGraphNode_t node,
+                                                const cudaMemcpy3DParms& copy) {
+  StagedNode staged{};
+  {
+    std::lock_guard lock(nodes_mutex);
+    const auto it = staged_nodes.find(node);
+    if (it == staged_nodes.end()) return std::nullopt;
+    staged = it->second;
+  }
+  const SidesHere sides = sides_here(copy);
+  if (sides.source == sides.destination || sides.source != staged.source_here) {
+    return unsupported_change();
+  }
+  if (executable != nullptr) {  // the executable graph's copy of the node's own graph, replaced
+    cudaGraph_t inner = nullptr;
+    if (const cudaError_t r = staged_graph(copy, sides.source, inner); r != cudaSuccess) return r;
+    const cudaError_t result = cudaGraphExecChildGraphNodeSetParams(executable, node, inner);
+    (void)cudaGraphDestroy(inner);
+    return result;
+  }
+  Region region{};
+  if (const cudaError_t r = region_of(copy, sides.source, region); r != cudaSuccess) return r;
+  void* block = nullptr;
+  cudaHostNodeParams host{};
+  if (const cudaError_t r = stage(region, sides.source, block, host); r != cudaSuccess) return r;
+  cudaGraphNode_t host_node = nullptr, copy_node = nullptr;
+  if (const cudaError_t r = inner_nodes(node, host_node, copy_node); r != cudaSuccess) return r;
+  const cudaMemcpy3DParms inner = on_block(copy, sides.source, region, block);
+  if (const cudaError_t r = cudaGraphMemcpyNodeSetParams(copy_node, &inner); r != cudaSuccess) {
+    return r;
+  }
+  if (const cudaError_t r = cudaGraphHostNodeSetParams(host_node, &host); r != cudaSuccess) {
+    return r;
+  }
+  std::lock_guard lock(nodes_mutex);
+  if (const auto it = staged_nodes.find(node); it != staged_nodes.end()) it->second.copy = copy;
+  return cudaSuccess;
+}
+
+bool staged_copy_params(cudaGraphNode_t node, cudaMemcpy3DParms& copy) {
+  std::lock_guard lock(nodes_mutex);
+  const auto it = staged_nodes.find(node);
+  if (it == staged_nodes.end()) return false;
+  copy = it->second.copy;
+  return true;
+}
+
+bool is_staged_copy_node(cudaGraphNode_t node) {
+  std::lock_guard lock(nodes_mutex);
+  return staged_nodes.contains(node);
+}
+
+void staged_copies_cloned(cudaGraph_t original, cudaGraph_t clone) {
+  std::vector<std::pair<cudaGraphNode_t, StagedNode>> of_original;
+  {
+    std::lock_guard lock(nodes_mutex);
+    for (const auto& [node, staged] : staged_nodes) {
+      if (staged.graph == original) of_original.emplace_back(node, staged);
+    }
+  }
+  for (auto& [node, staged] : of_original) {
+    cudaGraphNode_t cloned = nullptr;
+    if (cudaGraphNodeFindInClone(&cloned, node, clone) != cudaSuccess) continue;
+    staged.graph = clone;
+    std::lock_guard lock(nodes_mutex);
+    staged_nodes[cloned] = staged;
+  }
+}
+
+void forget_staged_node(cudaGraphNode_t node) {
+  std::lock_guard lock(nodes_mutex);
+  staged_nodes.erase(node);
+}
+
+void forget_staged_graph(cudaGraph_t graph) {
+  std::lock_guard lock(nodes_mutex);
+  std::erase_if(staged_nodes, [&](const auto& entry) { return entry.second.graph == graph; });
+}
+
+}  // namespace gvirtus::cudart

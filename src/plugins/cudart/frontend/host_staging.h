@@ -1,0 +1,51 @@
+// Graph copies of the application's own memory in the runtime stub (host_staging.cpp; what both
+// stubs share, and why: common/staged_copies.h; the backend's blocks:
+// backend/services/staging_blocks.h). A copy node with one side in this process's memory
+// (pageable, or page-locked over a transport without shared memory) becomes a child graph node of
+// two: the stub's host function and a copy of the staging block, in the copy's order; the stub
+// answers for it as the copy node it is to the application (its type and its parameters), in the
+// graph it was added to and in that graph's clones. A linear copy on a stream the stub began
+// capturing is captured as the host function and a copy of the block.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <optional>
+
+namespace gvirtus::cudart {
+
+// Which sides of a copy are this process's own memory (nothing the backend's GPU reaches).
+struct SidesHere {
+  bool source = false;
+  bool destination = false;
+};
+SidesHere sides_here(const cudaMemcpy3DParms& copy);
+
+// A 1D copy node's parameters as the 3D form CUDA describes it with.
+cudaMemcpy3DParms linear_copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
+
+// A capturing stream's copy between device memory and this process's memory (`kind` resolved:
+// cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost).
+cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                           cudaStream_t stream);
+
+// A copy node with exactly one side here (`here`), as the application asked for it.
+cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,
+                                 const cudaGraphNode_t* dependencies, size_t n,
+                                 const cudaMemcpy3DParms& copy, SidesHere here);
+// New parameters for a staged copy node, in its graph (`executable` null) or in an executable
+// graph: the application's own memory on the same side as before. nullopt when `node` is no
+// staged copy node the stub knows.
+std::optional<cudaError_t> set_staged_copy_node(cudaGraphExec_t executable, cudaGraphNode_t node,
+                                                const cudaMemcpy3DParms& copy);
+// The parameters the application gave a staged copy node; false when `node` is none.
+bool staged_copy_params(cudaGraphNode_t node, cudaMemcpy3DParms& copy);
+bool is_staged_copy_node(cudaGraphNode_t node);
+
+// Bookkeeping: a clone has its own nodes for the staged ones; a destroyed node or graph goes.
+void staged_copies_cloned(cudaGraph_t original, cudaGraph_t clone);
+void forget_staged_node(cudaGraphNode_t node);
+void forget_staged_graph(cudaGraph_t graph);
+
+}  // namespace gvirtus::cudart
