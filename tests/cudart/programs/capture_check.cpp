@@ -6,8 +6,10 @@
 // is then - after the program's own host function captured before it changed it - and writes
 // the program's memory back; a copy between host memory is refused with
 // cudaErrorStreamCaptureUnsupported, which invalidates the capture, so cudaStreamEndCapture then
-// answers cudaErrorStreamCaptureInvalidated. A capture without it ends in a graph. Prints "ok"
-// and exits 0 when everything answered so.
+// answers cudaErrorStreamCaptureInvalidated. A capture without it ends in a graph. The graph a
+// capture builds, handed out by cudaStreamGetCaptureInfo, cannot be destroyed while the capture
+// lasts, is the graph its end hands over, and goes with an invalidated capture. Prints "ok" and
+// exits 0 when everything answered so.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -57,8 +59,18 @@ int main() {
          "device-to-device copy in a capture");
   expect(cudaMemcpyAsync(back.data(), b, kBytes, cudaMemcpyDefault, stream), cudaSuccess,
          "device-to-host copy in a capture");
+  // The graph the capture builds is the program's to name, not to destroy, until the end hands
+  // it over.
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t building = nullptr;
+  expect(cudaStreamGetCaptureInfo(stream, &status, nullptr, &building, nullptr, nullptr, nullptr),
+         cudaSuccess, "cudaStreamGetCaptureInfo");
+  check(status == cudaStreamCaptureStatusActive && building != nullptr, "the capture's graph");
+  expect(cudaGraphDestroy(building), cudaErrorInvalidValue, "destroying the capture's graph");
+  (void)cudaGetLastError();
   cudaGraph_t graph = nullptr;
   expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
+  check(graph == building, "the capture's end hands its graph over");
   check(back[0] == 0 && pageable[0] == 'x', "nothing ran at capture");
   cudaGraphExec_t exec = nullptr;
   expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");
@@ -79,9 +91,14 @@ int main() {
   expect(cudaMemcpyAsync(back.data(), pageable.data(), kBytes, cudaMemcpyHostToHost, stream),
          cudaErrorStreamCaptureUnsupported, "host-to-host copy in a capture");
   expect(cudaGetLastError(), cudaErrorStreamCaptureUnsupported, "the last error");
+  expect(cudaStreamGetCaptureInfo(stream, &status, nullptr, &building, nullptr, nullptr, nullptr),
+         cudaSuccess, "cudaStreamGetCaptureInfo of an invalidated capture");
   graph = reinterpret_cast<cudaGraph_t>(1);
   expect(cudaStreamEndCapture(stream, &graph), cudaErrorStreamCaptureInvalidated,
          "cudaStreamEndCapture of an invalidated capture");
+  expect(cudaGraphDestroy(building), cudaErrorInvalidResourceHandle,
+         "the graph of an invalidated capture, gone with it");
+  (void)cudaGetLastError();
   if (graph != nullptr) {
     std::printf("FAILED: an invalidated capture gave a graph\n");
     ++failures;

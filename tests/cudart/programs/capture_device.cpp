@@ -46,6 +46,7 @@ struct Node {
 };
 using Nodes = std::vector<Node>;
 auto& captured = *new std::map<cudaStream_t, std::vector<Work>>;  // capturing streams'
+auto& capture_graphs = *new std::map<cudaStream_t, cudaGraph_t>;  // the graphs they build
 auto& graph_nodes = *new std::map<cudaGraph_t, Nodes>;
 auto& executables = *new std::map<cudaGraphExec_t, Nodes>;
 
@@ -100,17 +101,20 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
   if (capturing.count(stream) != 0) return failed(cudaErrorIllegalState);
   capturing.insert(stream);
   captured[stream].clear();
+  capture_graphs[stream] = made_up<cudaGraph_t>();
   return cudaSuccess;
 }
 
 CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
   std::lock_guard lock(mutex);
   if (capturing.erase(stream) == 0) return failed(cudaErrorIllegalState);
+  const cudaGraph_t built = capture_graphs[stream];
+  capture_graphs.erase(stream);
   if (invalidated.erase(stream) != 0) {
     *graph = nullptr;
     return failed(cudaErrorStreamCaptureInvalidated);
   }
-  *graph = made_up<cudaGraph_t>();
+  *graph = built;
   graphs.insert(*graph);
   graph_nodes[*graph] = Nodes{Node{nullptr, std::move(captured[stream])}};
   captured.erase(stream);
@@ -123,6 +127,27 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
   *status = capturing.count(stream) == 0     ? cudaStreamCaptureStatusNone
             : invalidated.count(stream) != 0 ? cudaStreamCaptureStatusInvalidated
                                              : cudaStreamCaptureStatusActive;
+  return cudaSuccess;
+}
+
+// The capture's graph (the one its end hands over) and no dependencies; the id is the stream's.
+CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamGetCaptureInfo(
+    cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+    cudaGraph_t* graph, const cudaGraphNode_t** dependencies, const cudaGraphEdgeData* edges[],
+    size_t* count) {
+  std::lock_guard lock(mutex);
+  if (status == nullptr) return failed(cudaErrorInvalidValue);
+  if (capturing.count(stream) == 0) {
+    *status = cudaStreamCaptureStatusNone;
+    return cudaSuccess;
+  }
+  *status = invalidated.count(stream) != 0 ? cudaStreamCaptureStatusInvalidated
+                                           : cudaStreamCaptureStatusActive;
+  if (id != nullptr) *id = reinterpret_cast<uintptr_t>(stream);
+  if (graph != nullptr) *graph = capture_graphs[stream];
+  if (dependencies != nullptr) *dependencies = nullptr;
+  if (edges != nullptr) *edges = nullptr;
+  if (count != nullptr) *count = 0;
   return cudaSuccess;
 }
 

@@ -4,7 +4,9 @@
 //   - the if runs its body when a kernel sets its condition, and its else body when not;
 //   - the while runs its body until the body's kernel clears the condition (five times);
 //   - the switch runs the body its handle's default names;
-//   - a node may name only a handle made for its own graph.
+//   - a node may name only a handle made for its own graph;
+//   - a while added to the graph a capture is building, between captured kernels, its handle made
+//     on that graph and its body filled by capturing into it.
 // Checks of what kernels computed need a GPU (the simulated device runs none); the others - the
 // handles, the bodies and their node types, the refusal, the launches - hold on the simulated
 // device too. Without a device (no stream) the program checks nothing.
@@ -139,6 +141,66 @@ int main() {
     SHOW(cudaGraphExecDestroy(exec));
   }
   SHOW(cudaGraphDestroy(graph));
+
+  // A conditional node added to the graph a capture is building (as NVIDIA's graphConditionalNodes
+  // sample does): its handle made on the capture's graph, the node after the captured kernel and
+  // the capture going on after it; its body filled by capturing into it. The body clears the
+  // condition, so the while runs it once.
+  cudaStream_t capture = nullptr, body_stream = nullptr;
+  SHOW(cudaStreamCreateWithFlags(&capture, cudaStreamNonBlocking));
+  SHOW(cudaStreamCreateWithFlags(&body_stream, cudaStreamNonBlocking));
+  SHOW(cudaMemset(slots, 0, 8 * sizeof(int)));
+  SHOW(cudaStreamBeginCapture(capture, cudaStreamCaptureModeGlobal));
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t building = nullptr;
+  const cudaGraphNode_t* dependencies = nullptr;
+  size_t count_of = 0;
+  SHOW(cudaStreamGetCaptureInfo(capture, &status, nullptr, &building, &dependencies, nullptr,
+                                &count_of));
+  cudaGraphConditionalHandle captured_handle = 0;
+  SHOW(cudaGraphConditionalHandleCreate(&captured_handle, building, 1, cudaGraphCondAssignDefault));
+  int slot4 = 4, slot5 = 5, zero = 0;
+  mark<<<1, 1, 0, capture>>>(slots, slot4, 1);
+  SHOW(cudaStreamGetCaptureInfo(capture, &status, nullptr, &building, &dependencies, nullptr,
+                                &count_of));
+  std::printf("capture status %d, dependencies %zu\n", static_cast<int>(status), count_of);
+  cudaGraphNodeParams loop{};
+  loop.type = cudaGraphNodeTypeConditional;
+  loop.conditional.handle = captured_handle;
+  loop.conditional.type = cudaGraphCondTypeWhile;
+  loop.conditional.size = 1;
+  cudaGraphNode_t loop_node = nullptr;
+  const bool added =
+      OK(cudaGraphAddNode(&loop_node, building, dependencies, nullptr, count_of, &loop));
+  EXPECT(added && loop.conditional.phGraph_out != nullptr);
+  SHOW(cudaStreamUpdateCaptureDependencies(capture, &loop_node, nullptr, 1,
+                                           cudaStreamSetCaptureDependencies));
+  mark<<<1, 1, 0, capture>>>(slots, slot5, 1);
+  cudaGraph_t captured = nullptr;
+  SHOW(cudaStreamEndCapture(capture, &captured));
+  EXPECT(captured != nullptr && captured == building);
+  size_t captured_nodes = 0;
+  if (OK(cudaGraphGetNodes(captured, nullptr, &captured_nodes))) EXPECT(captured_nodes == 3);
+  if (added && loop.conditional.phGraph_out != nullptr) {
+    SHOW(cudaStreamBeginCaptureToGraph(body_stream, loop.conditional.phGraph_out[0], nullptr,
+                                       nullptr, 0, cudaStreamCaptureModeGlobal));
+    void* clear_args[] = {&captured_handle, &zero};
+    SHOW(cudaLaunchKernel((void*)set_condition, dim3(1), dim3(1), clear_args, 0, body_stream));
+    cudaGraph_t body = nullptr;
+    SHOW(cudaStreamEndCapture(body_stream, &body));
+  }
+  cudaGraphExec_t captured_exec = nullptr;
+  if (OK(cudaGraphInstantiate(&captured_exec, captured, 0))) {
+    SHOW(cudaGraphLaunch(captured_exec, capture));
+    SHOW(cudaStreamSynchronize(capture));
+    int got[8] = {};
+    SHOW(cudaMemcpy(got, slots, sizeof got, cudaMemcpyDeviceToHost));
+    EXPECT(got[4] == 1 && got[5] == 1);  // the kernels before and after the node ran
+    SHOW(cudaGraphExecDestroy(captured_exec));
+  }
+  SHOW(cudaGraphDestroy(captured));
+  SHOW(cudaStreamDestroy(body_stream));
+  SHOW(cudaStreamDestroy(capture));
   SHOW(cudaFree(slots));
   SHOW(cudaStreamDestroy(stream));
   std::printf("done\n");

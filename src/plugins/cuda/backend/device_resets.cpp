@@ -14,6 +14,7 @@
 #include "cuda_calls.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/backend/capture_graphs.h"
 #include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/own_contexts.h"
 #include "plugins/cuda/backend/textures.h"
@@ -51,6 +52,7 @@ int context_device() {
 // the reset context took it along.
 void forget_device(int device) {
   services::session_services().handles.forget_owned(device, kContextBound);
+  forget_capture_graphs();  // the captures' streams went with the context
   forget_textures(device);
   forget_ipc();
   services::drop_ahead_failure();
@@ -61,6 +63,7 @@ void forget_device(int device) {
 // plugins.
 void after_call(Fn fn, WireReader request, CUresult result) {
   note_thread_context();  // whatever the call did to it
+  if (fn == Fn::cuStreamEndCapture) capture_ended(marshal::get_value<CUstream>(request), result);
   if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) {
     if (const auto owner = forget_own_context(marshal::get_value<CUcontext>(request))) {
       services::session_services().handles.forget_owned(*owner, kContextBound);

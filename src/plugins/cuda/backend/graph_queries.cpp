@@ -6,6 +6,7 @@
 #include "common/call_marshal.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/backend/capture_graphs.h"
 #include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/common/graph_node_wire.h"
@@ -38,10 +39,9 @@ void graph_nodes(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
   for (size_t i = 0; i < count; ++i) marshal::put_value(out, nodes[i]);
 }
 
-// cuStreamGetCaptureInfo_v3: u64 stream, u8 wanted (common/driver_wire.h). The capture's graph
-// and nodes go back as the driver's values without becoming the session's: a capture may yet be
-// invalidated and its graph destroyed by the driver, so they are named in calls only once
-// cuStreamEndCapture has handed the graph over.
+// cuStreamGetCaptureInfo_v3: u64 stream, u8 wanted (common/driver_wire.h). An active capture's
+// graph and its dependency nodes become the session's (capture_graphs.h): the program may add
+// nodes to the graph and make conditional handles on it while the capture lasts.
 void capture_info(WireReader& in, WireWriter& out, CUresult& result) {
   const auto stream = marshal::get_value<CUstream>(in);
   const auto wanted = in.get<uint8_t>();
@@ -68,6 +68,10 @@ void capture_info(WireReader& in, WireWriter& out, CUresult& result) {
   out.put<uint32_t>(static_cast<uint32_t>(status));
   if (status == CU_STREAM_CAPTURE_STATUS_NONE) return;
   const size_t n = want_nodes && nodes != nullptr ? std::min<uint64_t>(count, kMaxGraphNodes) : 0;
+  if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE && graph != nullptr) {
+    capture_graph_handed_out(stream, graph);
+    adopt_nodes(nodes, n, graph);
+  }
   out.put<uint64_t>(id);
   marshal::put_value(out, graph);
   out.put<uint64_t>(count);

@@ -13,6 +13,7 @@
 #include "cuda_enums.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/backend/capture_graphs.h"
 #include "plugins/cuda/backend/graph_node_calls.h"
 #include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/backend/request_checks.h"
@@ -175,6 +176,13 @@ void destroy_graph(WireReader& in, WireWriter& out, CUresult& result) {
     result = static_cast<CUresult>(services::refuse(
         CUDA_ERROR_INVALID_VALUE, "cuda", "graph", graph,
         "owned by a child graph node: it goes when its node or its node's graph does"));
+    out.put<int32_t>(result);
+    return;
+  }
+  if (is_capture_graph(graph)) {
+    result = static_cast<CUresult>(
+        services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda", "graph", graph,
+                         "a capture is building it: it is handed over when the capture ends"));
     out.put<int32_t>(result);
     return;
   }

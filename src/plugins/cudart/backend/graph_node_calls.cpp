@@ -13,6 +13,7 @@
 #include "backend/services/conditional_handles.h"
 #include "common/call_marshal.h"
 #include "common/wire_record.h"
+#include "plugins/cudart/backend/capture_graphs.h"
 #include "plugins/cudart/backend/graph_node_params.h"
 #include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
@@ -329,6 +330,13 @@ cudaError_t run_graph_destroy(WireReader& in, WireWriter& out) {
     const auto result = static_cast<cudaError_t>(
         services::refuse(cudaErrorInvalidValue, "cudart", "graph", graph,
                          "owned by a child graph node: it goes with its node"));
+    out.put<int32_t>(result);
+    return result;
+  }
+  if (is_capture_graph(graph)) {
+    const auto result = static_cast<cudaError_t>(
+        services::refuse(cudaErrorInvalidValue, "cudart", "graph", graph,
+                         "a capture is building it: it is handed over when the capture ends"));
     out.put<int32_t>(result);
     return result;
   }

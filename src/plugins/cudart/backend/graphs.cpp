@@ -1,8 +1,8 @@
 // The backend's handlers of the custom graph rows (202, 206, 212, 213, 217 of cudart_calls.txt;
 // wire: common/graph_wire.h), called by run_custom. Graphs, executable graphs and streams are
 // vetted as the session's (cudart_vetting.h) before they reach the runtime; the graph nodes listed
-// become the session's (graph_nodes.h), except a capture's dependencies: their graph is not the
-// session's until the capture ends.
+// become the session's (graph_nodes.h), and so do an active capture's graph and dependencies
+// (capture_graphs.h).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/call_marshal.h"
+#include "plugins/cudart/backend/capture_graphs.h"
 #include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/vetting.h"
@@ -63,6 +64,10 @@ cudaError_t run_capture_info(WireReader& in, WireWriter& out) {
   }
   out.put<int32_t>(result);
   if (result != cudaSuccess) return result;
+  // The graph an active capture builds, and its dependency nodes, become the session's
+  // (capture_graphs.h).
+  const bool active = (wanted & kCaptureStatus) != 0 && status == cudaStreamCaptureStatusActive;
+  if (active && (wanted & kCaptureGraph) != 0) capture_graph_handed_out(stream, graph);
   out.put<int32_t>(marshal::enum_bits(status));
   out.put<uint64_t>(id);
   out.put<uint64_t>(wire_handle(graph));
@@ -71,6 +76,9 @@ cudaError_t run_capture_info(WireReader& in, WireWriter& out) {
   const size_t listed =
       std::min<uint64_t>((wanted & kCaptureCount) != 0 ? count : 0, kMaxGraphNodes);
   const uint8_t nodes_state = pointer_state(dependencies, &untouched_nodes[0]);
+  if (active && (wanted & kCaptureGraph) != 0 && nodes_state == kPointerArray) {
+    adopt_nodes(dependencies, listed, graph);
+  }
   out.put<uint8_t>(nodes_state);
   put_nodes(out, dependencies, nodes_state == kPointerArray ? listed : 0);
   const uint8_t edges_state = pointer_state(edges, &untouched_edges[0]);

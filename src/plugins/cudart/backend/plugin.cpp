@@ -9,6 +9,7 @@
 #include "backend/services/client_threads.h"
 #include "backend/services/host_gates.h"
 #include "plugins/cudart/backend/arrays.h"
+#include "plugins/cudart/backend/capture_graphs.h"
 #include "plugins/cudart/backend/graph_nodes.h"
 #include "plugins/cudart/backend/handlers.h"
 #include "plugins/cudart/backend/ipc.h"
@@ -37,6 +38,7 @@ void forget_device(int device) {
   forget_array_children();
   forget_textures(device);
   forget_ipc();
+  forget_capture_graphs();  // the captures' streams went with the context
 }
 
 void set_device(int device) {
@@ -56,6 +58,7 @@ class CudartSession final : public PluginSession {
   void handle(Call& call) override {
     const auto fn = static_cast<Fn>(call_function(call.header.call_id));
     thread_devices().before_call(call.header.thread_id);
+    const WireReader request = call.args;  // for what follows the call
     const cudaError_t result = services::run_call(
         name_of(fn), last_error_role(fn), cudaSuccess, call.reply, [&](cudaError_t& r) {
           if (!run_generated(fn, call.args, call.reply, r) &&
@@ -66,6 +69,10 @@ class CudartSession final : public PluginSession {
           }
         });
     if (fn == Fn::cudaSetDevice && result == cudaSuccess) thread_devices().note(current_device());
+    if (fn == Fn::cudaStreamEndCapture) {
+      WireReader stream_of = request;
+      capture_ended(marshal::get_value<cudaStream_t>(stream_of), result);
+    }
     // cudaDeviceReset destroyed the device's primary context: this plugin forgets what it held
     // there, and the session's other plugins (the driver's) what they did.
     if (fn == Fn::cudaDeviceReset && result == cudaSuccess) {

@@ -1,0 +1,39 @@
+// The graph a stream capture is building, as the session may name it (capture_graphs.h).
+#include "backend/services/capture_graphs.h"
+
+namespace gvirtus::services {
+
+void CaptureGraphs::handed_out(Stream stream, Graph graph) {
+  if (graph == nullptr) return;
+  std::lock_guard lock(mutex_);
+  if (graphs_.count(stream) != 0 || hooks_.held(graph)) return;  // known, or the program's own
+  hooks_.adopt(graph);
+  graphs_.emplace(stream, graph);
+}
+
+bool CaptureGraphs::building(Graph graph) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [stream, captured] : graphs_) {
+    if (captured == graph) return true;
+  }
+  return false;
+}
+
+void CaptureGraphs::ended(Stream stream, bool handed_over) {
+  std::lock_guard lock(mutex_);
+  const auto it = graphs_.find(stream);
+  if (it == graphs_.end()) return;
+  // A capture the call did not end (ended on another thread than began it) goes on.
+  if (!handed_over && hooks_.still_capturing(stream)) return;
+  const Graph graph = it->second;
+  graphs_.erase(it);
+  if (!handed_over) hooks_.forget(graph);
+}
+
+void CaptureGraphs::forget_all() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [stream, graph] : graphs_) hooks_.forget(graph);
+  graphs_.clear();
+}
+
+}  // namespace gvirtus::services

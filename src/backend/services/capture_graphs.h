@@ -1,0 +1,49 @@
+// The graph a stream capture is building, as a backend session may name it before the capture
+// ends (a shared backend service: the cuda and cudart plugins each keep one). The capture-info
+// query hands the graph out with the capture's dependency nodes, and a program may then add
+// nodes to it, make conditional handles on it and set the capture's dependencies to its own
+// nodes (NVIDIA's graphConditionalNodes sample does; CUDA documents it). So the graph becomes the
+// session's when handed out, and cannot be destroyed by the program while the capture lasts: the
+// capture's end hands it over, or, for an invalidated capture, the library destroys it and the
+// session forgets it. A graph the session held already (a capture into a graph of the program's)
+// stays the program's own throughout.
+//
+// Thread affinity: locked (a session's executors run on several threads).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+
+namespace gvirtus::services {
+
+class CaptureGraphs {
+ public:
+  using Stream = const void*;
+  using Graph = const void*;
+  struct Hooks {
+    std::function<bool(Graph)> held;              // whether the session holds the graph already
+    std::function<void(Graph)> adopt;             // makes it the session's
+    std::function<void(Graph)> forget;            // the library destroyed it: its handle and nodes
+    std::function<bool(Stream)> still_capturing;  // whether the stream's capture goes on
+  };
+
+  explicit CaptureGraphs(Hooks hooks) : hooks_(std::move(hooks)) {}
+
+  // The capture-info query gave `graph` for `stream`'s active capture.
+  void handed_out(Stream stream, Graph graph);
+  // Whether `graph` was handed out for a capture not ended yet.
+  bool building(Graph graph) const;
+  // The capture's end on `stream` answered: a graph it did not hand over (the capture was
+  // invalidated, and did not go on) is forgotten.
+  void ended(Stream stream, bool handed_over);
+  // A reset destroyed the captures: their graphs are forgotten.
+  void forget_all();
+
+ private:
+  Hooks hooks_;
+  mutable std::mutex mutex_;
+  std::map<Stream, Graph> graphs_;  // adopted when handed out, by capturing stream
+};
+
+}  // namespace gvirtus::services
