@@ -293,6 +293,22 @@ void gvirtus_device_generation_bump(void) {
   g_device_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
+namespace {
+std::atomic<uint64_t> g_runtime_context_settings{0};
+thread_local int t_runtime_device = 0;
+thread_local uint64_t t_runtime_setting = 0;
+}  // namespace
+
+void gvirtus_runtime_context_set(int device) {
+  t_runtime_device = device;
+  t_runtime_setting = g_runtime_context_settings.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+uint64_t gvirtus_runtime_context(int* device) {
+  if (device != nullptr && t_runtime_setting != 0) *device = t_runtime_device;
+  return t_runtime_setting;
+}
+
 uint64_t gvirtus_host_callback_add(const gvirtus_host_callback* callback) {
   if (callback == nullptr || callback->run == nullptr) return 0;
   try {

@@ -172,6 +172,17 @@ GVIRTUS_FRONTEND_API int gvirtus_managed_find(uint64_t address, uint64_t* base, 
 GVIRTUS_FRONTEND_API uint64_t gvirtus_device_generation(void);
 GVIRTUS_FRONTEND_API void gvirtus_device_generation_bump(void);
 
+/* The runtime's current context on the calling thread, as the runtime stub tells the driver stub
+ * of it: NVIDIA's runtime makes a device's primary context current on a thread at the thread's
+ * first call that needs a context and at each cudaSetDevice, and a program that calls the driver
+ * API beside the runtime (or a library that does: cuFFT) sees that context as the driver's
+ * current one. The runtime stub sets the thread's device then; the driver stub, finding a setting
+ * it has not followed yet, makes that device's primary context current on the thread.
+ * gvirtus_runtime_context gives the device and returns the setting's number (0: none yet on this
+ * thread; each setting gets a new one). Under the version node GVIRTUS_FRONTEND_1.7. */
+GVIRTUS_FRONTEND_API void gvirtus_runtime_context_set(int device);
+GVIRTUS_FRONTEND_API uint64_t gvirtus_runtime_context(int* device);
+
 /* Host functions that run in the application while the backend's stream waits for them
  * (frontend/host_callbacks.h; the backend's gates: backend/services/host_gates.h). A stub
  * registers the application's function as a callback and sends its token in the function's

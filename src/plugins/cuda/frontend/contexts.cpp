@@ -10,6 +10,7 @@
 #include "common/call_marshal.h"
 #include "common/wire.h"
 #include "cuda_remote_calls.h"
+#include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
 #include "plugins/cuda/frontend/context_answers.h"
 #include "plugins/cuda/frontend/pool_routes.h"
@@ -34,6 +35,8 @@ struct FreesThreadStack {
   }
 };
 
+void follow_runtime_context();
+
 std::vector<CUcontext>& this_thread_stack() {
   if (thread_stack == nullptr) {
     thread_stack = new std::vector<CUcontext>;
@@ -42,6 +45,7 @@ std::vector<CUcontext>& this_thread_stack() {
       (void)frees;
     }
   }
+  follow_runtime_context();
   return *thread_stack;
 }
 
@@ -81,6 +85,22 @@ CUresult make_current(CUcontext context) {
   }
   pool_follow_context(context);
   return CUDA_SUCCESS;
+}
+
+// The runtime stub's current context on this thread (frontend_abi.h's gvirtus_runtime_context):
+// where the program uses the runtime beside the driver API (runtime mode), NVIDIA's runtime made
+// its device's primary context current on the thread, natively the driver's current context too.
+// Each setting not followed yet makes that context current here, as cudaSetDevice makes it
+// current natively (the stack's top replaced). Set first, so the calls it makes find it followed.
+thread_local uint64_t t_followed_runtime = 0;
+
+void follow_runtime_context() {
+  int device = 0;
+  const uint64_t setting = gvirtus_runtime_context(&device);
+  if (setting == 0 || setting == t_followed_runtime) return;
+  t_followed_runtime = setting;
+  CUcontext context = nullptr;
+  if (primary_context(device, &context) == CUDA_SUCCESS) (void)make_current(context);
 }
 
 }  // namespace

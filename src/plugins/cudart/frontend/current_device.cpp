@@ -4,6 +4,7 @@
 // session, and cudaSetDevice keeps it in step: a successful cudaSetDevice is the only runtime call
 // that changes it. After a sticky context error or a lost backend the answer comes from the backend
 // again (state_epoch()), so that the runtime's own answer in such states is what the program sees.
+#include "frontend/frontend_abi.h"
 #include "frontend/process_session.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
@@ -43,8 +44,13 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGetDevice(int* device) {
   return rc;
 }
 
+// The runtime makes the device's primary context current on the thread: the driver stub follows
+// (stub_call.h's note_runtime_context).
 GVIRTUS_CUDART_EXPORT cudaError_t cudaSetDevice(int device) {
   const cudaError_t rc = cr::remote::cudaSetDevice(device);
-  if (rc == cudaSuccess) cr::remember(device);
+  if (rc == cudaSuccess) {
+    cr::remember(device);
+    gvirtus_runtime_context_set(device);
+  }
   return rc;
 }

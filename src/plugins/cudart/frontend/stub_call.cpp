@@ -85,6 +85,37 @@ cudaError_t to_cuda_error(const Error& e, Fn fn) {
 // Errors the stub produced without a round trip, per thread like the runtime's last error.
 thread_local cudaError_t t_local_error = cudaSuccess;
 
+// Whether this thread is in runtime_init_status's own call.
+thread_local bool t_checking_init = false;
+
+// The runtime's calls that make no context current natively (they need none).
+bool needs_no_context(Fn fn) {
+  switch (fn) {
+    case Fn::cudaGetDeviceCount:
+    case Fn::cudaGetDevice:
+    case Fn::cudaSetDevice:  // cudaSetDevice tells of its own device (current_device.cpp)
+    case Fn::cudaDriverGetVersion:
+    case Fn::cudaRuntimeGetVersion:
+    case Fn::cudaGetDeviceProperties:
+    case Fn::cudaDeviceGetAttribute:
+    case Fn::cudaGetDeviceFlags:
+    case Fn::cudaSetDeviceFlags:
+    case Fn::cudaDeviceCanAccessPeer:
+    case Fn::cudaGetLastError:
+    case Fn::cudaPeekAtLastError:
+    case Fn::cudaChooseDevice:
+    case Fn::cudaDeviceGetPCIBusId:
+    case Fn::cudaDeviceGetByPCIBusId:
+    case Fn::cudaSetValidDevices:
+    case Fn::gvirtusHostCallbackNext:
+      return true;
+    default:
+      return false;
+  }
+}
+
+thread_local bool t_context_told = false;
+
 }  // namespace
 
 cudaError_t record_local_error(cudaError_t error) {
@@ -107,13 +138,23 @@ cudaError_t local_last_error(bool take) {
   return error;
 }
 
+void note_runtime_context(Fn fn) {
+  if (t_context_told || t_checking_init || needs_no_context(fn)) return;
+  t_context_told = true;
+  int device = 0;  // the runtime's device on a thread that never set one
+  if (cudaGetDevice(&device) != cudaSuccess) device = 0;
+  gvirtus_runtime_context_set(device);
+}
+
 cudaError_t runtime_init_status() {
   if (const cudaError_t failed = known_init_failure(); failed != cudaSuccess) return failed;
   // One check per session: a forked child has its own session and checks again.
   static std::atomic<const void*> checked_in{nullptr};
   const void* session = process_session::token();
   if (checked_in.load(std::memory_order_acquire) == session) return cudaSuccess;
+  t_checking_init = true;  // the check is the stub's: the program made no context current
   const cudaError_t rc = ::cudaFree(nullptr);
+  t_checking_init = false;
   if (is_init_failure(rc) || rc == cudaErrorDevicesUnavailable) return rc;
   checked_in.store(session, std::memory_order_release);
   return cudaSuccess;
@@ -174,12 +215,14 @@ cudaError_t remote_sync(Fn fn, Encoder encode, Decoder decode) {
     WireWriter& args = stub::encoder();
     encode(args);
     const ByteView pieces[] = {args.view()};
-    return read_result(
+    const cudaError_t result = read_result(
         fn,
         [&](process_session::ReplyDecoder read) {
           process_session::call(call_id(fn), pieces, read);
         },
         decode);
+    if (result == cudaSuccess) note_runtime_context(fn);
+    return result;
   } catch (const Error& e) {
     return to_cuda_error(e, fn);
   } catch (...) {
@@ -210,12 +253,14 @@ cudaError_t remote_finish(const RemotePending& pending, Decoder decode) {
   if (pending.failed != cudaSuccess) return pending.failed;
   const stub::RouteScope route(pinned_backend());
   try {
-    return read_result(
+    const cudaError_t result = read_result(
         pending.fn,
         [&](process_session::ReplyDecoder read) {
           process_session::finish_call(pending.call, read);
         },
         decode);
+    if (result == cudaSuccess) note_runtime_context(pending.fn);
+    return result;
   } catch (const Error& e) {
     return to_cuda_error(e, pending.fn);
   } catch (...) {
@@ -240,6 +285,7 @@ cudaError_t remote_async(Fn fn, Encoder encode, ByteView data) {
     encode(args);
     const ByteView pieces[] = {args.view(), data};
     process_session::send_async(call_id(fn), process_session::request_pieces(pieces));
+    note_runtime_context(fn);
     return cudaSuccess;
   } catch (const Error& e) {
     return to_cuda_error(e, fn);

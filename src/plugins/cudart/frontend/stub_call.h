@@ -64,6 +64,12 @@ cudaError_t known_init_failure();
 // the call would otherwise give.
 cudaError_t runtime_init_status();
 
+// After a call the backend answered (current_device.cpp): NVIDIA's runtime has made the current
+// device's primary context current on the calling thread by its first call that needs a context,
+// and the driver stub of the process follows it (frontend_abi.h's gvirtus_runtime_context). The
+// stub's own initialisation check makes none current.
+void note_runtime_context(Fn fn);
+
 // Records an error the stub produced by itself, without the backend, as the calling thread's
 // last error (the real runtime records every failure so), and returns it. cudaGetLastError and
 // cudaPeekAtLastError report it.
