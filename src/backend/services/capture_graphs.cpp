@@ -1,12 +1,23 @@
 // The graph a stream capture is building, as the session may name it (capture_graphs.h).
 #include "backend/services/capture_graphs.h"
 
+#include "backend/services/session_services.h"
+
 namespace gvirtus::services {
+
+bool CaptureGraphs::held(Graph graph) const {
+  return session_services().handles.holds(kind_, graph);
+}
+
+void CaptureGraphs::forget(Graph graph) {
+  session_services().handles.release(kind_, graph);
+  hooks_.forget_nodes(graph);
+}
 
 void CaptureGraphs::handed_out(Stream stream, Graph graph) {
   if (graph == nullptr) return;
   std::lock_guard lock(mutex_);
-  if (graphs_.count(stream) != 0 || hooks_.held(graph)) return;  // known, or the program's own
+  if (graphs_.count(stream) != 0 || held(graph)) return;  // known, or the program's own
   hooks_.adopt(graph);
   graphs_.emplace(stream, graph);
 }
@@ -27,12 +38,12 @@ void CaptureGraphs::ended(Stream stream, bool handed_over) {
   if (!handed_over && hooks_.still_capturing(stream)) return;
   const Graph graph = it->second;
   graphs_.erase(it);
-  if (!handed_over) hooks_.forget(graph);
+  if (!handed_over) forget(graph);
 }
 
 void CaptureGraphs::forget_all() {
   std::lock_guard lock(mutex_);
-  for (const auto& [stream, graph] : graphs_) hooks_.forget(graph);
+  for (const auto& [stream, graph] : graphs_) forget(graph);
   graphs_.clear();
 }
 

@@ -11,6 +11,7 @@
 // Thread affinity: locked (a session's executors run on several threads).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -22,13 +23,13 @@ class CaptureGraphs {
   using Stream = const void*;
   using Graph = const void*;
   struct Hooks {
-    std::function<bool(Graph)> held;              // whether the session holds the graph already
-    std::function<void(Graph)> adopt;             // makes it the session's
-    std::function<void(Graph)> forget;            // the library destroyed it: its handle and nodes
+    std::function<void(Graph)> adopt;             // makes it the session's (handle_owner's)
+    std::function<void(Graph)> forget_nodes;      // the library destroyed it: its nodes go
     std::function<bool(Stream)> still_capturing;  // whether the stream's capture goes on
   };
 
-  explicit CaptureGraphs(Hooks hooks) : hooks_(std::move(hooks)) {}
+  // `graph_kind`: the plugin's handle kind of graphs in the session's handle table.
+  CaptureGraphs(uint16_t graph_kind, Hooks hooks) : kind_(graph_kind), hooks_(std::move(hooks)) {}
 
   // The capture-info query gave `graph` for `stream`'s active capture.
   void handed_out(Stream stream, Graph graph);
@@ -41,6 +42,10 @@ class CaptureGraphs {
   void forget_all();
 
  private:
+  bool held(Graph graph) const;
+  void forget(Graph graph);
+
+  uint16_t kind_;
   Hooks hooks_;
   mutable std::mutex mutex_;
   std::map<Stream, Graph> graphs_;  // adopted when handed out, by capturing stream

@@ -3,18 +3,12 @@
 // out with the capture's dependency nodes, cuStreamEndCapture hands it over or it goes.
 #pragma once
 
-#include <cuda.h>
+#include "backend/services/capture_graphs.h"
 
 namespace gvirtus::cuda {
 
-// cuStreamGetCaptureInfo gave `graph` for `stream`'s active capture.
-void capture_graph_handed_out(CUstream stream, CUgraph graph);
-// Whether `graph` is a capture's graph handed out, its capture not ended.
-bool is_capture_graph(CUgraph graph);
-// cuStreamEndCapture(stream) answered `result`: a graph the capture's end did not hand over is
-// gone (its handle and nodes forgotten).
-void capture_ended(CUstream stream, CUresult result);
-// A reset destroyed the captures: their graphs are forgotten.
-void forget_capture_graphs();
+// The session's: cuStreamGetCaptureInfo hands graphs out, cuStreamEndCapture ends them (the
+// stream's handle and whether it answered success), a reset forgets them all.
+services::CaptureGraphs& capture_graphs();
 
 }  // namespace gvirtus::cuda

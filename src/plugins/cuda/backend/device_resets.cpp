@@ -52,7 +52,7 @@ int context_device() {
 // the reset context took it along.
 void forget_device(int device) {
   services::session_services().handles.forget_owned(device, kContextBound);
-  forget_capture_graphs();  // the captures' streams went with the context
+  capture_graphs().forget_all();  // the captures' streams went with the context
   forget_textures(device);
   forget_ipc();
   services::drop_ahead_failure();
@@ -63,7 +63,9 @@ void forget_device(int device) {
 // plugins.
 void after_call(Fn fn, WireReader request, CUresult result) {
   note_thread_context();  // whatever the call did to it
-  if (fn == Fn::cuStreamEndCapture) capture_ended(marshal::get_value<CUstream>(request), result);
+  if (fn == Fn::cuStreamEndCapture) {
+    capture_graphs().ended(marshal::get_value<CUstream>(request), result == CUDA_SUCCESS);
+  }
   if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) {
     if (const auto owner = forget_own_context(marshal::get_value<CUcontext>(request))) {
       services::session_services().handles.forget_owned(*owner, kContextBound);

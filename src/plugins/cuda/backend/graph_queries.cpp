@@ -69,7 +69,7 @@ void capture_info(WireReader& in, WireWriter& out, CUresult& result) {
   if (status == CU_STREAM_CAPTURE_STATUS_NONE) return;
   const size_t n = want_nodes && nodes != nullptr ? std::min<uint64_t>(count, kMaxGraphNodes) : 0;
   if (status == CU_STREAM_CAPTURE_STATUS_ACTIVE && graph != nullptr) {
-    capture_graph_handed_out(stream, graph);
+    capture_graphs().handed_out(stream, graph);
     adopt_nodes(nodes, n, graph);
   }
   out.put<uint64_t>(id);

@@ -179,7 +179,7 @@ void destroy_graph(WireReader& in, WireWriter& out, CUresult& result) {
     out.put<int32_t>(result);
     return;
   }
-  if (is_capture_graph(graph)) {
+  if (capture_graphs().building(graph)) {
     result = static_cast<CUresult>(
         services::refuse(CUDA_ERROR_INVALID_VALUE, "cuda", "graph", graph,
                          "a capture is building it: it is handed over when the capture ends"));

@@ -10,9 +10,11 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/staged_copies.h"
+#include "common/staged_nodes.h"
 #include "cuda_remote_calls.h"
 #include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
+#include "frontend/staging_rows.h"
 #include "plugins/cuda/frontend/graph_nodes.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
@@ -23,49 +25,14 @@ namespace {
 using staging::Region;
 using staging::Transfer;
 
-// A staged copy node as the application sees it.
-struct StagedNode {
-  CUgraph graph;
-  CUDA_MEMCPY3D copy;  // the parameters the application gave
-  bool source_here;
-};
+// What the program gave each staged copy node (never destroyed: exit handlers may still ask).
+auto& staged_nodes = *new staging::StagedNodes<CUgraphNode, CUgraph, CUDA_MEMCPY3D>;
 
-std::mutex& nodes_mutex = *new std::mutex;
-auto& staged_nodes = *new std::unordered_map<CUgraphNode, StagedNode>;  // never destroyed
-
-int allocate(uint64_t bytes, uint64_t& block) {
-  return remote_sync(
-      Fn::gvirtusStagingAlloc, [&](WireWriter& w) { w.put<uint64_t>(bytes); },
-      [&](WireReader& r) { block = r.get<uint64_t>(); });
-}
-
-int write(uint64_t at, const std::byte* from, uint64_t bytes) {
-  return remote_async(
-      Fn::gvirtusStagingWrite,
-      [&](WireWriter& w) {
-        w.put<uint64_t>(at);
-        w.put<uint64_t>(bytes);
-      },
-      ByteView(from, bytes));
-}
-
-int read(uint64_t at, std::byte* to, uint64_t bytes) {
-  return remote_sync(
-      Fn::gvirtusStagingRead,
-      [&](WireWriter& w) {
-        w.put<uint64_t>(at);
-        w.put<uint64_t>(bytes);
-      },
-      [&](WireReader& r) {
-        const auto data = r.get_blob(bytes);
-        if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "a short staging read");
-        std::memcpy(to, data.data(), bytes);
-      });
-}
+using Rows = staging::StubRows<Fn::gvirtusStagingAlloc, Fn::gvirtusStagingWrite,
+                               Fn::gvirtusStagingRead, &remote_sync, &remote_async>;
 
 staging::Staging& stub_staging() {
-  static auto& staged = *new staging::Staging(staging::Calls{allocate, write, read});
-  return staged;
+  return Rows::staging();
 }
 
 CUresult block_for(const Region& region, CUdeviceptr& block) {
@@ -80,21 +47,8 @@ Transfer* transfer_for(const Region& region, CUdeviceptr block, bool to_device) 
       stub_staging().transfer_for(region, block, to_device, gvirtus_route_get()));
 }
 
-// The stub's host function: on the session's callback thread, while the stream waits for it.
-void CUDA_CB run_transfer(void* data) {
-  const auto& t = *static_cast<const Transfer*>(data);
-  const stub::RouteScope route(t.route);
-  try {
-    if (const int result = stub_staging().run(t); result != CUDA_SUCCESS) {
-      GVIRTUS_LOG(kError) << "libcuda.so.1: a graph's copy of this process's memory failed ("
-                          << result << "): the " << (t.to_device ? "device" : "host")
-                          << " did not get the copy's bytes";
-    }
-  } catch (const std::exception& e) {  // a malformed reply: nothing may leave a host function
-    GVIRTUS_LOG(kError) << "libcuda.so.1: a graph's copy of this process's memory failed: "
-                        << e.what();
-  }
-}
+// The stub's host function (frontend/staging_rows.h).
+constexpr auto run_transfer = &Rows::run;
 
 bool here(CUmemorytype type, const void* host, CUdeviceptr device) {
   uint32_t bits;
@@ -228,28 +182,20 @@ CUresult add_staged_copy_node(CUgraphNode* node, CUgraph graph, const CUgraphNod
   const CUresult result =
       add_child_node(node, graph, dependencies, n, inner, CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
   (void)cuGraphDestroy(inner);
-  if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(nodes_mutex);
-    staged_nodes[*node] = StagedNode{graph, copy, sides.source};
-  }
+  if (result == CUDA_SUCCESS) staged_nodes.add(*node, graph, copy, sides.source);
   return result;
 }
 
 std::optional<CUresult> set_staged_copy_node(CUgraphExec executable, CUgraphNode node,
                                              const CUDA_MEMCPY3D& copy, CUcontext context) {
-  StagedNode staged{};
-  {
-    std::lock_guard lock(nodes_mutex);
-    const auto it = staged_nodes.find(node);
-    if (it == staged_nodes.end()) return std::nullopt;
-    staged = it->second;
-  }
+  const auto staged = staged_nodes.find(node);
+  if (!staged) return std::nullopt;
   const SidesHere sides = sides_here(copy);
-  if (sides.source == sides.destination || sides.source != staged.source_here) {
+  if (sides.source == sides.destination || sides.source != staged->source_here) {
     log_unsupported_change();
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  const stub::RouteScope route(pool_backend_of_handle("graph", staged.graph));
+  const stub::RouteScope route(pool_backend_of_handle("graph", staged->graph));
   if (executable != nullptr) {  // the executable graph's copy of the node's own graph, replaced
     CUgraph inner = nullptr;
     if (const CUresult r = staged_graph(copy, context, sides.source, inner); r != CUDA_SUCCESS) {
@@ -271,49 +217,33 @@ std::optional<CUresult> set_staged_copy_node(CUgraphExec executable, CUgraphNode
   }
   const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer_for(region, block, sides.source)};
   if (const CUresult r = set_host_node(nullptr, host_node, &host); r != CUDA_SUCCESS) return r;
-  std::lock_guard lock(nodes_mutex);
-  if (const auto it = staged_nodes.find(node); it != staged_nodes.end()) it->second.copy = copy;
+  staged_nodes.set_params(node, copy);
   return CUDA_SUCCESS;
 }
 
 bool staged_copy_params(CUgraphNode node, CUDA_MEMCPY3D& copy) {
-  std::lock_guard lock(nodes_mutex);
-  const auto it = staged_nodes.find(node);
-  if (it == staged_nodes.end()) return false;
-  copy = it->second.copy;
+  const auto staged = staged_nodes.find(node);
+  if (!staged) return false;
+  copy = staged->params;
   return true;
 }
 
 bool is_staged_copy_node(CUgraphNode node) {
-  std::lock_guard lock(nodes_mutex);
-  return staged_nodes.contains(node);
+  return staged_nodes.find(node).has_value();
 }
 
 void staged_copies_cloned(CUgraph original, CUgraph clone) {
-  std::vector<std::pair<CUgraphNode, StagedNode>> of_original;
-  {
-    std::lock_guard lock(nodes_mutex);
-    for (const auto& [node, staged] : staged_nodes) {
-      if (staged.graph == original) of_original.emplace_back(node, staged);
-    }
-  }
-  for (auto& [node, staged] : of_original) {
-    CUgraphNode cloned = nullptr;
-    if (cuGraphNodeFindInClone(&cloned, node, clone) != CUDA_SUCCESS) continue;
-    staged.graph = clone;
-    std::lock_guard lock(nodes_mutex);
-    staged_nodes[cloned] = staged;
-  }
+  staged_nodes.cloned(original, clone, [&](CUgraphNode node, CUgraphNode* counterpart) {
+    return static_cast<int>(cuGraphNodeFindInClone(counterpart, node, clone));
+  });
 }
 
 void forget_staged_node(CUgraphNode node) {
-  std::lock_guard lock(nodes_mutex);
-  staged_nodes.erase(node);
+  staged_nodes.forget_node(node);
 }
 
 void forget_staged_graph(CUgraph graph) {
-  std::lock_guard lock(nodes_mutex);
-  std::erase_if(staged_nodes, [&](const auto& entry) { return entry.second.graph == graph; });
+  staged_nodes.forget_graph(graph);
 }
 
 }  // namespace gvirtus::cuda

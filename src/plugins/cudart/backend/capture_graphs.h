@@ -3,17 +3,12 @@
 // out with the capture's dependency nodes, cudaStreamEndCapture hands it over or it goes.
 #pragma once
 
-#include <cuda_runtime_api.h>
+#include "backend/services/capture_graphs.h"
 
 namespace gvirtus::cudart {
 
-// cudaStreamGetCaptureInfo gave `graph` for `stream`'s active capture.
-void capture_graph_handed_out(cudaStream_t stream, cudaGraph_t graph);
-// Whether `graph` is a capture's graph handed out, its capture not ended.
-bool is_capture_graph(cudaGraph_t graph);
-// cudaStreamEndCapture(stream) answered `result`.
-void capture_ended(cudaStream_t stream, cudaError_t result);
-// A reset destroyed the captures: their graphs are forgotten.
-void forget_capture_graphs();
+// The session's: cudaStreamGetCaptureInfo hands graphs out, cudaStreamEndCapture ends them (the
+// stream's handle and whether it answered success), a reset forgets them all.
+services::CaptureGraphs& capture_graphs();
 
 }  // namespace gvirtus::cudart

@@ -333,7 +333,7 @@ cudaError_t run_graph_destroy(WireReader& in, WireWriter& out) {
     out.put<int32_t>(result);
     return result;
   }
-  if (is_capture_graph(graph)) {
+  if (capture_graphs().building(graph)) {
     const auto result = static_cast<cudaError_t>(
         services::refuse(cudaErrorInvalidValue, "cudart", "graph", graph,
                          "a capture is building it: it is handed over when the capture ends"));

@@ -67,7 +67,7 @@ cudaError_t run_capture_info(WireReader& in, WireWriter& out) {
   // The graph an active capture builds, and its dependency nodes, become the session's
   // (capture_graphs.h).
   const bool active = (wanted & kCaptureStatus) != 0 && status == cudaStreamCaptureStatusActive;
-  if (active && (wanted & kCaptureGraph) != 0) capture_graph_handed_out(stream, graph);
+  if (active && (wanted & kCaptureGraph) != 0) capture_graphs().handed_out(stream, graph);
   out.put<int32_t>(marshal::enum_bits(status));
   out.put<uint64_t>(id);
   out.put<uint64_t>(wire_handle(graph));

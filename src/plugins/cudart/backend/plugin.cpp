@@ -38,7 +38,7 @@ void forget_device(int device) {
   forget_array_children();
   forget_textures(device);
   forget_ipc();
-  forget_capture_graphs();  // the captures' streams went with the context
+  capture_graphs().forget_all();  // the captures' streams went with the context
 }
 
 void set_device(int device) {
@@ -71,7 +71,7 @@ class CudartSession final : public PluginSession {
     if (fn == Fn::cudaSetDevice && result == cudaSuccess) thread_devices().note(current_device());
     if (fn == Fn::cudaStreamEndCapture) {
       WireReader stream_of = request;
-      capture_ended(marshal::get_value<cudaStream_t>(stream_of), result);
+      capture_graphs().ended(marshal::get_value<cudaStream_t>(stream_of), result == cudaSuccess);
     }
     // cudaDeviceReset destroyed the device's primary context: this plugin forgets what it held
     // there, and the session's other plugins (the driver's) what they did.

@@ -10,8 +10,10 @@
 #include "common/host_mapped.h"
 #include "common/log.h"
 #include "common/staged_copies.h"
+#include "common/staged_nodes.h"
 #include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
+#include "frontend/staging_rows.h"
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/shared_host.h"
@@ -23,66 +25,18 @@ namespace {
 using staging::Region;
 using staging::Transfer;
 
-// A staged copy node as the application sees it.
-struct StagedNode {
-  cudaGraph_t graph;
-  cudaMemcpy3DParms copy;  // the parameters the application gave
-  bool source_here;
-};
+// What the program gave each staged copy node (never destroyed: exit handlers may still ask).
+auto& staged_nodes = *new staging::StagedNodes<cudaGraphNode_t, cudaGraph_t, cudaMemcpy3DParms>;
 
-std::mutex& nodes_mutex = *new std::mutex;
-auto& staged_nodes = *new std::unordered_map<cudaGraphNode_t, StagedNode>;  // never destroyed
-
-int allocate(uint64_t bytes, uint64_t& block) {
-  return remote_sync(
-      Fn::gvirtusStagingAlloc, [&](WireWriter& w) { w.put<uint64_t>(bytes); },
-      [&](WireReader& r) { block = r.get<uint64_t>(); });
-}
-
-int write(uint64_t at, const std::byte* from, uint64_t bytes) {
-  return remote_async(
-      Fn::gvirtusStagingWrite,
-      [&](WireWriter& w) {
-        w.put<uint64_t>(at);
-        w.put<uint64_t>(bytes);
-      },
-      ByteView(from, bytes));
-}
-
-int read(uint64_t at, std::byte* to, uint64_t bytes) {
-  return remote_sync(
-      Fn::gvirtusStagingRead,
-      [&](WireWriter& w) {
-        w.put<uint64_t>(at);
-        w.put<uint64_t>(bytes);
-      },
-      [&](WireReader& r) {
-        const auto data = r.get_blob(bytes);
-        if (data.size() != bytes) raise(ErrorKind::kInvalidInput, "a short staging read");
-        std::memcpy(to, data.data(), bytes);
-      });
-}
+using Rows = staging::StubRows<Fn::gvirtusStagingAlloc, Fn::gvirtusStagingWrite,
+                               Fn::gvirtusStagingRead, &remote_sync, &remote_async>;
 
 staging::Staging& stub_staging() {
-  static auto& staged = *new staging::Staging(staging::Calls{allocate, write, read});
-  return staged;
+  return Rows::staging();
 }
 
-// The stub's host function: on the session's callback thread, while the stream waits for it.
-void CUDART_CB run_transfer(void* data) {
-  const auto& t = *static_cast<const Transfer*>(data);
-  const stub::RouteScope route(t.route);
-  try {
-    if (const int result = stub_staging().run(t); result != cudaSuccess) {
-      GVIRTUS_LOG(kError) << "libcudart.so.13: a graph's copy of this process's memory failed ("
-                          << result << "): the " << (t.to_device ? "device" : "host")
-                          << " did not get the copy's bytes";
-    }
-  } catch (const std::exception& e) {  // a malformed reply: nothing may leave a host function
-    GVIRTUS_LOG(kError) << "libcudart.so.13: a graph's copy of this process's memory failed: "
-                        << e.what();
-  }
-}
+// The stub's host function (frontend/staging_rows.h).
+constexpr auto run_transfer = &Rows::run;
 
 // The block for `region` and the host function's parameters that move its bytes.
 cudaError_t stage(const Region& region, bool to_device, void*& block, cudaHostNodeParams& host) {
@@ -232,24 +186,16 @@ cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,
   if (const cudaError_t r = staged_graph(copy, sides.source, inner); r != cudaSuccess) return r;
   const cudaError_t result = cudaGraphAddChildGraphNode(node, graph, dependencies, n, inner);
   (void)cudaGraphDestroy(inner);
-  if (result == cudaSuccess) {
-    std::lock_guard lock(nodes_mutex);
-    staged_nodes[*node] = StagedNode{graph, copy, sides.source};
-  }
+  if (result == cudaSuccess) staged_nodes.add(*node, graph, copy, sides.source);
   return result;
 }
 
 std::optional<cudaError_t> set_staged_copy_node(cudaGraphExec_t executable, cudaGraphNode_t node,
                                                 const cudaMemcpy3DParms& copy) {
-  StagedNode staged{};
-  {
-    std::lock_guard lock(nodes_mutex);
-    const auto it = staged_nodes.find(node);
-    if (it == staged_nodes.end()) return std::nullopt;
-    staged = it->second;
-  }
+  const auto staged = staged_nodes.find(node);
+  if (!staged) return std::nullopt;
   const SidesHere sides = sides_here(copy);
-  if (sides.source == sides.destination || sides.source != staged.source_here) {
+  if (sides.source == sides.destination || sides.source != staged->source_here) {
     return unsupported_change();
   }
   if (executable != nullptr) {  // the executable graph's copy of the node's own graph, replaced
@@ -273,49 +219,33 @@ std::optional<cudaError_t> set_staged_copy_node(cudaGraphExec_t executable, cuda
   if (const cudaError_t r = cudaGraphHostNodeSetParams(host_node, &host); r != cudaSuccess) {
     return r;
   }
-  std::lock_guard lock(nodes_mutex);
-  if (const auto it = staged_nodes.find(node); it != staged_nodes.end()) it->second.copy = copy;
+  staged_nodes.set_params(node, copy);
   return cudaSuccess;
 }
 
 bool staged_copy_params(cudaGraphNode_t node, cudaMemcpy3DParms& copy) {
-  std::lock_guard lock(nodes_mutex);
-  const auto it = staged_nodes.find(node);
-  if (it == staged_nodes.end()) return false;
-  copy = it->second.copy;
+  const auto staged = staged_nodes.find(node);
+  if (!staged) return false;
+  copy = staged->params;
   return true;
 }
 
 bool is_staged_copy_node(cudaGraphNode_t node) {
-  std::lock_guard lock(nodes_mutex);
-  return staged_nodes.contains(node);
+  return staged_nodes.find(node).has_value();
 }
 
 void staged_copies_cloned(cudaGraph_t original, cudaGraph_t clone) {
-  std::vector<std::pair<cudaGraphNode_t, StagedNode>> of_original;
-  {
-    std::lock_guard lock(nodes_mutex);
-    for (const auto& [node, staged] : staged_nodes) {
-      if (staged.graph == original) of_original.emplace_back(node, staged);
-    }
-  }
-  for (auto& [node, staged] : of_original) {
-    cudaGraphNode_t cloned = nullptr;
-    if (cudaGraphNodeFindInClone(&cloned, node, clone) != cudaSuccess) continue;
-    staged.graph = clone;
-    std::lock_guard lock(nodes_mutex);
-    staged_nodes[cloned] = staged;
-  }
+  staged_nodes.cloned(original, clone, [&](cudaGraphNode_t node, cudaGraphNode_t* counterpart) {
+    return static_cast<int>(cudaGraphNodeFindInClone(counterpart, node, clone));
+  });
 }
 
 void forget_staged_node(cudaGraphNode_t node) {
-  std::lock_guard lock(nodes_mutex);
-  staged_nodes.erase(node);
+  staged_nodes.forget_node(node);
 }
 
 void forget_staged_graph(cudaGraph_t graph) {
-  std::lock_guard lock(nodes_mutex);
-  std::erase_if(staged_nodes, [&](const auto& entry) { return entry.second.graph == graph; });
+  staged_nodes.forget_graph(graph);
 }
 
 }  // namespace gvirtus::cudart
