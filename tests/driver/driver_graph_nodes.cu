@@ -3,9 +3,11 @@
 // cuGraphAddNode_v2 with edge data, the legacy forms older runtimes resolve (cuGraphAddKernelNode
 // with CUDA 10's parameters, cuGraphGetEdges without data, cuGraphInstantiate with its log,
 // cuGraphExecUpdate's first form), found as a runtime finds them (cuGetProcAddress by version),
-// a kernel node's grid changed in an executable graph, the nodes gvirtus refuses (a copy from
-// this process's own memory, a host node), a child graph that cannot be destroyed by itself, and
-// a node of a destroyed graph. argv[1]: a fatbinary with saxpy.
+// a kernel node's grid changed in an executable graph, a copy node from this process's own memory
+// (staged), a host node without a function refused, a child graph that cannot be destroyed by
+// itself, and batch memory operation nodes. Its output is the native one (what gvirtus refuses
+// where a driver does not look is hostile_graph_nodes_test.cpp's). argv[1]: a fatbinary with
+// saxpy.
 #include <cuda.h>
 
 #include <cstdint>
@@ -212,17 +214,11 @@ int main(int argc, char** argv) {
   SHOW(cuStreamSynchronize(stream));
   SHOW(cuMemcpyDtoH(&word, xs, sizeof word));
   std::printf("word after the executable's batch: %#x\n", word);
-  ops[0].writeValue.address = 0x1000;  // no device memory of the program's
-  std::printf("outside the program's memory: %d\n",
-              static_cast<int>(cuGraphBatchMemOpNodeSetParams(ops_node, &batch)));
   SHOW(cuGraphExecDestroy(ops_exec));
   SHOW(cuGraphDestroy(ops_graph));
 
-  // A destroyed graph's nodes are nobody's.
   SHOW(cuGraphExecDestroy(exec));
   SHOW(cuGraphDestroy(graph));
-  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
-  SHOW(cuGraphNodeGetType(kernel_node, &type));
   SHOW(cuStreamDestroy(stream));
   return 0;
 }

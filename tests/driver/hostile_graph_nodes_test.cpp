@@ -159,6 +159,25 @@ TEST_F(HostileGraphNodes, graphs_and_dependencies_the_session_never_got_are_refu
   expect_session_goes_on(c);
 }
 
+// A destroyed graph's nodes are nobody's: named again, they are refused before the driver, which
+// would read freed memory (natively the query is undefined).
+TEST_F(HostileGraphNodes, a_destroyed_graphs_nodes_are_refused) {
+  const auto owned = client();
+  Client& c = *owned;
+  const CUgraph g = graph(c);
+  const Reply added = add_empty(c, g, {});
+  ASSERT_EQ(added.status, CUDA_SUCCESS);
+  const CUgraphNode node = node_of(added);
+  const auto type_of = [&](CUgraphNode n) {
+    return call(c, cu::Fn::cuGraphNodeGetType, [&](WireWriter& w) { mr::put_value(w, n); }).status;
+  };
+  EXPECT_EQ(type_of(node), CUDA_SUCCESS);
+  ASSERT_EQ(call(c, cu::Fn::cuGraphDestroy, [&](WireWriter& w) { mr::put_value(w, g); }).status,
+            CUDA_SUCCESS);
+  EXPECT_EQ(type_of(node), CUDA_ERROR_INVALID_VALUE);
+  expect_session_goes_on(c);
+}
+
 TEST_F(HostileGraphNodes, memset_and_copy_nodes_name_only_the_sessions_memory_all_of_it) {
   const auto owned = client();
   Client& c = *owned;

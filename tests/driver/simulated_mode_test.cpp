@@ -405,10 +405,11 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
 // grid changed in the executable graph only (and brought back by an update from the graph), a
 // copy node from the program's pageable memory (a copy node to the program, staged through the
 // backend), a host node without a function refused (no node made), a child node's graph that
-// cannot be destroyed by
-// itself, batch memory operation nodes (a write and a wait done at each launch, read back, changed
-// in the executable graph, a word outside the program's memory refused), and a destroyed graph's
-// node refused. Each launch of the graph records its kernels.
+// cannot be destroyed by itself, and batch memory operation nodes (a write and a wait done at each
+// launch, read back, changed in the executable graph). What gvirtus refuses where a driver does
+// not look (a word outside the program's memory, a destroyed graph's node) is
+// hostile_graph_nodes_test.cpp's, so that the program's output stays the native one. Each launch
+// of the graph records its kernels.
 TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
   const RunResult result =
       run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_graph_nodes " + GVIRTUS_SAXPY_FATBIN);
@@ -437,9 +438,7 @@ TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
         "batch read back: 2 operations, write 0x77, wait 0x77",
         "word after the batch: 0x77",
         "cuGraphExecBatchMemOpNodeSetParams(ops_exec, ops_node, &batch) -> 0",
-        "word after the executable's batch: 0x99",
-        "outside the program's memory: 1",
-        "cuGraphNodeGetType(kernel_node, &type) -> 1"}) {
+        "word after the executable's batch: 0x99"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
   EXPECT_EQ(result.status, 0) << result.output;
