@@ -793,6 +793,26 @@ TEST(SimulatedHostMemory, copies_of_page_locked_memory_over_shm_carry_no_bytes) 
   }
 }
 
+// Synchronous copies of pageable memory over shm go through pinned staging blocks of the shared
+// memory (common/pinned_staging.h): the e2e memory program's 40 MiB round trip (and its others)
+// comes back intact while the copies' requests carry their records alone; over tcp the bytes
+// travel in the requests.
+TEST(SimulatedHostMemory, synchronous_pageable_copies_over_shm_go_through_pinned_staging) {
+  for (const TestTransport transport : {TestTransport::shm, TestTransport::tcp}) {
+    const RunResult result = run_with_stats(transport, "memory");
+    EXPECT_NE(result.output.find("check large == large_back                    ok"),
+              std::string::npos)
+        << result.output;
+    const long long up = request_bytes(result.output, "cuMemcpyHtoD_v2");
+    ASSERT_GE(up, 0) << result.output;
+    if (transport == TestTransport::shm) {
+      EXPECT_LT(up, 64 << 10) << "records and the small copies' bytes\n" << result.output;
+    } else {
+      EXPECT_GT(up, 40 << 20) << result.output;
+    }
+  }
+}
+
 // The module cache (issue 20): a program's second run sends the backend no module bytes - every
 // image goes by its hash, and the backend's cache supplies it. Each run has a backend of its own
 // on the same cache directory: the cache is kept on disk. The kernels launched stay the same.

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/pinned_staging.h"
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "frontend/frontend_abi.h"
@@ -37,6 +38,35 @@
 
 namespace gvirtus::cuda {
 namespace {
+
+// Smaller synchronous copies go in one message: pinned staging would save little and costs a lease.
+constexpr size_t kStagedMinBytes = size_t{256} << 10;
+
+staging::PinnedPool& pinned_pool() {
+  // Never destroyed: copies may run until the process ends.
+  static auto& kept = *new staging::PinnedPool(staging::PinnedHooks{
+      shared_arena, shared_block, free_shared_block,
+      [](const void* block, size_t bytes) { return shared_offset(block, bytes); }});
+  return kept;
+}
+
+// A synchronous copy of pageable memory through pinned blocks of the shared memory
+// (common/pinned_staging.h): `fn` cuMemcpyHtoD_v2 or cuMemcpyDtoH_v2. nullopt when staging is not
+// to be had (no shared memory, a small copy, every pair busy): the caller copies another way.
+std::optional<CUresult> copy_pinned(Fn fn, CUdeviceptr device, std::byte* host, size_t bytes) {
+  if (bytes < kStagedMinBytes) return std::nullopt;
+  const staging::PinnedPool::Lease lease = pinned_pool().lease();
+  if (!lease) return std::nullopt;
+  return static_cast<CUresult>(staging::copy_through<RemotePending>(
+      lease, host, bytes, fn == Fn::cuMemcpyHtoD_v2,
+      [&](int b, size_t at, size_t chunk) {
+        const CopyRequest request{device + at, chunk, nullptr, lease.offset(b)};
+        return remote_begin(fn, [&](WireWriter& w) { put_record(w, request); });
+      },
+      [](const RemotePending& pending) {
+        return static_cast<int>(remote_finish(pending, [](WireReader&) {}));
+      }));
+}
 
 // A copy whose host side is at `offset` in the shared memory: one request, no bytes.
 CUresult shared_copy(Fn fn, CUdeviceptr device, uint64_t offset, size_t bytes, CUstream stream,
@@ -65,6 +95,10 @@ CUresult host_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream
   if (stream != nullptr && capturing(stream)) {
     return capture_staged_to_device(dst, src, bytes, stream);
   }
+  if (fn == Fn::cuMemcpyHtoD_v2) {
+    auto* host = static_cast<std::byte*>(const_cast<void*>(src));
+    if (const auto staged = copy_pinned(fn, dst, host, bytes)) return *staged;
+  }
   const auto* from = static_cast<const std::byte*>(src);
   return in_chunks(bytes, [&](size_t done, size_t chunk) {
     const CopyRequest request{dst + done, chunk, stream};
@@ -87,6 +121,11 @@ CUresult device_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream strea
   // (host_staging.h).
   if (fn == Fn::cuMemcpyDtoHAsync_v2 && capturing(stream)) {
     return capture_staged_to_host(dst, src, bytes, stream);
+  }
+  if (fn == Fn::cuMemcpyDtoH_v2) {
+    if (const auto staged = copy_pinned(fn, src, static_cast<std::byte*>(dst), bytes)) {
+      return *staged;
+    }
   }
   // Two chunks in flight: the next chunk's request leaves before the previous chunk's reply is
   // read, so the backend copies one while this side takes in the other. A failure stops the copy

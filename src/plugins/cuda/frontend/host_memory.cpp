@@ -191,6 +191,26 @@ std::optional<uint64_t> shared_offset(const void* address, size_t bytes) {
   return block->second.offset + at;
 }
 
+std::byte* shared_block(size_t bytes) {
+  void* block = nullptr;
+  const auto placed = shared_alloc(&block, bytes, 0);
+  return placed && *placed == CUDA_SUCCESS ? static_cast<std::byte*>(block) : nullptr;
+}
+
+void free_shared_block(std::byte* block) {
+  (void)shared_free(block);
+}
+
+const void* shared_arena() {
+  if (pooled()) return nullptr;  // page-locked memory is no one backend's in a pool
+  try {
+    const std::span<std::byte> memory = process_session::shared_memory();
+    return memory.empty() ? nullptr : memory.data();
+  } catch (...) {
+    return nullptr;  // no session: the next remote call says why
+  }
+}
+
 }  // namespace gvirtus::cuda
 
 namespace cr = gvirtus::cuda;

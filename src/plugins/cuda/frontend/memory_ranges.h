@@ -39,6 +39,14 @@ CUdeviceptr shared_device_pointer(const void* address);
 // (driver_wire.h's CopyRequest::shared_offset), not as bytes. nullopt otherwise.
 std::optional<uint64_t> shared_offset(const void* address, size_t bytes);
 
+// A page-locked block of `bytes` in the memory shared with the backend, registered there (pinned
+// staging for copies of pageable memory: common/pinned_staging.h); null when there is none to be
+// had. free_shared_block gives one back.
+std::byte* shared_block(size_t bytes);
+void free_shared_block(std::byte* block);
+// The memory shared with the backend of the current session (its identity), or null.
+const void* shared_arena();
+
 inline const void* as_pointer(CUdeviceptr address) {
   return reinterpret_cast<const void*>(static_cast<uintptr_t>(address));
 }

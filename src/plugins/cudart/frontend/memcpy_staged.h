@@ -1,5 +1,5 @@
 // cudaMemcpy between the device and ordinary client memory through pinned staging blocks of the
-// shared arena (shared_staging.h), double-buffered: the stub fills (or empties) one block while
+// shared arena (common/pinned_staging.h), double-buffered: the stub fills (or empties) one block while
 // the backend's runtime copies the other with the GPU's DMA.
 #pragma once
 
