@@ -211,7 +211,10 @@ bool put_copy_side(uint32_t type, const void* host, CUdeviceptr device, CUarray 
       kind = static_cast<uint32_t>(BoxSide::kDevice), device_out = device;
       return true;
     case CU_MEMORYTYPE_UNIFIED:
-      if (device_ranges().find(as_pointer(device)).has_value()) {
+      // Device memory the stub knows, or an address not mapped here (device memory another plugin
+      // of the session allocated, in runtime mode): the backend vets it as the session's.
+      if (device_ranges().find(as_pointer(device)).has_value() ||
+          !host_mapped(as_pointer(device), 1)) {
         kind = static_cast<uint32_t>(BoxSide::kDevice), device_out = device;
         return true;
       }

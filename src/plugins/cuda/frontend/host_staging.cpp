@@ -55,8 +55,11 @@ bool here(CUmemorytype type, const void* host, CUdeviceptr device) {
   std::memcpy(&bits, &type, sizeof bits);
   if (bits == CU_MEMORYTYPE_HOST) return shared_device_pointer(host) == 0;
   if (bits != CU_MEMORYTYPE_UNIFIED) return false;
-  return !device_ranges().find(as_pointer(device)).has_value() &&
-         shared_device_pointer(as_pointer(device)) == 0;
+  // An address not mapped here is device memory the stub never saw (another plugin's, in runtime
+  // mode): the backend's to vet.
+  const void* address = as_pointer(device);
+  return !device_ranges().find(address).has_value() && shared_device_pointer(address) == 0 &&
+         host_mapped(address, 1);
 }
 
 // The region a copy names on its side here; CUDA_ERROR_INVALID_VALUE for a shape the driver
