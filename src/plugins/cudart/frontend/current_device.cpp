@@ -27,6 +27,12 @@ void remember(int device) {
 }
 
 }  // namespace
+
+int known_device() {
+  const KnownDevice& known = t_known;
+  return known.session != nullptr && known.session == current_session() ? known.device : 0;
+}
+
 }  // namespace gvirtus::cudart
 
 namespace cr = gvirtus::cudart;

@@ -141,9 +141,9 @@ cudaError_t local_last_error(bool take) {
 void note_runtime_context(Fn fn) {
   if (t_context_told || t_checking_init || needs_no_context(fn)) return;
   t_context_told = true;
-  int device = 0;  // the runtime's device on a thread that never set one
-  if (cudaGetDevice(&device) != cudaSuccess) device = 0;
-  gvirtus_runtime_context_set(device);
+  // Never a call of its own here: the call noted may be one sent ahead whose backend thread is
+  // still busy with it (a host function waiting for this very thread).
+  gvirtus_runtime_context_set(known_device());
 }
 
 cudaError_t runtime_init_status() {

@@ -70,6 +70,11 @@ cudaError_t runtime_init_status();
 // stub's own initialisation check makes none current.
 void note_runtime_context(Fn fn);
 
+// The calling thread's current device as far as the stub knows it without asking (the last
+// cudaSetDevice or cudaGetDevice answer of this session), else 0, a new thread's device
+// (current_device.cpp).
+int known_device();
+
 // Records an error the stub produced by itself, without the backend, as the calling thread's
 // last error (the real runtime records every failure so), and returns it. cudaGetLastError and
 // cudaPeekAtLastError report it.
