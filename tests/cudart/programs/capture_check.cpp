@@ -1,8 +1,9 @@
 // What the stub does with copies on a capturing stream (capture_test.cpp runs it through
 // gvirtus-run, over a backend with the capturing and accepting devices, the latter keeping what
 // is copied): a device-to-device copy is forwarded and captured; a copy into or from pageable
-// memory is captured staged (frontend/host_staging.h: a host function of the stub's and a copy of
-// a staging block on the backend), so each launch of the graph reads the program's memory as it
+// memory is captured staged (frontend/host_staging.h: one node of the capture's graph, a host
+// function of the stub's and a copy of a staging block on the backend, as natively one copy node),
+// so each launch of the graph reads the program's memory as it
 // is then - after the program's own host function captured before it changed it - and writes
 // the program's memory back; a copy between host memory is refused with
 // cudaErrorStreamCaptureUnsupported, which invalidates the capture, so cudaStreamEndCapture then
@@ -71,6 +72,9 @@ int main() {
   cudaGraph_t graph = nullptr;
   expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
   check(graph == building, "the capture's end hands its graph over");
+  size_t nodes = 0;
+  expect(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "cudaGraphGetNodes");
+  check(nodes == 4, "one node per captured operation, as natively");
   check(back[0] == 0 && pageable[0] == 'x', "nothing ran at capture");
   cudaGraphExec_t exec = nullptr;
   expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");

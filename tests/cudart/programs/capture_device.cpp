@@ -7,9 +7,10 @@
 // Streams are made-up handles; a capture is begun, ended (into a made-up graph, or invalidated),
 // and invalidated by what CUDA forbids in a capture: waiting for the stream
 // (cudaStreamSynchronize answers cudaErrorStreamCaptureUnsupported). Its failures are the
-// thread's last error. A capture keeps its copies and host functions in order, done only when an
-// executable graph instantiated from it is launched (the copies by the next definition, the
-// accepting device's; the host functions called, in order, on the launching thread).
+// thread's last error. A capture's graph takes its copies and host functions, and the nodes added
+// to it while it is captured, in the order they come, done only when an executable graph
+// instantiated from it is launched (the copies by the next definition, the accepting device's;
+// the host functions called, in order, on the launching thread).
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 
@@ -45,7 +46,6 @@ struct Node {
   std::vector<Work> work;
 };
 using Nodes = std::vector<Node>;
-auto& captured = *new std::map<cudaStream_t, std::vector<Work>>;  // capturing streams'
 auto& capture_graphs = *new std::map<cudaStream_t, cudaGraph_t>;  // the graphs they build
 auto& graph_nodes = *new std::map<cudaGraph_t, Nodes>;
 auto& executables = *new std::map<cudaGraphExec_t, Nodes>;
@@ -100,8 +100,8 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
   if (streams.count(stream) == 0) return failed(cudaErrorStreamCaptureUnsupported);  // null
   if (capturing.count(stream) != 0) return failed(cudaErrorIllegalState);
   capturing.insert(stream);
-  captured[stream].clear();
   capture_graphs[stream] = made_up<cudaGraph_t>();
+  graph_nodes[capture_graphs[stream]] = {};
   return cudaSuccess;
 }
 
@@ -111,13 +111,12 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cuda
   const cudaGraph_t built = capture_graphs[stream];
   capture_graphs.erase(stream);
   if (invalidated.erase(stream) != 0) {
+    graph_nodes.erase(built);
     *graph = nullptr;
     return failed(cudaErrorStreamCaptureInvalidated);
   }
   *graph = built;
   graphs.insert(*graph);
-  graph_nodes[*graph] = Nodes{Node{nullptr, std::move(captured[stream])}};
-  captured.erase(stream);
   return cudaSuccess;
 }
 
@@ -149,6 +148,15 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamGetCaptureInfo(
   if (edges != nullptr) *edges = nullptr;
   if (count != nullptr) *count = 0;
   return cudaSuccess;
+}
+
+// The capture's dependencies set to nodes of its graph: its work keeps the order it came in.
+CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream,
+                                                                      cudaGraphNode_t*,
+                                                                      const cudaGraphEdgeData*,
+                                                                      size_t, unsigned int) {
+  std::lock_guard lock(mutex);
+  return capturing.count(stream) != 0 ? cudaSuccess : failed(cudaErrorIllegalState);
 }
 
 CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
@@ -209,6 +217,21 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStre
                                            : next(w.dst, w.src, w.count, w.kind, stream);
     if (rc != cudaSuccess) return failed(rc);
   }
+  return cudaSuccess;
+}
+
+// A graph's nodes, in the order added (a count alone without an array).
+CAPTURE_DEVICE_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes,
+                                                    size_t* count) {
+  std::lock_guard lock(mutex);
+  const auto it = graph_nodes.find(graph);
+  if (it == graph_nodes.end() || count == nullptr) return failed(cudaErrorInvalidValue);
+  if (nodes != nullptr) {
+    for (size_t i = 0; i < *count; ++i) {
+      nodes[i] = i < it->second.size() ? it->second[i].handle : nullptr;
+    }
+  }
+  *count = it->second.size();
   return cudaSuccess;
 }
 
@@ -297,7 +320,8 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHo
     if (capturing.count(stream) != 0) {
       if (invalidated.count(stream) != 0) return failed(cudaErrorStreamCaptureInvalidated);
       log("cudaLaunchHostFunc captured");
-      captured[stream].push_back(Work{fn, data});
+      graph_nodes[capture_graphs[stream]].push_back(
+          Node{made_up<cudaGraphNode_t>(), {Work{fn, data}}});
       return cudaSuccess;
     }
   }
@@ -322,7 +346,8 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, si
     std::lock_guard lock(mutex);
     if (capturing.count(stream) != 0) {
       log("cudaMemcpyAsync captured, kind", kind);
-      captured[stream].push_back(Work{nullptr, nullptr, dst, src, count, kind});
+      graph_nodes[capture_graphs[stream]].push_back(
+          Node{made_up<cudaGraphNode_t>(), {Work{nullptr, nullptr, dst, src, count, kind}}});
       return cudaSuccess;
     }
   }

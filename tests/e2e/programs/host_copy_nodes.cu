@@ -165,6 +165,9 @@ int main() {
   SHOW(cudaMemsetAsync(device_a, 0, sizeof(int), stream));
   SHOW(cudaMemcpyAsync(back.data(), device_a, kBytes, cudaMemcpyDeviceToHost, stream));
   SHOW(cudaStreamEndCapture(stream, &captured));
+  size_t captured_nodes = 0;
+  SHOW(cudaGraphGetNodes(captured, nullptr, &captured_nodes));
+  EXPECT(captured_nodes == 4);  // one per captured operation
   cudaGraphExec_t captured_exec = nullptr;
   SHOW(cudaGraphInstantiate(&captured_exec, captured, 0));
   fill(source, 100);

@@ -15,9 +15,11 @@
 #include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
 #include "frontend/staging_rows.h"
+#include "plugins/cuda/frontend/contexts.h"
 #include "plugins/cuda/frontend/graph_nodes.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
+#include "plugins/cuda/frontend/stream_capture.h"
 
 namespace gvirtus::cuda {
 namespace {
@@ -148,29 +150,64 @@ SidesHere sides_here(const CUDA_MEMCPY3D& copy) {
                    here(copy.dstMemoryType, copy.dstHost, copy.dstDevice)};
 }
 
-CUresult capture_staged_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) {
+namespace {
+
+// A linear copy between device memory and this process's memory.
+CUDA_MEMCPY3D linear(CUdeviceptr device, const void* host, size_t bytes, bool to_device) {
+  CUDA_MEMCPY3D c{};
+  c.WidthInBytes = bytes, c.Height = 1, c.Depth = 1;
+  if (to_device) {
+    c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = host;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE, c.dstDevice = device;
+  } else {
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE, c.srcDevice = device;
+    c.dstMemoryType = CU_MEMORYTYPE_HOST, c.dstHost = const_cast<void*>(host);
+  }
+  return c;
+}
+
+// A copy a capturing stream takes, as natively one node of the capture's graph: a staged copy
+// node after the capture's dependencies, which it then replaces (capture_graphs.h: the graph a
+// capture builds is the session's). Dependencies with edge data of their own cannot be followed:
+// refused as what the capture cannot hold.
+CUresult capture_staged(CUstream stream, const CUDA_MEMCPY3D& copy, SidesHere sides) {
   const stub::RouteScope route(pool_backend_of_handle("stream", stream));
-  if (!host_mapped(src, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  const Region region{static_cast<std::byte*>(const_cast<void*>(src)), bytes, 1, 1, bytes, bytes};
-  CUdeviceptr block = 0;
-  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
-  if (const CUresult r = cuLaunchHostFunc(stream, run_transfer, transfer_for(region, block, true));
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  CUgraph graph = nullptr;
+  const CUgraphNode* dependencies = nullptr;
+  const CUgraphEdgeData* edges = nullptr;
+  size_t n = 0;
+  if (const CUresult r =
+          cuStreamGetCaptureInfo_v3(stream, &status, nullptr, &graph, &dependencies, &edges, &n);
       r != CUDA_SUCCESS) {
     return r;
   }
-  return cuMemcpyDtoDAsync_v2(dst, block, bytes, stream);
+  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || graph == nullptr) {
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  }
+  const CUgraphEdgeData plain{};
+  for (size_t i = 0; edges != nullptr && i < n; ++i) {
+    if (std::memcmp(&edges[i], &plain, sizeof plain) != 0) return refuse_in_capture(stream);
+  }
+  const std::vector<CUgraphNode> after(dependencies, dependencies + n);
+  CUgraphNode node = nullptr;
+  if (const CUresult r = add_staged_copy_node(&node, graph, after.data(), after.size(), copy,
+                                              current_context(), sides);
+      r != CUDA_SUCCESS) {
+    return r;
+  }
+  return cuStreamUpdateCaptureDependencies_v2(stream, &node, nullptr, 1,
+                                              CU_STREAM_SET_CAPTURE_DEPENDENCIES);
+}
+
+}  // namespace
+
+CUresult capture_staged_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) {
+  return capture_staged(stream, linear(dst, src, bytes, true), SidesHere{true, false});
 }
 
 CUresult capture_staged_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) {
-  const stub::RouteScope route(pool_backend_of_handle("stream", stream));
-  if (!host_mapped(dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
-  const Region region{static_cast<std::byte*>(dst), bytes, 1, 1, bytes, bytes};
-  CUdeviceptr block = 0;
-  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
-  if (const CUresult r = cuMemcpyDtoDAsync_v2(block, src, bytes, stream); r != CUDA_SUCCESS) {
-    return r;
-  }
-  return cuLaunchHostFunc(stream, run_transfer, transfer_for(region, block, false));
+  return capture_staged(stream, linear(src, dst, bytes, false), SidesHere{false, true});
 }
 
 CUresult add_staged_copy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,

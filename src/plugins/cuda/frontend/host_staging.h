@@ -4,7 +4,7 @@
 // a child graph node of two: the stub's host function and a copy of the staging block, in the
 // copy's order; the stub answers for it as the copy node it is to the application (its type and
 // its parameters), in the graph it was added to and in that graph's clones. A captured copy is
-// captured as the host function and a copy of the block.
+// such a node, added to the capture's graph after the capture's dependencies.
 #pragma once
 
 #include <cuda.h>

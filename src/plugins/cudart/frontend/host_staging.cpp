@@ -17,6 +17,7 @@
 #include "plugins/cudart/frontend/address_ranges.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/shared_host.h"
+#include "plugins/cudart/frontend/stream_capture.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -155,27 +156,42 @@ cudaMemcpy3DParms linear_copy(void* dst, const void* src, size_t count, cudaMemc
   return p;
 }
 
+// A copy a capturing stream takes, as natively one node of the capture's graph: a staged copy
+// node after the capture's dependencies, which it then replaces (the graph a capture builds is
+// the session's: backend/capture_graphs.h). Dependencies with edge data of their own cannot be
+// followed: refused as what the capture cannot hold.
 cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                            cudaStream_t stream) {
-  const bool to_device = kind == cudaMemcpyHostToDevice;
-  const void* host = to_device ? src : dst;
-  if (!host_mapped(host, count)) return record_local_error(cudaErrorInvalidValue);
-  const Region region{static_cast<std::byte*>(const_cast<void*>(host)), count, 1, 1, count, count};
-  void* block = nullptr;
-  cudaHostNodeParams function{};
-  if (const cudaError_t r = stage(region, to_device, block, function); r != cudaSuccess) return r;
-  if (to_device) {
-    if (const cudaError_t r = cudaLaunchHostFunc(stream, function.fn, function.userData);
-        r != cudaSuccess) {
-      return r;
-    }
-    return cudaMemcpyAsync(dst, block, count, cudaMemcpyDeviceToDevice, stream);
-  }
-  if (const cudaError_t r = cudaMemcpyAsync(block, src, count, cudaMemcpyDeviceToDevice, stream);
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t* dependencies = nullptr;
+  const cudaGraphEdgeData* edges = nullptr;
+  size_t n = 0;
+  if (const cudaError_t r =
+          cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, &dependencies, &edges, &n);
       r != cudaSuccess) {
     return r;
   }
-  return cudaLaunchHostFunc(stream, function.fn, function.userData);
+  if (status != cudaStreamCaptureStatusActive || graph == nullptr) {
+    return record_local_error(cudaErrorStreamCaptureInvalidated);
+  }
+  const cudaGraphEdgeData plain{};
+  for (size_t i = 0; edges != nullptr && i < n; ++i) {
+    if (std::memcmp(&edges[i], &plain, sizeof plain) != 0) {
+      if (const auto refused = refuse_in_capture(stream)) return *refused;
+      return record_local_error(cudaErrorStreamCaptureUnsupported);
+    }
+  }
+  const std::vector<cudaGraphNode_t> after(dependencies, dependencies + n);
+  const SidesHere sides{kind == cudaMemcpyHostToDevice, kind == cudaMemcpyDeviceToHost};
+  cudaGraphNode_t node = nullptr;
+  if (const cudaError_t r = add_staged_copy_node(&node, graph, after.data(), after.size(),
+                                                 linear_copy(dst, src, count, kind), sides);
+      r != cudaSuccess) {
+    return r;
+  }
+  return cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1,
+                                             cudaStreamSetCaptureDependencies);
 }
 
 cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,
