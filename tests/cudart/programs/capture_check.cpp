@@ -119,6 +119,30 @@ int main() {
   expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
   expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
   expect(cudaGraphDestroy(graph), cudaErrorInvalidResourceHandle, "cudaGraphDestroy again");
+
+  // A 2D copy back into a wider pageable buffer, captured: a staged copy node too; its rows land
+  // at the launch, the gaps between them stay.
+  constexpr size_t kRow = 256, kPitch = 512, kRows = 16;
+  std::vector<char> wide(kPitch * kRows, '.');
+  expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+         "cudaStreamBeginCapture a fourth time");
+  expect(
+      cudaMemcpy2DAsync(wide.data(), kPitch, b, kRow, kRow, kRows, cudaMemcpyDeviceToHost, stream),
+      cudaSuccess, "a 2D copy back in a capture");
+  expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture");
+  check(wide[0] == '.', "nothing copied at capture");
+  expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");
+  expect(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch");
+  expect(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize");
+  bool rows_right = true;
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t x = 0; x < kPitch; ++x) {
+      rows_right = rows_right && wide[r * kPitch + x] == (x < kRow ? pageable[0] : '.');
+    }
+  }
+  check(rows_right, "the rows copied back, the gaps between them kept");
+  expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
+  expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
   expect(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
   if (failures != 0) return 1;
   std::printf("ok\n");

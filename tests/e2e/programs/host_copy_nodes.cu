@@ -7,7 +7,8 @@
 //   - the node is a copy node to the program (its type, its parameters), in the graph and in a
 //     clone of it; new parameters in the executable graph and in the graph take effect;
 //   - copies captured from a stream, after a host function that writes the source in stream
-//     order: the copy reads what the function wrote, at each launch.
+//     order: the copy reads what the function wrote, at each launch; one node each, as natively;
+//   - a 2D copy back captured: its rows land, the gaps between them stay.
 // Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
 // passes them too; without a device the program checks nothing.
 #include <algorithm>
@@ -182,6 +183,29 @@ int main() {
         captured_right && all_equal(back, expected) && source[1] == 7 + 100 + launch + 1;
   }
   EXPECT(captured_right);
+
+  // A 2D copy back into a wider buffer, captured: its rows land at each launch, the gaps stay.
+  std::vector<unsigned char> wide_again(kPitch * kRows, 0xee);
+  cudaGraph_t captured_rows = nullptr;
+  SHOW(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  SHOW(cudaMemsetAsync(device_a, 0x33, kRow * kRows, stream));
+  SHOW(cudaMemcpy2DAsync(wide_again.data(), kPitch, device_a, kRow, kRow, kRows,
+                         cudaMemcpyDeviceToHost, stream));
+  SHOW(cudaStreamEndCapture(stream, &captured_rows));
+  cudaGraphExec_t rows_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&rows_exec, captured_rows, 0));
+  SHOW(cudaGraphLaunch(rows_exec, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  bool captured_rows_right = true;
+  for (size_t r = 0; r < kRows; ++r) {
+    for (size_t x = 0; x < kPitch; ++x) {
+      captured_rows_right =
+          captured_rows_right && wide_again[r * kPitch + x] == (x < kRow ? 0x33 : 0xee);
+    }
+  }
+  EXPECT(captured_rows_right);
+  SHOW(cudaGraphExecDestroy(rows_exec));
+  SHOW(cudaGraphDestroy(captured_rows));
 
   SHOW(cudaGraphExecDestroy(captured_exec));
   SHOW(cudaGraphDestroy(captured));

@@ -19,6 +19,7 @@
 #include "plugins/cuda/common/driver_wire.h"
 #include "plugins/cuda/frontend/array_boxes.h"
 #include "plugins/cuda/frontend/copies_3d.h"
+#include "plugins/cuda/frontend/host_staging.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/pool_routes.h"
 #include "plugins/cuda/frontend/stream_capture.h"
@@ -56,6 +57,28 @@ CUresult side_of(CUmemorytype type, const void* host, CUdeviceptr device, size_t
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+// The copy as a one-slice box (a captured copy becomes a copy node: host_staging.h).
+CUDA_MEMCPY3D box(const Side& dst, const Side& src, size_t width, size_t height) {
+  CUDA_MEMCPY3D c{};
+  auto side = [](const Side& s, CUmemorytype& type, const void*& host, CUdeviceptr& device,
+                 size_t& pitch) {
+    type = s.device ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+    if (s.device)
+      device = s.device_address;
+    else
+      host = s.host;
+    pitch = s.pitch;
+  };
+  const void* src_host = nullptr;
+  const void* dst_host = nullptr;
+  side(src, c.srcMemoryType, src_host, c.srcDevice, c.srcPitch);
+  side(dst, c.dstMemoryType, dst_host, c.dstDevice, c.dstPitch);
+  c.srcHost = src_host;
+  c.dstHost = const_cast<void*>(dst_host);
+  c.WidthInBytes = width, c.Height = height, c.Depth = 1;
+  return c;
+}
+
 // Rows per request when a host side is involved: as many as fit in a chunk (at least one; a row
 // wider than a chunk is sent as 1D copies, row by row).
 size_t rows_per_request(size_t width) {
@@ -64,7 +87,7 @@ size_t rows_per_request(size_t width) {
 
 CUresult host_to_device(Fn fn, const Side& dst, const Side& src, size_t width, size_t height,
                         CUstream stream, bool ahead) {
-  if (ahead && capturing(stream)) return refuse_in_capture(stream);  // see copies.cpp
+  if (ahead && capturing(stream)) return capture_copy_node(stream, box(dst, src, width, height));
   if (width > kCopyChunkBytes) {  // rows wider than a chunk: each as a 1D copy
     for (size_t row = 0; row < height; ++row) {
       const CUresult r = ahead ? cuMemcpyHtoDAsync_v2(dst.device_address + row * dst.pitch,
@@ -105,7 +128,7 @@ CUresult host_to_device(Fn fn, const Side& dst, const Side& src, size_t width, s
 CUresult device_to_host(Fn fn, const Side& dst, const Side& src, size_t width, size_t height,
                         CUstream stream) {
   if (fn == Fn::cuMemcpy2DAsync_v2 && capturing(stream)) {
-    return refuse_in_capture(stream);  // waited for: see stream_capture.h
+    return capture_copy_node(stream, box(dst, src, width, height));
   }
   if (width > kCopyChunkBytes) {
     for (size_t row = 0; row < height; ++row) {

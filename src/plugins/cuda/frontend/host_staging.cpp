@@ -166,11 +166,13 @@ CUDA_MEMCPY3D linear(CUdeviceptr device, const void* host, size_t bytes, bool to
   return c;
 }
 
-// A copy a capturing stream takes, as natively one node of the capture's graph: a staged copy
-// node after the capture's dependencies, which it then replaces (capture_graphs.h: the graph a
-// capture builds is the session's). Dependencies with edge data of their own cannot be followed:
-// refused as what the capture cannot hold.
-CUresult capture_staged(CUstream stream, const CUDA_MEMCPY3D& copy, SidesHere sides) {
+}  // namespace
+
+// A copy a capturing stream takes, as natively one node of the capture's graph: a copy node -
+// staged when a side is this process's memory - after the capture's dependencies, which it then
+// replaces (capture_graphs.h: the graph a capture builds is the session's). Dependencies with edge
+// data of their own cannot be followed: refused as what the capture cannot hold.
+CUresult capture_copy_node(CUstream stream, const CUDA_MEMCPY3D& copy) {
   const stub::RouteScope route(pool_backend_of_handle("stream", stream));
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
   CUgraph graph = nullptr;
@@ -191,8 +193,8 @@ CUresult capture_staged(CUstream stream, const CUDA_MEMCPY3D& copy, SidesHere si
   }
   const std::vector<CUgraphNode> after(dependencies, dependencies + n);
   CUgraphNode node = nullptr;
-  if (const CUresult r = add_staged_copy_node(&node, graph, after.data(), after.size(), copy,
-                                              current_context(), sides);
+  if (const CUresult r =
+          add_memcpy_node(&node, graph, after.data(), after.size(), &copy, current_context());
       r != CUDA_SUCCESS) {
     return r;
   }
@@ -200,14 +202,12 @@ CUresult capture_staged(CUstream stream, const CUDA_MEMCPY3D& copy, SidesHere si
                                               CU_STREAM_SET_CAPTURE_DEPENDENCIES);
 }
 
-}  // namespace
-
 CUresult capture_staged_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) {
-  return capture_staged(stream, linear(dst, src, bytes, true), SidesHere{true, false});
+  return capture_copy_node(stream, linear(dst, src, bytes, true));
 }
 
 CUresult capture_staged_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) {
-  return capture_staged(stream, linear(src, dst, bytes, false), SidesHere{false, true});
+  return capture_copy_node(stream, linear(src, dst, bytes, false));
 }
 
 CUresult add_staged_copy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,

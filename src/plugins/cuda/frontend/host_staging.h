@@ -24,6 +24,9 @@ SidesHere sides_here(const CUDA_MEMCPY3D& copy);
 // A capturing stream's copy to device memory from this process's memory, or back.
 CUresult capture_staged_to_device(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
 CUresult capture_staged_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
+// Any copy a capturing stream takes, as one copy node of the capture's graph (staged when a side
+// is this process's memory) after the capture's dependencies, which it then replaces.
+CUresult capture_copy_node(CUstream stream, const CUDA_MEMCPY3D& copy);
 
 // A copy node with exactly one side here (`here`), as the application asked for it.
 CUresult add_staged_copy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,

@@ -156,12 +156,11 @@ cudaMemcpy3DParms linear_copy(void* dst, const void* src, size_t count, cudaMemc
   return p;
 }
 
-// A copy a capturing stream takes, as natively one node of the capture's graph: a staged copy
-// node after the capture's dependencies, which it then replaces (the graph a capture builds is
-// the session's: backend/capture_graphs.h). Dependencies with edge data of their own cannot be
-// followed: refused as what the capture cannot hold.
-cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
-                           cudaStream_t stream) {
+// A copy a capturing stream takes, as natively one node of the capture's graph: a copy node -
+// staged when a side is this process's memory - after the capture's dependencies, which it then
+// replaces (the graph a capture builds is the session's: backend/capture_graphs.h). Dependencies
+// with edge data of their own cannot be followed: refused as what the capture cannot hold.
+cudaError_t capture_copy_node(cudaStream_t stream, const cudaMemcpy3DParms& copy) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   cudaGraph_t graph = nullptr;
   const cudaGraphNode_t* dependencies = nullptr;
@@ -183,15 +182,18 @@ cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyK
     }
   }
   const std::vector<cudaGraphNode_t> after(dependencies, dependencies + n);
-  const SidesHere sides{kind == cudaMemcpyHostToDevice, kind == cudaMemcpyDeviceToHost};
   cudaGraphNode_t node = nullptr;
-  if (const cudaError_t r = add_staged_copy_node(&node, graph, after.data(), after.size(),
-                                                 linear_copy(dst, src, count, kind), sides);
+  if (const cudaError_t r = cudaGraphAddMemcpyNode(&node, graph, after.data(), after.size(), &copy);
       r != cudaSuccess) {
     return r;
   }
   return cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1,
                                              cudaStreamSetCaptureDependencies);
+}
+
+cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
+                           cudaStream_t stream) {
+  return capture_copy_node(stream, linear_copy(dst, src, count, kind));
 }
 
 cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,

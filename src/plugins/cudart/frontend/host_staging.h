@@ -29,6 +29,9 @@ cudaMemcpy3DParms linear_copy(void* dst, const void* src, size_t count, cudaMemc
 // cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost).
 cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
                            cudaStream_t stream);
+// Any copy a capturing stream takes, as one copy node of the capture's graph (staged when a side
+// is this process's memory) after the capture's dependencies, which it then replaces.
+cudaError_t capture_copy_node(cudaStream_t stream, const cudaMemcpy3DParms& copy);
 
 // A copy node with exactly one side here (`here`), as the application asked for it.
 cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,
