@@ -420,8 +420,7 @@ bool run_custom(Fn fn, WireReader& in, WireWriter& out, CUresult& result) {
              run_host_function_call(fn, in, out, result) ||
              run_user_object_call(fn, in, out, result) ||
              run_capture_dependencies_call(fn, in, out, result) ||
-             run_param_layout(fn, in, out, result) ||
-             run_host_staging(fn, in, out, result);
+             run_param_layout(fn, in, out, result) || run_host_staging(fn, in, out, result);
   }
 }
 

@@ -1,6 +1,6 @@
 // cudaMemcpy between the device and ordinary client memory through pinned staging blocks of the
-// shared arena (common/pinned_staging.h), double-buffered: the stub fills (or empties) one block while
-// the backend's runtime copies the other with the GPU's DMA.
+// shared arena (common/pinned_staging.h), double-buffered: the stub fills (or empties) one block
+// while the backend's runtime copies the other with the GPU's DMA.
 #pragma once
 
 #include <cuda_runtime_api.h>
