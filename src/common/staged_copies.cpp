@@ -3,25 +3,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <tuple>
 #include <vector>
 
 namespace gvirtus::staging {
 namespace {
 
 using Wide = unsigned __int128;
-
-std::mutex& staging_mutex = *new std::mutex;
-// Per Staging object (one per stub in a process): blocks by route, start and span; transfers by
-// all they hold.
-using BlockKey = std::tuple<const Staging*, uint32_t, uintptr_t, uint64_t>;
-auto& blocks = *new std::map<BlockKey, uint64_t>;
-using TransferKey = std::tuple<const Staging*, std::byte*, uint64_t, uint64_t, uint64_t, uint64_t,
-                               uint64_t, uint64_t, bool, uint32_t>;
-auto& transfers = *new std::map<TransferKey, std::unique_ptr<Transfer>>;
 
 template <typename Each>
 void each_row(const Region& r, Each&& row) {
@@ -52,25 +39,25 @@ bool region_of(const void* base, uint64_t x, uint64_t y, uint64_t z, uint64_t pi
 }
 
 int Staging::block_for(uint32_t route, const Region& region, uint64_t& block) {
-  const BlockKey key{this, route, reinterpret_cast<uintptr_t>(region.first), region.span()};
-  std::lock_guard lock(staging_mutex);
-  if (const auto it = blocks.find(key); it != blocks.end()) {
+  const BlockKey key{route, reinterpret_cast<uintptr_t>(region.first), region.span()};
+  std::lock_guard lock(mutex_);
+  if (const auto it = blocks_.find(key); it != blocks_.end()) {
     block = it->second;
     return 0;
   }
   uint64_t made = 0;
   if (const int status = calls_.allocate(region.span(), made); status != 0) return status;
-  blocks.emplace(key, made);
+  blocks_.emplace(key, made);
   block = made;
   return 0;
 }
 
 const Transfer* Staging::transfer_for(const Region& region, uint64_t block, bool to_device,
                                       uint32_t route) {
-  const TransferKey key{this,         region.first, region.width, region.rows, region.slices,
-                        region.pitch, region.slice, block,        to_device,   route};
-  std::lock_guard lock(staging_mutex);
-  auto& slot = transfers[key];
+  const TransferKey key{region.first, region.width, region.rows, region.slices, region.pitch,
+                        region.slice, block,        to_device,   route};
+  std::lock_guard lock(mutex_);
+  auto& slot = transfers_[key];
   if (!slot) slot = std::make_unique<Transfer>(Transfer{region, block, to_device, route});
   return slot.get();
 }

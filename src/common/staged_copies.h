@@ -13,6 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
 
 namespace gvirtus::staging {
 
@@ -70,7 +74,14 @@ class Staging {
   int run(const Transfer& transfer) const;
 
  private:
+  using BlockKey = std::tuple<uint32_t, uintptr_t, uint64_t>;  // route, start, span
+  using TransferKey = std::tuple<std::byte*, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
+                                 uint64_t, bool, uint32_t>;  // all a transfer holds
+
   Calls calls_;
+  std::mutex mutex_;
+  std::map<BlockKey, uint64_t> blocks_;
+  std::map<TransferKey, std::unique_ptr<Transfer>> transfers_;
 };
 
 }  // namespace gvirtus::staging

@@ -35,6 +35,10 @@ class StagedNodes {
     if (it == nodes_.end()) return std::nullopt;
     return it->second;
   }
+  bool contains(Node node) const {
+    std::lock_guard lock(mutex_);
+    return nodes_.contains(node);
+  }
   void set_params(Node node, const Params& params) {
     std::lock_guard lock(mutex_);
     if (const auto it = nodes_.find(node); it != nodes_.end()) it->second.params = params;

@@ -26,6 +26,15 @@ class StubRows {
     return kept;
   }
 
+  // The block for `region` on the calling thread's route, and the data of the host function that
+  // moves its bytes in that direction (run's): the library's status, 0 when both are had.
+  static int stage(const Region& region, bool to_device, uint64_t& block, void*& transfer) {
+    const uint32_t route = gvirtus_route_get();
+    if (const int status = staging().block_for(route, region, block); status != 0) return status;
+    transfer = const_cast<Transfer*>(staging().transfer_for(region, block, to_device, route));
+    return 0;
+  }
+
   // The stub's host function for a transfer: on the session's callback thread, while the stream
   // waits for it; a failure is logged (nothing may leave a host function).
   static void run(void* data) {

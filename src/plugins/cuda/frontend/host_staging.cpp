@@ -4,15 +4,12 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
-#include "common/error.h"
 #include "common/log.h"
 #include "common/staged_copies.h"
 #include "common/staged_nodes.h"
 #include "cuda_remote_calls.h"
-#include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
 #include "frontend/staging_rows.h"
 #include "plugins/cuda/frontend/contexts.h"
@@ -25,29 +22,12 @@ namespace gvirtus::cuda {
 namespace {
 
 using staging::Region;
-using staging::Transfer;
 
 // What the program gave each staged copy node (never destroyed: exit handlers may still ask).
 auto& staged_nodes = *new staging::StagedNodes<CUgraphNode, CUgraph, CUDA_MEMCPY3D>;
 
 using Rows = staging::StubRows<Fn::gvirtusStagingAlloc, Fn::gvirtusStagingWrite,
                                Fn::gvirtusStagingRead, &remote_sync, &remote_async>;
-
-staging::Staging& stub_staging() {
-  return Rows::staging();
-}
-
-CUresult block_for(const Region& region, CUdeviceptr& block) {
-  uint64_t address = 0;
-  const auto status = stub_staging().block_for(gvirtus_route_get(), region, address);
-  block = address;
-  return static_cast<CUresult>(status);
-}
-
-Transfer* transfer_for(const Region& region, CUdeviceptr block, bool to_device) {
-  return const_cast<Transfer*>(
-      stub_staging().transfer_for(region, block, to_device, gvirtus_route_get()));
-}
 
 // The stub's host function (frontend/staging_rows.h).
 constexpr auto run_transfer = &Rows::run;
@@ -99,10 +79,13 @@ CUresult staged_graph(const CUDA_MEMCPY3D& copy, CUcontext context, bool source_
                       CUgraph& graph) {
   Region region{};
   if (const CUresult r = region_of(copy, source_here, region); r != CUDA_SUCCESS) return r;
-  CUdeviceptr block = 0;
-  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
+  uint64_t block = 0;
+  void* transfer = nullptr;
+  if (const int r = Rows::stage(region, source_here, block, transfer); r != CUDA_SUCCESS) {
+    return static_cast<CUresult>(r);
+  }
   const CUDA_MEMCPY3D inner = on_block(copy, source_here, region, block);
-  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer_for(region, block, source_here)};
+  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer};
   if (const CUresult r = cuGraphCreate(&graph, 0); r != CUDA_SUCCESS) return r;
   CUgraphNode first = nullptr, second = nullptr;
   CUresult result = source_here ? add_host_node(&first, graph, nullptr, 0, &host)
@@ -247,15 +230,18 @@ std::optional<CUresult> set_staged_copy_node(CUgraphExec executable, CUgraphNode
   }
   Region region{};
   if (const CUresult r = region_of(copy, sides.source, region); r != CUDA_SUCCESS) return r;
-  CUdeviceptr block = 0;
-  if (const CUresult r = block_for(region, block); r != CUDA_SUCCESS) return r;
+  uint64_t block = 0;
+  void* transfer = nullptr;
+  if (const int r = Rows::stage(region, sides.source, block, transfer); r != CUDA_SUCCESS) {
+    return static_cast<CUresult>(r);
+  }
   CUgraphNode host_node = nullptr, copy_node = nullptr;
   if (const CUresult r = inner_nodes(node, host_node, copy_node); r != CUDA_SUCCESS) return r;
   const CUDA_MEMCPY3D inner = on_block(copy, sides.source, region, block);
   if (const CUresult r = set_memcpy_node(nullptr, copy_node, &inner, context); r != CUDA_SUCCESS) {
     return r;
   }
-  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer_for(region, block, sides.source)};
+  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer};
   if (const CUresult r = set_host_node(nullptr, host_node, &host); r != CUDA_SUCCESS) return r;
   staged_nodes.set_params(node, copy);
   return CUDA_SUCCESS;
@@ -269,7 +255,7 @@ bool staged_copy_params(CUgraphNode node, CUDA_MEMCPY3D& copy) {
 }
 
 bool is_staged_copy_node(CUgraphNode node) {
-  return staged_nodes.find(node).has_value();
+  return staged_nodes.contains(node);
 }
 
 void staged_copies_cloned(CUgraph original, CUgraph clone) {

@@ -3,15 +3,12 @@
 
 #include <cstring>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
-#include "common/error.h"
 #include "common/host_mapped.h"
 #include "common/log.h"
 #include "common/staged_copies.h"
 #include "common/staged_nodes.h"
-#include "frontend/frontend_abi.h"
 #include "frontend/route_scope.h"
 #include "frontend/staging_rows.h"
 #include "plugins/cudart/frontend/address_ranges.h"
@@ -24,7 +21,6 @@ namespace gvirtus::cudart {
 namespace {
 
 using staging::Region;
-using staging::Transfer;
 
 // What the program gave each staged copy node (never destroyed: exit handlers may still ask).
 auto& staged_nodes = *new staging::StagedNodes<cudaGraphNode_t, cudaGraph_t, cudaMemcpy3DParms>;
@@ -32,23 +28,18 @@ auto& staged_nodes = *new staging::StagedNodes<cudaGraphNode_t, cudaGraph_t, cud
 using Rows = staging::StubRows<Fn::gvirtusStagingAlloc, Fn::gvirtusStagingWrite,
                                Fn::gvirtusStagingRead, &remote_sync, &remote_async>;
 
-staging::Staging& stub_staging() {
-  return Rows::staging();
-}
-
 // The stub's host function (frontend/staging_rows.h).
 constexpr auto run_transfer = &Rows::run;
 
 // The block for `region` and the host function's parameters that move its bytes.
 cudaError_t stage(const Region& region, bool to_device, void*& block, cudaHostNodeParams& host) {
   uint64_t address = 0;
-  const uint32_t route = gvirtus_route_get();
-  if (const int r = stub_staging().block_for(route, region, address); r != cudaSuccess) {
+  void* transfer = nullptr;
+  if (const int r = Rows::stage(region, to_device, address, transfer); r != cudaSuccess) {
     return static_cast<cudaError_t>(r);
   }
   block = reinterpret_cast<void*>(address);
-  host = cudaHostNodeParams{run_transfer, const_cast<Transfer*>(stub_staging().transfer_for(
-                                              region, address, to_device, route))};
+  host = cudaHostNodeParams{run_transfer, transfer};
   return cudaSuccess;
 }
 
@@ -191,11 +182,6 @@ cudaError_t capture_copy_node(cudaStream_t stream, const cudaMemcpy3DParms& copy
                                              cudaStreamSetCaptureDependencies);
 }
 
-cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
-                           cudaStream_t stream) {
-  return capture_copy_node(stream, linear_copy(dst, src, count, kind));
-}
-
 cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,
                                  const cudaGraphNode_t* dependencies, size_t n,
                                  const cudaMemcpy3DParms& copy, SidesHere sides) {
@@ -249,7 +235,7 @@ bool staged_copy_params(cudaGraphNode_t node, cudaMemcpy3DParms& copy) {
 }
 
 bool is_staged_copy_node(cudaGraphNode_t node) {
-  return staged_nodes.find(node).has_value();
+  return staged_nodes.contains(node);
 }
 
 void staged_copies_cloned(cudaGraph_t original, cudaGraph_t clone) {

@@ -25,10 +25,6 @@ SidesHere sides_here(const cudaMemcpy3DParms& copy);
 // A 1D copy node's parameters as the 3D form CUDA describes it with.
 cudaMemcpy3DParms linear_copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind);
 
-// A capturing stream's copy between device memory and this process's memory (`kind` resolved:
-// cudaMemcpyHostToDevice or cudaMemcpyDeviceToHost).
-cudaError_t capture_staged(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
-                           cudaStream_t stream);
 // Any copy a capturing stream takes, as one copy node of the capture's graph (staged when a side
 // is this process's memory) after the capture's dependencies, which it then replaces.
 cudaError_t capture_copy_node(cudaStream_t stream, const cudaMemcpy3DParms& copy);

@@ -159,7 +159,7 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
   if (stream != nullptr && kind != cudaMemcpyDeviceToDevice && capturing(*stream)) {
     if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) {
       if (count == 0) return cudaSuccess;
-      return capture_staged(dst, src, count, kind, *stream);
+      return capture_copy_node(*stream, linear_copy(dst, src, count, kind));
     }
     if (const auto refused = refuse_in_capture(*stream)) return *refused;
   }
