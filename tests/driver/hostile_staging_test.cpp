@@ -67,13 +67,19 @@ TEST_F(HostileDriver, a_staging_transfer_outside_its_blocks_ends_only_its_sessio
       {0, staging::kChunkBytes + 1}  // over a chunk
   };
   const auto allocate = ALLOCATE_STAGING;
+  // A block of 4096 bytes in the session of `c`: its device address.
+  const auto block_in = [&](Client& c) {
+    const Reply made = allocate(c, 4096);
+    EXPECT_EQ(made.status, CUDA_SUCCESS);
+    uint64_t block = 0;
+    if (made.rest.size() >= sizeof block) std::memcpy(&block, made.rest.data(), sizeof block);
+    return block;
+  };
   for (const auto& [offset, bytes] : strays) {
     const auto owned = client();
     Client& c = *owned;
-    const Reply made = allocate(c, 4096);
-    ASSERT_EQ(made.status, CUDA_SUCCESS);
-    uint64_t block = 0;
-    std::memcpy(&block, made.rest.data(), sizeof block);
+    const uint64_t block = block_in(c);
+    ASSERT_NE(block, 0u);
     const uint64_t at = offset >= (uint64_t{1} << 47) ? offset : block + offset;
     const Reply r = call(c, cu::Fn::gvirtusStagingRead, [&](WireWriter& w) {
       w.put<uint64_t>(at);
@@ -84,10 +90,8 @@ TEST_F(HostileDriver, a_staging_transfer_outside_its_blocks_ends_only_its_sessio
   }
   const auto owned = client();
   Client& c = *owned;
-  const Reply made = allocate(c, 4096);
-  ASSERT_EQ(made.status, CUDA_SUCCESS);
-  uint64_t block = 0;
-  std::memcpy(&block, made.rest.data(), sizeof block);
+  const uint64_t block = block_in(c);
+  ASSERT_NE(block, 0u);
   const std::vector<std::byte> bytes(16);
   const Reply r = call(c, cu::Fn::gvirtusStagingWrite, [&](WireWriter& w) {
     w.put<uint64_t>(block + 4090);
