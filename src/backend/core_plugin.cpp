@@ -40,6 +40,8 @@ class CoreSession final : public PluginSession {
         raise(ErrorKind::kInvalidInput, "authenticate sent outside the handshake");
       case core::Fn::kOpenPlugin:  // the session serves it (it owns the plugin sessions)
         raise(ErrorKind::kFailed, "OpenPlugin reached the core plugin");
+      case core::Fn::kOutput:
+        raise(ErrorKind::kInvalidInput, "a client sent an output frame, which only backends send");
       default:
         raise(ErrorKind::kUnimplemented,
               "core call " + std::to_string(call_function(call.header.call_id)) + " is unknown");

@@ -11,12 +11,14 @@
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "backend/metrics_server.h"
 #include "backend/metrics_table.h"
 #include "backend/module_cache_place.h"
+#include "backend/output_relay.h"
 #include "backend/plugin_registry.h"
 #include "backend/session.h"
 #include "backend/session_table.h"
@@ -305,8 +307,17 @@ class Daemon {
     set_current_session_slot(&sessions_, slot, status_only);
     // The worker's copy of the secret moves into its session, which wipes it once the client is
     // authenticated.
-    const int status =
-        run_session(connection, plugins_, config_.limits, std::move(secret_), module_cache_);
+    std::optional<OutputRelay> relay;
+    if (config_.device_output == DeviceOutput::kRelay && !status_only) {
+      try {
+        relay.emplace();
+      } catch (const Error& e) {
+        GVIRTUS_LOG(kWarning) << e.what() << "; this session's device output stays in the backend";
+      }
+    }
+    const int status = run_session(connection, plugins_, config_.limits, std::move(secret_),
+                                   module_cache_, relay ? &*relay : nullptr);
+    relay.reset();  // _exit runs no destructors: fds 1 and 2 back, and what was left written
     // _exit runs no destructors: end the connection so that the peer sees it now. Only the
     // process's death would tell otherwise, which shm's file mode notices after dead_after_ms,
     // keeping the segment from the next client that long.

@@ -31,6 +31,7 @@
 #include "common/log.h"
 #include "protocol/core_calls.h"
 #include "protocol/handshake.h"
+#include "protocol/output_frames.h"
 
 namespace gvirtus {
 namespace {
@@ -49,11 +50,13 @@ constexpr auto kOrderWait = std::chrono::milliseconds(100);
 class Session {
  public:
   Session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-          std::optional<Secret> secret, const ModuleCacheConfig& module_cache)
+          std::optional<Secret> secret, const ModuleCacheConfig& module_cache,
+          OutputRelay* output_relay)
       : connection_(connection),
         plugins_(plugins),
         limits_(limits),
         secret_(std::move(secret)),
+        output_relay_(output_relay),
         transport_(MetricsTable::transport_index(connection.transport())),
         inflight_(limits.max_inflight_bytes) {
     info_.peer = connection.peer_name();
@@ -547,6 +550,10 @@ class Session {
   // included.
   uint64_t send_reply(const FrameHeader& request, ByteView reply, uint16_t extra_flags,
                       uint32_t status) {
+    if (output_relay_ != nullptr && !request.is_async() &&
+        call_plugin(request.call_id) != core::kPluginId) {
+      relay_output(request.thread_id);
+    }
     FrameHeader h;
     h.flags = static_cast<uint16_t>(kFlagReply | extra_flags);
     h.call_id = request.call_id;
@@ -562,6 +569,25 @@ class Session {
     return header.view().size() + reply.size();
   }
 
+  // Sends what the worker printed so far (backend/output_relay.h) as output frames: before a
+  // synchronous reply, so that the client, reading it, prints the output before its call returns.
+  void relay_output(uint32_t thread_id) {
+    output_relay_->drain([&](OutputStream stream, std::string_view bytes) {
+      while (!bytes.empty()) {
+        const size_t n = std::min(bytes.size(), kMaxOutputPayload);
+        const EncodedHeader header = encode_header(output_frame_header(thread_id, n));
+        const std::byte which = static_cast<std::byte>(stream);
+        const ByteView pieces[] = {header.view(), ByteView(&which, 1),
+                                   std::as_bytes(std::span(bytes.data(), n))};
+        {
+          std::lock_guard lock(send_mutex_);
+          connection_.send(pieces);
+        }
+        bytes.remove_prefix(n);
+      }
+    });
+  }
+
   // Adds one to a per-transport counter of the metrics table, where there is one.
   void count(void (MetricsTable::*counter)(size_t)) {
     if (MetricsTable* table = current_metrics()) (table->*counter)(transport_);
@@ -571,6 +597,7 @@ class Session {
   const PluginRegistry& plugins_;
   const Limits& limits_;
   std::optional<Secret> secret_;  // none: clients need not authenticate; gone once they did
+  OutputRelay* output_relay_;     // the worker's, or none
   size_t transport_;              // in kTransports, for metrics
   bool auth_failed_ = false;      // the handshake failed authenticating: counted as such
   SessionInfo info_;
@@ -610,8 +637,9 @@ class Session {
 }  // namespace
 
 int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
-                std::optional<Secret> secret, const ModuleCacheConfig& module_cache) {
-  Session session(connection, plugins, limits, std::move(secret), module_cache);
+                std::optional<Secret> secret, const ModuleCacheConfig& module_cache,
+                OutputRelay* output_relay) {
+  Session session(connection, plugins, limits, std::move(secret), module_cache, output_relay);
   try {
     session.run();
   } catch (const Error& e) {

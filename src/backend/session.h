@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "backend/output_relay.h"
 #include "backend/plugin_registry.h"
 #include "common/config.h"
 #include "communicators/communicator.h"
@@ -25,8 +26,10 @@ inline constexpr std::chrono::milliseconds kHandshakeTimeout{10000};
 // secret and wipes it as soon as the client is authenticated, so that nothing the client runs
 // afterwards (kernels can reach a worker's memory on systems with HMM) can find it.
 // `module_cache` is the cache settled when the daemon started (backend/module_cache_place.h).
+// With an `output_relay` (the worker's, backend/output_relay.h), what the process printed is sent
+// to the client ahead of every synchronous reply of a plugin call.
 int run_session(Connection& connection, const PluginRegistry& plugins, const Limits& limits,
                 std::optional<Secret> secret = std::nullopt,
-                const ModuleCacheConfig& module_cache = {});
+                const ModuleCacheConfig& module_cache = {}, OutputRelay* output_relay = nullptr);
 
 }  // namespace gvirtus

@@ -266,7 +266,7 @@ Config parse_config(std::string_view text, const std::string& source) {
   reject_unknown_keys(doc, source, "",
                       {"communicator", "secure_application", "secret_file", "connect_timeout_ms",
                        "reply_timeout_ms", "async_batch_us", "visible_devices", "limits",
-                       "module_cache", "metrics"});
+                       "module_cache", "metrics", "device_output"});
   Config config;
   config.source = source;
 
@@ -343,6 +343,13 @@ Config parse_config(std::string_view text, const std::string& source) {
     parse_module_cache(*v, source, config.module_cache);
   }
   if (const JsonValue* v = doc.find("metrics")) parse_metrics(*v, source, config.metrics);
+  if (const JsonValue* v = doc.find("device_output")) {
+    if (!v->is_string() || (v->as_string() != "relay" && v->as_string() != "backend")) {
+      fail_expected(source, "device_output", "\"relay\" or \"backend\"", *v);
+    }
+    config.device_output =
+        v->as_string() == "relay" ? DeviceOutput::kRelay : DeviceOutput::kBackend;
+  }
   return config;
 }
 

@@ -88,6 +88,13 @@ struct MetricsConfig {
   std::string listen;
 };
 
+// Where what the backend's worker prints while serving a session goes (the device's printf and
+// assertion messages above all; backend/output_relay.h), "device_output".
+enum class DeviceOutput {
+  kRelay,    // "relay": to the application's stdout and stderr, as natively (the default)
+  kBackend,  // "backend": to the backend's own stdout and stderr
+};
+
 struct Config {
   std::string source;  // the file it came from, or "<string>"
   std::vector<EndpointConfig> endpoints;
@@ -102,9 +109,10 @@ struct Config {
   // ("2,0"; common/device_selection.h), normalised; empty: all. GVIRTUS_VISIBLE_DEVICES, when
   // set, replaces it (effective_visible_devices).
   std::string visible_devices;
-  Limits limits;                   // "limits": { ... }
-  ModuleCacheConfig module_cache;  // "module_cache": { ... } (backend)
-  MetricsConfig metrics;           // "metrics": { ... } (backend)
+  Limits limits;                                      // "limits": { ... }
+  ModuleCacheConfig module_cache;                     // "module_cache": { ... } (backend)
+  MetricsConfig metrics;                              // "metrics": { ... } (backend)
+  DeviceOutput device_output = DeviceOutput::kRelay;  // "device_output" (backend)
 };
 
 // The device selection a client sends: GVIRTUS_VISIBLE_DEVICES when set and not empty, else

@@ -26,8 +26,9 @@
 namespace gvirtus {
 
 inline constexpr uint32_t kFrameMagic = 0x54525647;  // "GVRT" read as a little-endian u32
-// 2: authentication in the handshake; 3: the device selection in the hello.
-inline constexpr uint16_t kProtocolVersion = 3;
+// 2: authentication in the handshake; 3: the device selection in the hello; 4: output frames
+// (protocol/output_frames.h).
+inline constexpr uint16_t kProtocolVersion = 4;
 inline constexpr size_t kFrameHeaderBytes = 32;
 
 enum FrameFlags : uint16_t {

@@ -35,6 +35,16 @@ std::string& program_slot() {
   return program;
 }
 
+constexpr const char* kLogFdVariable = "GVIRTUS_LOG_FD";
+
+int log_fd() {
+  const char* text = std::getenv(kLogFdVariable);
+  if (text == nullptr || *text == '\0') return STDERR_FILENO;
+  char* end = nullptr;
+  const long fd = std::strtol(text, &end, 10);
+  return *end == '\0' && fd >= 0 && fd < (1 << 20) ? static_cast<int>(fd) : STDERR_FILENO;
+}
+
 const char* level_name(LogLevel level) {
   switch (level) {
     case LogLevel::kError:
@@ -67,14 +77,19 @@ void set_log_program(std::string_view name) {
   program_slot() = std::string(name);
 }
 
+void set_process_log_fd(int fd) {
+  ::setenv(kLogFdVariable, std::to_string(fd).c_str(), 1);
+}
+
 LogLine::~LogLine() {
   std::string line = program_slot() + "[" + std::to_string(getpid()) + "] " + level_name(level_) +
                      ": " + out_.str() + "\n";
   // One write per line; a failed log write has nowhere to be reported.
   const char* p = line.data();
   size_t left = line.size();
+  const int fd = log_fd();
   while (left > 0) {
-    const ssize_t n = ::write(STDERR_FILENO, p, left);
+    const ssize_t n = ::write(fd, p, left);
     if (n <= 0) break;
     p += n;
     left -= static_cast<size_t>(n);

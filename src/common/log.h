@@ -5,8 +5,9 @@
 // GVIRTUS_LOGLEVEL selects the level: error, warning, notice (the default), info, debug, trace
 // (or 0-5). Notices are the few lines an operator always wants (where the daemon listens, that it
 // stopped); nothing in a client's normal run logs at notice or above, so clients are quiet.
-// Each line goes to stderr in one write(), prefixed with the program and pid, so lines from the
-// daemon and its workers do not interleave. A disabled level costs one comparison.
+// Each line goes to stderr (set_process_log_fd) in one write(), prefixed with the program and pid,
+// so lines from the daemon and its workers do not interleave. A disabled level costs one
+// comparison.
 #pragma once
 
 #include <sstream>
@@ -27,6 +28,12 @@ void set_log_level(LogLevel level);
 
 // Names this process in log lines ("gvirtus-backend", "gvirtus-worker"); default: program name.
 void set_log_program(std::string_view name);
+
+// Where log lines go: stderr, unless GVIRTUS_LOG_FD names another fd, read at each line written,
+// since every plugin library carries a copy of this logger of its own. A worker that relays its
+// own stderr to the client (backend/output_relay.h) logs to a copy of its original stderr so.
+// Sets GVIRTUS_LOG_FD: call only while the process has one thread (setenv is not thread-safe).
+void set_process_log_fd(int fd);
 
 class LogLine {
  public:

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "frontend/call_stats.h"
 #include "frontend/client_auth.h"
 #include "protocol/core_calls.h"
+#include "protocol/output_frames.h"
 
 namespace gvirtus {
 namespace {
@@ -432,6 +434,13 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
       fail_locked(Error(e.kind(), std::string("lost the gvirtus backend: ") + e.what()));
       throw *failure_;
     }
+    if (is_output_frame(frame.header)) {
+      print_output(frame);  // before the reply it came ahead of; the payload is still valid
+      lock.lock();
+      receiving_ = false;
+      replies_.notify_all();
+      continue;
+    }
     if (frame.header.request_id == request_id) {
       // Decode while this thread still owns the receive side: the payload lives in the
       // connection's buffer until the next recv(), which no other thread may start before.
@@ -453,6 +462,21 @@ void Client::wait_reply(uint64_t request_id, ReplyDecoder decode) {
     route_locked(frame);
     replies_.notify_all();
   }
+}
+
+void Client::print_output(const Frame& frame) {
+  const uint8_t which = frame.payload.empty() ? 0 : static_cast<uint8_t>(frame.payload[0]);
+  FILE* stream = which == static_cast<uint8_t>(OutputStream::kStdout)   ? stdout
+                 : which == static_cast<uint8_t>(OutputStream::kStderr) ? stderr
+                                                                        : nullptr;
+  if (stream == nullptr) {
+    GVIRTUS_LOG(kWarning) << "ignoring output for an unknown stream: " << describe(frame.header);
+    return;
+  }
+  // Through stdio, as the driver prints natively: the output takes its place among what the
+  // application printed itself and has not flushed yet.
+  std::fwrite(frame.payload.data() + 1, 1, frame.payload.size() - 1, stream);
+  std::fflush(stream);
 }
 
 void Client::route_locked(const Frame& frame) {

@@ -8,7 +8,8 @@
 //   send_async() - sends a request that wants no reply and returns at once. If it fails on the
 //                  backend, the error comes back later and take_async_error() reports it.
 // Any number of threads may call concurrently: sends are serialised, and whichever waiting thread
-// holds the receive side hands other threads' replies to them.
+// holds the receive side hands other threads' replies to them, and prints what the backend's
+// worker printed (output frames, protocol/output_frames.h) as it comes.
 //
 // Failure is bounded and sticky: an unreachable backend fails within connect_timeout_ms; once the
 // connection is lost every call, current and future, fails at once with kDisconnected (and the
@@ -138,6 +139,9 @@ class Client {
   void send_frame(uint32_t call_id, uint16_t flags, uint64_t request_id,
                   std::span<const ByteView> payload);
   void wait_reply(uint64_t request_id, ReplyDecoder decode);
+  // Prints an output frame's bytes (protocol/output_frames.h) to the application's stdout or
+  // stderr. Called by the receiving thread without mutex_.
+  static void print_output(const Frame& frame);
   // Handles a frame that is not the one the receiving thread waits for. Called with mutex_ held.
   void route_locked(const Frame& frame);
   void fail_locked(const Error& error);

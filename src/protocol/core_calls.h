@@ -17,6 +17,8 @@
 //           callback thread): its calls never wait for calls other threads sent ahead
 //           (backend/session.cpp), since one of those may itself wait, in the library, for a gate
 //           this thread releases.
+//   Output - not a call: frames the backend sends ahead of a synchronous reply, carrying what its
+//           worker printed to the application's stdout or stderr (protocol/output_frames.h).
 #pragma once
 
 #include "common/frame.h"
@@ -31,7 +33,8 @@
   X(Authenticate, 5, sync, "u8 outcome, [32 proof]")                          \
   X(OpenPlugin, 6, sync, "u16 id, str name, u64 table_hash, u32 version")     \
   X(ServeOnExecutors, 7, sync, "-")                                           \
-  X(ServesTheClient, 8, sync, "-")
+  X(ServesTheClient, 8, sync, "-")                                            \
+  X(Output, 9, reply, "backend -> client, request id 0: u8 stream (1|2), raw bytes")
 
 namespace gvirtus::core {
 

@@ -9,9 +9,9 @@ import os
 import struct
 import sys
 
-MAGIC, VERSION = 0x54525647, 3
+MAGIC, VERSION = 0x54525647, 4
 REQUEST, REPLY, ASYNC, ERROR = 1, 2, 4, 8
-HELLO, PING, SINK, WAIT, STATUS, AUTH, OPEN_PLUGIN = 0, 1, 2, 3, 4, 5, 6
+HELLO, PING, SINK, WAIT, STATUS, AUTH, OPEN_PLUGIN, OUTPUT = 0, 1, 2, 3, 4, 5, 6, 9
 
 
 def frame(call, payload=b"", flags=REQUEST, thread=1, request=1, version=VERSION):
@@ -57,6 +57,8 @@ SEEDS = {
     "auth_skipped": seed(1, hello(()), frame(PING, b"sneak")),
     "reply_frame": seed(0, hello(()), frame(PING, flags=REPLY)),
     "hello_twice": seed(0, hello(()), hello(())),
+    "output_from_client": seed(0, hello(()), frame(OUTPUT, b"printed", request=2),
+                               frame(OUTPUT, b"x", flags=REPLY, request=0)),
     "auth_after_hello": seed(0, hello(()), frame(AUTH, b"\x00" + bytes(32))),
     "status": seed(0, hello(()), frame(STATUS), frame(STATUS, b"junk", request=2)),
     "open_plugin": seed(0, hello(()), open_plugin(0, b"core"), open_plugin(9, b"nosuch", 1, 2, 3),

@@ -3,14 +3,21 @@
 // libraries share the process's session (sharing_test.cpp).
 //   WorkerPid - the pid of the worker process serving the session.
 //   Echo      - returns its payload.
+//   Print     - prints its bytes to the worker's stdout (stream 1) or stderr (2) while it runs,
+//               through stdio left unflushed (unflushed 1) or with write(2) (0), as the CUDA
+//               driver prints the device's output (output_relay_test.cpp).
+//   PrintAhead - the same in an asynchronous call, through write(2): output of a call the
+//               client did not wait for.
 #pragma once
 
 #include "common/frame.h"
 #include "protocol/call_table.h"
 
-#define GVIRTUS_PROBE_CALLS(X)        \
-  X(WorkerPid, 0, sync, "-> u32 pid") \
-  X(Echo, 1, sync, "raw -> same raw")
+#define GVIRTUS_PROBE_CALLS(X)                            \
+  X(WorkerPid, 0, sync, "-> u32 pid")                     \
+  X(Echo, 1, sync, "raw -> same raw")                     \
+  X(Print, 2, sync, "u8 stream, u8 unflushed, raw bytes") \
+  X(PrintAhead, 3, async, "u8 stream, raw bytes")
 
 namespace gvirtus::probe {
 

@@ -61,6 +61,7 @@ BackendProcess::BackendProcess(const BackendOptions& options)
   log_fd_ = ::open(log_path.c_str(), O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
   pid_ = ::fork();
   if (pid_ == 0) {
+    ::dup2(log_fd_, STDOUT_FILENO);  // what the daemon and its workers print, too
     ::dup2(log_fd_, STDERR_FILENO);
     ::setenv("GVIRTUS_LOGLEVEL", "info", 1);
     for (const std::string& entry : options.env) {

@@ -75,7 +75,7 @@ class BackendProcess {
   std::string module_cache_dir() const { return dir_ + "/modules"; }
   // The endpoint object its clients use (tcp: with the port it listens on).
   std::string endpoint_json() const;
-  // Everything the daemon logged so far.
+  // Everything the daemon logged (and it and its workers printed) so far.
   std::string log() const;
   // Whether the daemon logs `text` within `ms` (workers log as their sessions end).
   bool logged(const std::string& text, int ms = 5000) const;

@@ -202,6 +202,18 @@ TEST(Config, WrongTypeNamesFileFieldAndValue) {
   EXPECT_EQ(config_error("[]"), "/tmp/x.json: top level: expected an object, got an empty array");
 }
 
+TEST(Config, DeviceOutputIsRelayedUnlessTheBackendKeepsIt) {
+  EXPECT_EQ(parse_config(with_endpoint_fields(""), kSource).device_output, DeviceOutput::kRelay);
+  const auto with = [](const std::string& value) {
+    return with_endpoint_fields("").insert(1, R"("device_output": )" + value + ",");
+  };
+  EXPECT_EQ(parse_config(with(R"("backend")"), kSource).device_output, DeviceOutput::kBackend);
+  EXPECT_EQ(parse_config(with(R"("relay")"), kSource).device_output, DeviceOutput::kRelay);
+  EXPECT_EQ(config_error(with(R"("client")")),
+            "/tmp/x.json: device_output: expected \"relay\" or \"backend\", got \"client\"");
+  EXPECT_THAT(config_error(with("true")), HasSubstr("device_output: expected"));
+}
+
 TEST(Config, SecondEndpointIsIndexed) {
   const std::string text = R"({"communicator": [
       {"endpoint": {"suite": "tcp/ip", "protocol": "tcp"}, "plugins": ["cudart"]},

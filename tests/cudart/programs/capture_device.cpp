@@ -13,8 +13,10 @@
 // the host functions called, in order, on the launching thread).
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -71,9 +73,11 @@ cudaError_t failed(cudaError_t error) {
   return error;
 }
 
+// Its records go to the backend's log, as the worker's own lines do (GVIRTUS_LOG_FD, common/log.h):
+// what the worker prints to stderr goes to the application (backend/output_relay.h).
 void log(const char* what, int value = 0) {
-  std::fprintf(stderr, "capturing device: %s %d\n", what, value);
-  std::fflush(stderr);
+  const char* fd = std::getenv("GVIRTUS_LOG_FD");
+  dprintf(fd != nullptr ? std::atoi(fd) : STDERR_FILENO, "capturing device: %s %d\n", what, value);
 }
 
 }  // namespace
