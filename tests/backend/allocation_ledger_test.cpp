@@ -1,6 +1,7 @@
 // The session's ledger of device memory (backend/services/allocation_ledger.h): a free in flight
 // withdraws its allocation first, so that an allocation another executor is handed at the same
-// address meanwhile survives the free's success, and a failed free puts its allocation back.
+// address meanwhile survives the free's success, and a failed free puts its allocation back; the
+// end of a context forgets the allocations made in it.
 #include "backend/services/allocation_ledger.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,42 @@ TEST(LedgerWithdrawal, an_allocation_made_at_the_freed_address_meanwhile_survive
   EXPECT_FALSE(ledger.contains(at(0x1000), 65));
   EXPECT_EQ(ledger.bytes(), 64u);
   EXPECT_EQ(published.load(), 64u);
+}
+
+TEST(AllocationLedger, a_contexts_end_forgets_its_allocations_and_only_those) {
+  AllocationLedger ledger;
+  std::atomic<uint64_t> published{0};
+  ledger.reset(&published);
+  ledger.allocated(at(0x1000), 256, /*context=*/0);  // device 0's primary context
+  ledger.allocated(at(0x2000), 128, /*context=*/0);
+  ledger.allocated(at(0x3000), 64, /*context=*/1 << 20);  // a context of one's own
+  ledger.allocated(at(0x4000), 32);                       // no context's
+  ledger.owned(at(0x9), at(0x5000), 16);
+  ledger.context_gone(0);
+  EXPECT_FALSE(ledger.contains(at(0x1000), 1));
+  EXPECT_FALSE(ledger.contains(at(0x2000), 1));
+  EXPECT_TRUE(ledger.contains(at(0x3000), 64));
+  EXPECT_TRUE(ledger.contains(at(0x4000), 32));
+  EXPECT_TRUE(ledger.contains(at(0x5000), 16)) << "what a handle owns goes with its handle";
+  EXPECT_EQ(ledger.bytes(), 96u);
+  EXPECT_EQ(published.load(), 96u);
+  ledger.context_gone(AllocationLedger::kNoContext);
+  EXPECT_TRUE(ledger.contains(at(0x4000), 32)) << "no context's end frees it";
+  ledger.context_gone(1 << 20);
+  EXPECT_FALSE(ledger.contains(at(0x3000), 1));
+  EXPECT_EQ(published.load(), 32u);
+}
+
+TEST(LedgerWithdrawal, a_failed_free_of_a_contexts_allocation_keeps_its_context) {
+  AllocationLedger ledger;
+  ledger.reset(nullptr);
+  ledger.allocated(at(0x1000), 256, /*context=*/3);
+  {
+    LedgerWithdrawal withdrawn(ledger);
+    withdrawn.allocation(at(0x1000));
+  }  // the free failed
+  ledger.context_gone(3);
+  EXPECT_FALSE(ledger.contains(at(0x1000), 1));
 }
 
 TEST(LedgerWithdrawal, a_failed_free_puts_its_allocation_back) {

@@ -808,15 +808,41 @@ TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
                  })
                 .status,
             CUDA_SUCCESS);
+  // Device memory made in a context is freed with it: the session forgets it, and refuses it
+  // from then on rather than hand the driver an address it may have given to something else.
+  const auto allocate = [&] {
+    CUdeviceptr dptr = 0;
+    const Reply r = call(c, cu::Fn::cuMemAlloc_v2, [&](WireWriter& w) {
+      mr::put_output(w, &dptr);
+      mr::put_value(w, size_t{4096});
+    });
+    EXPECT_EQ(r.status, CUDA_SUCCESS);
+    if (r.rest.size() >= 1 + sizeof dptr) std::memcpy(&dptr, r.rest.data() + 1, sizeof dptr);
+    return dptr;
+  };
+  const auto memset = [&](CUdeviceptr dptr) {
+    return call(c, cu::Fn::cuMemsetD8_v2,
+                [&](WireWriter& w) {
+                  mr::put_value(w, dptr);
+                  mr::put_value(w, static_cast<unsigned char>(7));
+                  mr::put_value(w, size_t{4096});
+                })
+        .status;
+  };
   const CUcontext first = create_context();  // current now
   const CUstream in_first = create_stream(c);
+  const CUdeviceptr memory_of_first = allocate();
   [[maybe_unused]] const CUcontext second = create_context();
   const CUstream in_second = create_stream(c);
+  const CUdeviceptr memory_of_second = allocate();
+  ASSERT_EQ(memset(memory_of_first), CUDA_SUCCESS);
   ASSERT_EQ(
       call(c, cu::Fn::cuCtxDestroy_v2, [&](WireWriter& w) { mr::put_value(w, first); }).status,
       CUDA_SUCCESS);
   EXPECT_EQ(synchronize(c, in_first), CUDA_ERROR_INVALID_HANDLE) << "gone with its context";
   EXPECT_EQ(synchronize(c, in_second), CUDA_SUCCESS) << "another context's";
+  EXPECT_EQ(memset(memory_of_first), CUDA_ERROR_INVALID_VALUE) << "freed with its context";
+  EXPECT_EQ(memset(memory_of_second), CUDA_SUCCESS) << "another context's";
   // A reset of the primary context takes the primary context's stream, not the second's.
   ASSERT_EQ(set_current(nullptr), CUDA_SUCCESS);
   const Reply retained = call(c, cu::Fn::cuDevicePrimaryCtxRetain, [&](WireWriter& w) {
@@ -828,12 +854,16 @@ TEST_F(HostileDriver, a_context_of_ones_own_takes_what_it_held_and_only_that) {
   primary = created<CUcontext>(retained);
   ASSERT_EQ(set_current(primary), CUDA_SUCCESS);
   const CUstream in_primary = create_stream(c);
+  const CUdeviceptr memory_of_primary = allocate();
   ASSERT_EQ(call(c, cu::Fn::cuDevicePrimaryCtxReset_v2,
                  [](WireWriter& w) { mr::put_value(w, CUdevice{0}); })
                 .status,
             CUDA_SUCCESS);
   EXPECT_EQ(synchronize(c, in_primary), CUDA_ERROR_INVALID_HANDLE) << "gone with the reset";
   EXPECT_EQ(synchronize(c, in_second), CUDA_SUCCESS) << "a context of one's own outlives the reset";
+  ASSERT_EQ(set_current(primary), CUDA_SUCCESS);  // retained again by the reset's next use
+  EXPECT_EQ(memset(memory_of_primary), CUDA_ERROR_INVALID_VALUE) << "freed by the reset";
+  EXPECT_EQ(memset(memory_of_second), CUDA_SUCCESS) << "a context of one's own's";
   EXPECT_TRUE(backend_.logged("cuStreamSynchronize rejected stream")) << backend_.log();
   expect_session_goes_on(c);
 }

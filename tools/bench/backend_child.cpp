@@ -48,12 +48,14 @@ std::string listening_name(const std::string& log) {
 }  // namespace
 
 BackendChild::BackendChild(const BenchTransport& transport, const std::string& plugins_json,
-                           const std::vector<std::string>& environment) {
+                           const std::vector<std::string>& environment,
+                           const std::string& extra_json) {
   char tmpl[] = "/tmp/gvirtus-bench-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) raise_errno("mkdtemp", errno);
   dir_ = tmpl;
   const std::string config = dir_ + "/backend.json";
-  write_text(config, R"({"communicator": [{"endpoint": )" + transport.server_endpoint +
+  write_text(config, "{" + (extra_json.empty() ? "" : extra_json + ", ") +
+                         R"("communicator": [{"endpoint": )" + transport.server_endpoint +
                          R"(, "plugins": )" + plugins_json + "}]}");
   const std::string log_path = dir_ + "/backend.log";
   const std::string binary = (executable_dir() / "gvirtus-backend").string();

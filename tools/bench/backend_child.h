@@ -21,10 +21,13 @@ namespace gvirtus::bench {
 class BackendChild {
  public:
   // Starts bin/gvirtus-backend (beside gvirtus-bench) serving `plugins_json` (e.g. R"(["cudart"])")
-  // with `environment` ("NAME=value" each) added to its own, and waits until it listens. Blocks up
-  // to 10 s; throws gvirtus::Error{kFailed} with the daemon's log when it does not come up.
+  // with `environment` ("NAME=value" each) added to its own and `extra_json` (e.g.
+  // R"("device_output": "backend")") spliced into its configuration's top level, and waits until it
+  // listens. Blocks up to 10 s; throws gvirtus::Error{kFailed} with the daemon's log when it does
+  // not come up.
   BackendChild(const BenchTransport& transport, const std::string& plugins_json,
-               const std::vector<std::string>& environment = {});
+               const std::vector<std::string>& environment = {},
+               const std::string& extra_json = "");
   ~BackendChild();
   BackendChild(const BackendChild&) = delete;
   BackendChild& operator=(const BackendChild&) = delete;

@@ -101,7 +101,9 @@ void print_help() {
          "same run, the raw 64-byte round trip of the same communicator; and driver mode:\n"
          "the asynchronous cuLaunchKernel rate and a synchronous query (cuStreamQuery)\n"
          "through gvirtus's libcuda.so.1 (gvirtus-bench-driver), on the GPU where the machine\n"
-         "has NVIDIA's driver, else on the simulated device (said so: not GPU evidence).\n\n"
+         "has NVIDIA's driver, else on the simulated device (said so: not GPU evidence);\n"
+         "the query again against a backend that keeps its workers' output\n"
+         "(\"device_output\": \"backend\"): the cost of relaying the device's output.\n\n"
          "  --transport NAME  default tcp; can measure: "
       << bench_transport_list()
       << "\n"
@@ -176,10 +178,10 @@ void measure_calls(const BenchTransport& transport, const CallsOptions& o, Calls
 }
 
 // The driver-mode row: gvirtus-bench-driver through gvirtus's libcuda.so.1 against a backend of
-// its own on `transport`.
+// its own on `transport`; with `extra_json` in the backend's configuration.
 void measure_driver(const BenchTransport& transport, const CallsOptions& o, const DriverTools& t,
-                    CallsRound& round) {
-  BackendChild backend(transport, t.plugins);
+                    const std::string& extra_json, double& launches_per_s, double& query_us) {
+  BackendChild backend(transport, t.plugins, {}, extra_json);
   const std::string command = "env GVIRTUS_CONFIG=" + backend.client_config_file() +
                               " LD_LIBRARY_PATH=" + t.stub_dir + " " + t.probe + " " +
                               std::to_string(o.quick ? 2'000 : o.async_calls / 2) + " " +
@@ -190,8 +192,8 @@ void measure_driver(const BenchTransport& transport, const CallsOptions& o, cons
   const bool read = std::fgets(text, sizeof text, pipe) != nullptr;
   const int status = ::pclose(pipe);
   if (!read || status != 0 ||
-      std::sscanf(text, "launches_per_s=%lf query_median_us=%lf", &round.driver_launches_per_s,
-                  &round.driver_query_us) != 2) {
+      std::sscanf(text, "launches_per_s=%lf query_median_us=%lf", &launches_per_s, &query_us) !=
+          2) {
     raise(ErrorKind::kFailed, "gvirtus-bench-driver failed (status " + std::to_string(status) +
                                   "): " + text + "\n" + backend.log());
   }
@@ -249,7 +251,12 @@ int run_calls_mode(std::span<char* const> args) {
     // bench transport's server endpoint), and only one of them may hold it at a time.
     measure_transport(transport, o.quick, round);
     measure_calls(transport, o, results, round);
-    if (driver.missing.empty()) measure_driver(transport, o, driver, round);
+    if (driver.missing.empty()) {
+      measure_driver(transport, o, driver, "", round.driver_launches_per_s, round.driver_query_us);
+      double launches = 0;  // measured above
+      measure_driver(transport, o, driver, R"("device_output": "backend")", launches,
+                     round.driver_query_unrelayed_us);
+    }
     if (o.clients > 0) measure_concurrent(transport, o, results, round);
     results.rounds.push_back(round);
   }

@@ -32,7 +32,7 @@ struct Summary {
   uint64_t rtt_round_trips = 0;
   double concurrent_rate = 0, concurrent_baseline_rate = 0;
   double concurrent_median = 0, concurrent_p99 = 0;
-  double driver_launch_rate = 0, driver_query = 0;
+  double driver_launch_rate = 0, driver_query = 0, driver_query_unrelayed = 0;
 };
 
 Summary summarise(const CallsResults& r) {
@@ -45,7 +45,7 @@ Summary summarise(const CallsResults& r) {
   s.sync_mean = sorted.empty()
                     ? 0
                     : std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(sorted.size());
-  std::vector<double> rates, rtts, concurrent, baseline, launches, queries;
+  std::vector<double> rates, rtts, concurrent, baseline, launches, queries, unrelayed;
   s.rtt_min = r.rounds.empty() ? 0 : r.rounds.front().transport_rtt_min_us;
   for (const CallsRound& round : r.rounds) {
     rates.push_back(round.async_calls_per_s);
@@ -56,9 +56,11 @@ Summary summarise(const CallsResults& r) {
     baseline.push_back(round.concurrent_baseline_calls_per_s);
     launches.push_back(round.driver_launches_per_s);
     queries.push_back(round.driver_query_us);
+    unrelayed.push_back(round.driver_query_unrelayed_us);
   }
   s.driver_launch_rate = median_of(launches);
   s.driver_query = median_of(queries);
+  s.driver_query_unrelayed = median_of(unrelayed);
   s.concurrent_rate = median_of(concurrent);
   s.concurrent_baseline_rate = median_of(baseline);
   sorted = r.concurrent_us;
@@ -105,6 +107,12 @@ void print_calls_summary(std::ostream& out, const CallsResults& r) {
                   "  driver mode (%s device)  cuLaunchKernel %10.0f launches/s (async), "
                   "cuStreamQuery median %8.2f us (sync)\n",
                   r.driver_device.c_str(), s.driver_launch_rate, s.driver_query);
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "  driver mode, output kept by the backend: cuStreamQuery median %8.2f us "
+                  "(relaying the device's output: %.2fx)\n",
+                  s.driver_query_unrelayed,
+                  s.driver_query_unrelayed > 0 ? s.driver_query / s.driver_query_unrelayed : 0.0);
     out << line;
   } else if (!r.driver_skipped.empty()) {
     out << "  driver mode: not measured (" << r.driver_skipped << ")\n";
@@ -153,6 +161,9 @@ std::string calls_json(const CallsResults& r) {
     out.key("simulated").value(r.driver_device == "simulated");
     out.key("launches_per_s").value(s.driver_launch_rate);
     out.key("sync_query_us").value(s.driver_query);
+    out.key("sync_query_unrelayed_us").value(s.driver_query_unrelayed);
+    out.key("relayed_over_unrelayed")
+        .value(s.driver_query_unrelayed > 0 ? s.driver_query / s.driver_query_unrelayed : 0.0);
     out.end_object();
   } else if (!r.driver_skipped.empty()) {
     out.key("driver").begin_object(JsonWriter::kInline);
@@ -168,6 +179,7 @@ std::string calls_json(const CallsResults& r) {
     if (!r.driver_device.empty()) {
       out.key("driver_launches_per_s").value(round.driver_launches_per_s);
       out.key("driver_query_us").value(round.driver_query_us);
+      out.key("driver_query_unrelayed_us").value(round.driver_query_unrelayed_us);
     }
     if (r.clients > 0) {
       out.key("concurrent_calls_per_s").value(round.concurrent_calls_per_s);

@@ -40,6 +40,9 @@ struct CallsRound {
   // cuLaunchKernel rate and a synchronous query's (cuStreamQuery) median latency.
   double driver_launches_per_s = 0;
   double driver_query_us = 0;
+  // The same query against a backend that keeps its workers' output ("device_output":
+  // "backend"): what relaying it costs a synchronous reply (backend/output_relay.h).
+  double driver_query_unrelayed_us = 0;
 };
 
 // What the concurrent measurement of another transport is compared with, in the same round.

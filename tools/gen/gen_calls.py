@@ -45,8 +45,9 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
   session_opened  a function, void NAME(const gvirtus::SessionInfo&), written by hand, that the
                   generated plugin calls when a session opens (its shared memory, ...)
   handle_owner    a function, int NAME(), written by hand, that says what the library ties a new
-                  handle to (cudart: current_device), so that resetting it forgets its handles;
-                  without it every handle belongs to 0
+                  handle or allocation to (cudart: current_device), so that resetting it forgets
+                  its handles (and, told so, its allocations); without it every handle belongs
+                  to 0 and allocations to no context
   device_pointers {"vet": "ledger" | FUNCTION, "structs": {TYPE: FIELD}, "address_types": [TYPE]}:
                   how a "dev" or "free"
                   pointer is vetted - "ledger" (default): it must lie in an allocation the
@@ -145,7 +146,8 @@ THE CALL TABLE (one per library; src/plugins/cudart/common/cudart_calls.txt is t
                        variable): vetted like an allocation until a "destroy" of its owner
     alloc NAME[BYTES]  an output device pointer to a new allocation of BYTES (an expression over
                        the parameters; outputs are the header's pointers: *pitch), recorded in
-                       the session's allocation ledger when the call succeeds
+                       the session's allocation ledger when the call succeeds, as the current
+                       context's (handle_owner), forgotten when the plugin says that context ended
     free NAME          a device pointer the call frees: vetted, and dropped from the ledger
     kernel NAME        cudart's kernels: the stub sends the id it registered
     raw                custom rows only
@@ -1042,8 +1044,11 @@ def handler_case(c, d):
             effects.append(f"        if ({present(p)}) gvirtus::services::session_services().allocations.owned("
                            f"{owner}, device_address(*{p.name}), {p.expr});")
         elif p.direction == "alloc":
+            # Made in the current context, whose end frees it (descriptor: handle_owner).
+            context = ("handle_owner()" if d.handles and d.handle_owner
+                       else "gvirtus::services::AllocationLedger::kNoContext")
             effects.append(f"        if ({present(p)}) gvirtus::services::session_services().allocations.allocated("
-                           f"{allocation_address(p, d)}, {p.expr});")
+                           f"{allocation_address(p, d)}, {p.expr}, {context});")
         elif p.direction == "free":
             effects.append(f"        {p.name}_withdrawn.done();")
     effects += noted

@@ -5,21 +5,34 @@ namespace gvirtus::services {
 void AllocationLedger::reset(std::atomic<uint64_t>* published) {
   std::lock_guard lock(mutex_);
   publish(-static_cast<int64_t>(bytes_));
-  sizes_.clear();
+  allocations_.clear();
   owned_.clear();
   bytes_ = 0;
   published_ = published;
 }
 
-void AllocationLedger::allocated(const void* address, uint64_t bytes) {
+void AllocationLedger::allocated(const void* address, uint64_t bytes, int context) {
   if (address == nullptr) return;
   std::lock_guard lock(mutex_);
   // A reused address whose free we did not see (freed by a call not annotated) is replaced.
-  uint64_t& size = sizes_[reinterpret_cast<uintptr_t>(address)];
-  const int64_t delta = static_cast<int64_t>(bytes) - static_cast<int64_t>(size);
+  Allocation& allocation = allocations_[reinterpret_cast<uintptr_t>(address)];
+  const int64_t delta = static_cast<int64_t>(bytes) - static_cast<int64_t>(allocation.bytes);
   bytes_ += delta;
-  size = bytes;
+  allocation = Allocation{bytes, context};
   publish(delta);
+}
+
+void AllocationLedger::context_gone(int context) {
+  if (context == kNoContext) return;
+  std::lock_guard lock(mutex_);
+  uint64_t gone = 0;
+  std::erase_if(allocations_, [&](const auto& entry) {
+    if (entry.second.context != context) return false;
+    gone += entry.second.bytes;
+    return true;
+  });
+  bytes_ -= gone;
+  publish(-static_cast<int64_t>(gone));
 }
 
 namespace {
@@ -42,7 +55,7 @@ bool AllocationLedger::contains(const void* address, uint64_t bytes) const {
   const uint64_t span = bytes == 0 ? 1 : bytes;
   std::lock_guard lock(mutex_);
   const auto held = [&](uintptr_t at) {
-    return inside(sizes_, at, span, [](uint64_t size) { return size; }) ||
+    return inside(allocations_, at, span, [](const Allocation& a) { return a.bytes; }) ||
            inside(owned_, at, span, [](const Owned& o) { return o.bytes; });
   };
   // Nothing of an allocation's end is touched by an empty range there (a copy of the last 0
@@ -62,12 +75,12 @@ void AllocationLedger::owner_gone(const void* owner) {
 
 void AllocationLedger::withdraw_allocation(const void* address, Withdrawn& into) {
   std::lock_guard lock(mutex_);
-  const auto it = sizes_.find(reinterpret_cast<uintptr_t>(address));
-  if (it == sizes_.end()) return;
-  into.sizes.emplace_back(*it);
-  bytes_ -= it->second;
-  publish(-static_cast<int64_t>(it->second));
-  sizes_.erase(it);
+  const auto it = allocations_.find(reinterpret_cast<uintptr_t>(address));
+  if (it == allocations_.end()) return;
+  into.allocations.emplace_back(*it);
+  bytes_ -= it->second.bytes;
+  publish(-static_cast<int64_t>(it->second.bytes));
+  allocations_.erase(it);
 }
 
 void AllocationLedger::withdraw_owned(const void* owner, Withdrawn& into) {
@@ -81,11 +94,11 @@ void AllocationLedger::withdraw_owned(const void* owner, Withdrawn& into) {
 
 void AllocationLedger::put_back(const Withdrawn& entries) {
   std::lock_guard lock(mutex_);
-  for (const auto& [address, bytes] : entries.sizes) {
+  for (const auto& [address, allocation] : entries.allocations) {
     // A failed free left the memory allocated, so nothing can have been handed its address.
-    if (!sizes_.emplace(address, bytes).second) continue;
-    bytes_ += bytes;
-    publish(static_cast<int64_t>(bytes));
+    if (!allocations_.emplace(address, allocation).second) continue;
+    bytes_ += allocation.bytes;
+    publish(static_cast<int64_t>(allocation.bytes));
   }
   for (const auto& entry : entries.owned) owned_.insert(entry);
 }

@@ -3,7 +3,8 @@
 // and what a library without a runtime to ask vets device pointers against.
 //
 // The generated handlers feed it from the annotations of their rows: after a successful "alloc"
-// call they record the address and the row's byte expression; before a "free" call (or the
+// call they record the address, the row's byte expression and the context it was made in (its
+// handle owner), forgotten when that context ends; before a "free" call (or the
 // destroy of an owner) they withdraw the address (LedgerWithdrawal) and put it back only if the
 // call fails. Withdrawing first matters: once the library has freed an address, another
 // executor's allocation may be handed the same address and recorded at once, and a late drop
@@ -16,6 +17,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -28,7 +30,15 @@ class AllocationLedger {
   // Starts empty, publishing into `published` (may be null); what was published before is taken
   // back.
   void reset(std::atomic<uint64_t>* published);
-  void allocated(const void* address, uint64_t bytes);
+  // An allocation that ends only with its free, whatever becomes of contexts (a pool's memory
+  // imported from another process).
+  static constexpr int kNoContext = std::numeric_limits<int>::min();
+  // `context` is the handle owner (handle_table.h) of the context the allocation was made in: a
+  // device for its primary context, a number of a context of one's own.
+  void allocated(const void* address, uint64_t bytes, int context = kNoContext);
+  // The context `context` ended (destroyed, or a primary context reset or released for the last
+  // time), and the library freed every allocation made in it: they are forgotten.
+  void context_gone(int context);
   // Device memory the library placed itself, owned by one of its handles (a module's global
   // variables): vetted like an allocation, not counted as the application's, and gone with its
   // owner ("global" rows record it, a "destroy" of the owner drops it).
@@ -45,8 +55,12 @@ class AllocationLedger {
     uint64_t bytes;
     const void* owner;
   };
+  struct Allocation {
+    uint64_t bytes;
+    int context;
+  };
   struct Withdrawn {
-    std::vector<std::pair<uintptr_t, uint64_t>> sizes;
+    std::vector<std::pair<uintptr_t, Allocation>> allocations;
     std::vector<std::pair<uintptr_t, Owned>> owned;
   };
   // Moves the allocation at `address` (or every range `owner` owns) into `into`.
@@ -57,8 +71,8 @@ class AllocationLedger {
 
   void publish(int64_t delta);
   mutable std::mutex mutex_;
-  std::map<uintptr_t, uint64_t> sizes_;  // address -> bytes, ordered for contains()
-  std::map<uintptr_t, Owned> owned_;     // address -> range, ordered for contains()
+  std::map<uintptr_t, Allocation> allocations_;  // by address, ordered for contains()
+  std::map<uintptr_t, Owned> owned_;             // address -> range, ordered for contains()
   uint64_t bytes_ = 0;
   std::atomic<uint64_t>* published_ = nullptr;
 };

@@ -6,7 +6,7 @@
 // plugin of the session did it: that device's context-bound handles are forgotten, and a reset
 // through the cuda plugin (cuDevicePrimaryCtxReset) is announced to the session's other plugins,
 // one through the cudart plugin (cudaDeviceReset) heard here. A context of one's own ends by
-// cuCtxDestroy: its own handles are forgotten.
+// cuCtxDestroy: its own handles are forgotten. The allocations made in a context go with it too.
 #include <cuda.h>
 
 #include "backend/services/rejections.h"
@@ -52,6 +52,7 @@ int context_device() {
 // the reset context took it along.
 void forget_device(int device) {
   services::session_services().handles.forget_owned(device, kContextBound);
+  services::session_services().allocations.context_gone(device);
   capture_graphs().forget_all();  // the captures' streams went with the context
   forget_textures(device);
   forget_ipc();
@@ -69,6 +70,7 @@ void after_call(Fn fn, WireReader request, CUresult result) {
   if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) {
     if (const auto owner = forget_own_context(marshal::get_value<CUcontext>(request))) {
       services::session_services().handles.forget_owned(*owner, kContextBound);
+      services::session_services().allocations.context_gone(*owner);
       forget_textures(*owner);
     }
     services::drop_ahead_failure();

@@ -27,12 +27,13 @@ constexpr uint64_t bit(HandleKind kind) {
 }
 
 // A reset of `device` destroyed its streams, events, executable graphs, arrays and texture and
-// surface objects, and unmapped the IPC memory opened there; pools are forgotten whatever their
-// device (the client asks for them again). Graphs are no context's (the runtime's cudaGraph_t
-// outlives a reset, as the driver's CUgraph does), and stay.
+// surface objects, freed the memory allocated there, and unmapped the IPC memory opened there;
+// pools are forgotten whatever their device (the client asks for them again). Graphs are no
+// context's (the runtime's cudaGraph_t outlives a reset, as the driver's CUgraph does), and stay.
 void forget_device(int device) {
   auto& handles = services::session_services().handles;
   handles.forget_owned(device, ~bit(HandleKind::kGraph));
+  services::session_services().allocations.context_gone(device);  // freed by the reset
   // The pools of every owner (kNotHeld is no owner: handles belong to a device or to -1).
   handles.forget_owner(services::HandleTable::kNotHeld, bit(HandleKind::kMemoryPool));
   forget_array_children();
