@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 
 #include "common/error.h"
@@ -145,10 +146,17 @@ void OutputRelay::run_reader() {
   for (;;) {
     const int ready = ::poll(fds, kStreams + 1, -1);
     if (ready < 0) {
-      if (errno == EINTR) continue;
-      GVIRTUS_LOG(kError) << "the worker's output relay stopped reading: poll failed (errno "
-                          << errno << "); its output stays in the backend from now on";
-      return;
+      // Only a transient failure (EINTR, ENOMEM) can come here: wait and go on, since a writer
+      // blocks on a full pipe that nobody empties. Written straight to the backend's stderr:
+      // this thread never reads the environment (GVIRTUS_LOG_FD), which the session's start
+      // still writes (CUDA_VISIBLE_DEVICES) while it runs.
+      if (errno != EINTR) {
+        constexpr std::string_view kNote =
+            "gvirtus-worker: the output relay's poll failed; trying again\n";
+        write_all(original_[1].get(), kNote);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      continue;
     }
     if (fds[kStreams].revents != 0) return;
     Busy busy(busy_);
