@@ -317,11 +317,11 @@ class Daemon {
     }
     const int status = run_session(connection, plugins_, config_.limits, std::move(secret_),
                                    module_cache_, relay ? &*relay : nullptr);
-    relay.reset();  // _exit runs no destructors: fds 1 and 2 back, and what was left written
     // _exit runs no destructors: end the connection so that the peer sees it now. Only the
     // process's death would tell otherwise, which shm's file mode notices after dead_after_ms,
     // keeping the segment from the next client that long.
     connection.shutdown();
+    relay.reset();  // then fds 1 and 2 back, and what was never sent written there
     ::_exit(status);
   }
 
