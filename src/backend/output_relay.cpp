@@ -170,12 +170,7 @@ void OutputRelay::run_reader() {
 }
 
 void OutputRelay::read_available_locked() {
-  // One system call when nothing was printed: the usual case, before every synchronous reply.
-  pollfd fds[kStreams] = {{pipe_[0].get(), POLLIN, 0}, {pipe_[1].get(), POLLIN, 0}};
-  if (::poll(fds, kStreams, 0) <= 0) return;
-  for (size_t i = 0; i < kStreams; ++i) {
-    if (fds[i].revents & POLLIN) read_pipe_locked(i);
-  }
+  for (size_t i = 0; i < kStreams; ++i) read_pipe_locked(i);
 }
 
 void OutputRelay::read_pipe_locked(size_t index) {
@@ -184,12 +179,12 @@ void OutputRelay::read_pipe_locked(size_t index) {
     const ssize_t n = ::read(pipe_[index].get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // empty (EAGAIN), or every write end closed
-    hold_locked(kStreamOf[index], buffer, static_cast<size_t>(n));
+    hold_locked(index, buffer, static_cast<size_t>(n));
   }
 }
 
-void OutputRelay::hold_locked(OutputStream stream, const char* bytes, size_t count) {
-  const size_t index = stream == OutputStream::kStdout ? 0 : 1;
+void OutputRelay::hold_locked(size_t index, const char* bytes, size_t count) {
+  const OutputStream stream = kStreamOf[index];
   if (dropped_[index] > 0 || held_bytes_ + count > kMaxHeldBytes) {
     dropped_[index] += count;  // once a stream drops, it drops until the next drain: no holes
     holding_.store(true);      // the note is owed

@@ -86,7 +86,7 @@ class OutputRelay {
   // Reads what the pipes hold now, without waiting. mutex_ held.
   void read_available_locked();
   void read_pipe_locked(size_t index);
-  void hold_locked(OutputStream stream, const char* bytes, size_t count);
+  void hold_locked(size_t index, const char* bytes, size_t count);  // index: of pipe_
   // Appends each stream's note on what was dropped, then resets the counts. mutex_ held.
   void note_dropped_locked();
 

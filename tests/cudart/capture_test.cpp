@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <string>
 
+#include "device_doubles.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 
@@ -21,12 +22,7 @@ namespace {
 class Capture : public ::testing::TestWithParam<TestTransport> {};
 
 TEST_P(Capture, copies_of_client_memory_are_staged_and_device_copies_captured) {
-  BackendOptions options;
-  options.plugins = R"(["cudart"])";
-  options.transport = GetParam();
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
-  BackendProcess backend(options);
+  BackendProcess backend(runtime_on_device_doubles(GetParam(), GVIRTUS_CAPTURE_DEVICE_PRELOAD));
   const auto [out, status] =
       run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +
                  backend.client_config_file() + " -- " + GVIRTUS_CAPTURE_CHECK);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "device_doubles.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 
@@ -51,12 +52,9 @@ std::vector<CopyPath> copy_paths() {
 }
 
 BackendOptions backend_options(const CopyPath& path) {
-  BackendOptions options;
-  options.plugins = R"(["cudart"])";
-  options.transport = path.transport;
+  BackendOptions options =
+      runtime_on_device_doubles(path.transport, GVIRTUS_ACCEPTING_DEVICE_PRELOAD);
   options.endpoint_json = path.endpoint_json;
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
   return options;
 }
 

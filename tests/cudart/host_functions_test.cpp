@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "device_doubles.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 
@@ -35,13 +36,9 @@ TEST_P(HostFunctions, run_on_the_client_in_stream_order_and_destructors_run_once
 // backend's runtime logged, dumps to memory and to a file (the accepting device logs an invalid
 // cudaSetDevice); and a device's over-budget notification.
 TEST_P(HostFunctions, log_callbacks_run_on_the_client_and_dumps_come_back) {
-  BackendOptions options;
-  options.plugins = R"(["cudart"])";
-  options.transport = GetParam();
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep",  // one device: cudaSetDevice(5) fails
-                         "GVIRTUS_ACCEPTING_MEMORY_BUDGET=1048576"};
-  BackendProcess backend(options);
+  // "keep": one device, so cudaSetDevice(5) fails.
+  BackendProcess backend(runtime_on_device_doubles(GetParam(), GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
+                                                   {"GVIRTUS_ACCEPTING_MEMORY_BUDGET=1048576"}));
   const std::string file = ::testing::TempDir() + "/gvirtus-runtime-logs-" +
                            std::to_string(::getpid()) + std::string(to_string(GetParam()));
   const auto [out, status] =

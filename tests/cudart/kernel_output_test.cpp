@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "device_doubles.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 
@@ -18,12 +19,7 @@ namespace {
 class KernelOutput : public ::testing::TestWithParam<TestTransport> {};
 
 TEST_P(KernelOutput, reaches_the_programs_stdout_and_stderr_in_the_order_it_was_made) {
-  BackendOptions options;
-  options.plugins = R"(["cudart"])";
-  options.transport = GetParam();
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_PRINTING_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
-  BackendProcess backend(options);
+  BackendProcess backend(runtime_on_device_doubles(GetParam(), GVIRTUS_PRINTING_DEVICE_PRELOAD));
   const std::string errors = ::testing::TempDir() + "kernel_output_stderr.txt";
   const RunResult result =
       run(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " + backend.client_config_file() +

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "device_doubles.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 #include "support/text.h"
@@ -19,12 +20,7 @@ namespace {
 class ManagedVariables : public ::testing::TestWithParam<TestTransport> {};
 
 TEST_P(ManagedVariables, are_mirrored_at_their_backend_address_both_ways) {
-  BackendOptions options;
-  options.plugins = R"(["cudart"])";
-  options.transport = GetParam();
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
-  BackendProcess backend(options);
+  BackendProcess backend(runtime_on_device_doubles(GetParam(), GVIRTUS_ACCEPTING_DEVICE_PRELOAD));
   // The program is nvcc's, never instrumented: a sanitizer build's stub needs its runtime loaded
   // first (GVIRTUS_STUB_PROGRAM_ENV).
   const auto [out, status] =

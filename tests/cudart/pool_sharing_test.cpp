@@ -10,6 +10,7 @@
 
 #include <string>
 
+#include "device_doubles.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 #include "support/text.h"
@@ -20,12 +21,7 @@ namespace {
 class PoolSharing : public ::testing::TestWithParam<TestTransport> {};
 
 TEST_P(PoolSharing, a_pool_and_its_pointer_pass_to_another_application) {
-  BackendOptions options;
-  options.plugins = R"(["cudart"])";
-  options.transport = GetParam();
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
-  BackendProcess backend(options);
+  BackendProcess backend(runtime_on_device_doubles(GetParam(), GVIRTUS_ACCEPTING_DEVICE_PRELOAD));
   const auto [out, status] =
       run_merged("env " GVIRTUS_STUB_PROGRAM_ENV " " + std::string(GVIRTUS_BUILD_BIN) +
                  "/gvirtus-run --config " + backend.client_config_file() + " -- " +

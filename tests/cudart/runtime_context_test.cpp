@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "device_doubles.h"
 #include "support/backend_process.h"
 #include "support/run_command.h"
 
@@ -15,10 +16,9 @@ namespace gvirtus::testing {
 namespace {
 
 TEST(RuntimeContext, is_the_driver_apis_current_context_on_each_thread_the_runtime_made_it_on) {
-  BackendOptions options;
+  BackendOptions options =
+      runtime_on_device_doubles(TestTransport::tcp, GVIRTUS_ACCEPTING_DEVICE_PRELOAD);
   options.plugins = R"(["cudart", "cuda-simulated"])";
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_ACCEPTING_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
   BackendProcess backend(options);
   const auto [out, status] =
       run_merged(std::string(GVIRTUS_BUILD_BIN) + "/gvirtus-run --config " +

@@ -177,10 +177,15 @@ void measure_calls(const BenchTransport& transport, const CallsOptions& o, Calls
   if (auto error = client.take_async_error()) throw *error;
 }
 
+struct DriverRow {
+  double launches_per_s = 0;
+  double query_us = 0;
+};
+
 // The driver-mode row: gvirtus-bench-driver through gvirtus's libcuda.so.1 against a backend of
 // its own on `transport`; with `extra_json` in the backend's configuration.
-void measure_driver(const BenchTransport& transport, const CallsOptions& o, const DriverTools& t,
-                    const std::string& extra_json, double& launches_per_s, double& query_us) {
+DriverRow measure_driver(const BenchTransport& transport, const CallsOptions& o,
+                         const DriverTools& t, const std::string& extra_json) {
   BackendChild backend(transport, t.plugins, {}, extra_json);
   const std::string command = "env GVIRTUS_CONFIG=" + backend.client_config_file() +
                               " LD_LIBRARY_PATH=" + t.stub_dir + " " + t.probe + " " +
@@ -191,12 +196,14 @@ void measure_driver(const BenchTransport& transport, const CallsOptions& o, cons
   char text[256] = {};
   const bool read = std::fgets(text, sizeof text, pipe) != nullptr;
   const int status = ::pclose(pipe);
+  DriverRow row;
   if (!read || status != 0 ||
-      std::sscanf(text, "launches_per_s=%lf query_median_us=%lf", &launches_per_s, &query_us) !=
-          2) {
+      std::sscanf(text, "launches_per_s=%lf query_median_us=%lf", &row.launches_per_s,
+                  &row.query_us) != 2) {
     raise(ErrorKind::kFailed, "gvirtus-bench-driver failed (status " + std::to_string(status) +
                                   "): " + text + "\n" + backend.log());
   }
+  return row;
 }
 
 // N clients at once over `transport`, then (unless it is tcp) the same over tcp.
@@ -252,10 +259,11 @@ int run_calls_mode(std::span<char* const> args) {
     measure_transport(transport, o.quick, round);
     measure_calls(transport, o, results, round);
     if (driver.missing.empty()) {
-      measure_driver(transport, o, driver, "", round.driver_launches_per_s, round.driver_query_us);
-      double launches = 0;  // measured above
-      measure_driver(transport, o, driver, R"("device_output": "backend")", launches,
-                     round.driver_query_unrelayed_us);
+      const DriverRow relayed = measure_driver(transport, o, driver, "");
+      round.driver_launches_per_s = relayed.launches_per_s;
+      round.driver_query_us = relayed.query_us;
+      round.driver_query_unrelayed_us =
+          measure_driver(transport, o, driver, R"("device_output": "backend")").query_us;
     }
     if (o.clients > 0) measure_concurrent(transport, o, results, round);
     results.rounds.push_back(round);

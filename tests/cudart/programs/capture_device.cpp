@@ -2,7 +2,8 @@
 // (bench/copy/accepting_device.cpp), on a machine without a GPU, so that what the stub sends
 // while a stream captures can be seen on the backend (capture_test.cpp). It is never GPU
 // evidence: it keeps streams and their capture state as CUDA documents them, and logs to the
-// backend's log (GVIRTUS_LOG_FD) each copy and host function a capturing stream receives and each refusal.
+// backend's log (GVIRTUS_LOG_FD) each copy and host function a capturing stream receives and each
+// refusal.
 //
 // Streams are made-up handles; a capture is begun, ended (into a made-up graph, or invalidated),
 // and invalidated by what CUDA forbids in a capture: waiting for the stream
