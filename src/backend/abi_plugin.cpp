@@ -1,5 +1,6 @@
 #include "backend/abi_plugin.h"
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -43,9 +44,17 @@ class AbiSession final : public PluginSession {
 class AbiPlugin final : public BackendPlugin {
  public:
   explicit AbiPlugin(const gvirtus_plugin_table_v1* table)
-      : table_(table), identity_{table->id, table->name, table->table_hash, table->version} {}
+      : table_(table),
+        identity_{table->id, table->name, table->table_hash, table->version},
+        quiet_(covers(table, offsetof(gvirtus_plugin_table_v1, quiet), sizeof table->quiet)
+                   ? table->quiet
+                   : nullptr) {}
 
   PluginIdentity identity() const override { return identity_; }
+
+  bool quiet(uint16_t function) const override {
+    return quiet_ != nullptr && quiet_(function) != 0;
+  }
 
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     const gvirtus_session_info_v1 info{
@@ -68,8 +77,14 @@ class AbiPlugin final : public BackendPlugin {
   }
 
  private:
+  // Whether a table (struct_size) has a field: tables of older plugins end before later fields.
+  static bool covers(const gvirtus_plugin_table_v1* table, size_t offset, size_t size) {
+    return table->struct_size >= offset + size;
+  }
+
   const gvirtus_plugin_table_v1* table_;
   PluginIdentity identity_;
+  int (*quiet_)(uint16_t);  // null: any call may print
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio_ext.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -32,6 +33,15 @@ UniqueFd duplicate(int fd, const char* what) {
 
 // Makes a pipe; returns its read end (non-blocking) and write end (blocking: a writer that found
 // it full would lose what it printed).
+// Whether a stdio stream's buffer holds bytes not yet written to its fd (a library's fwrite to a
+// pipe is buffered). Under the stream's lock: a thread may be writing to it.
+bool stdio_holds(FILE* stream) {
+  ::flockfile(stream);
+  const bool holds = ::__fpending(stream) != 0;
+  ::funlockfile(stream);
+  return holds;
+}
+
 std::pair<UniqueFd, UniqueFd> make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) raise_errno("relaying the worker's output: pipe", errno);
@@ -138,6 +148,12 @@ void OutputRelay::drain(Sink sink) {
   held_bytes_ = 0;
   holding_.store(false);
   for (const Chunk& chunk : chunks) sink(chunk.stream, chunk.bytes);
+}
+
+void OutputRelay::drain_taken(Sink sink) {
+  if (stdio_holds(stdout) || stdio_holds(stderr) || holding_.load() || busy_.load() != 0) {
+    drain(sink);
+  }
 }
 
 void OutputRelay::run_reader() {

@@ -11,7 +11,8 @@
 // and a note says how much. Before each synchronous reply of a plugin call the session drains
 // (drain()): stdio's buffers are flushed, the pipes read to their end, and what is held is handed
 // to the session, which sends it ahead of the reply (protocol/output_frames.h). When nothing was
-// printed, as before almost every reply, a drain costs one epoll_wait() that finds nothing.
+// printed, as before almost every reply, a drain costs one epoll_wait() that finds nothing; before
+// the reply of a call that prints nothing itself (a query), drain_taken() costs no system call.
 // So the output of a synchronisation reaches the application before the synchronisation returns,
 // as natively. Output goes to the client only ahead of a reply it waits for: a client that waits
 // for nothing is never sent anything it would have to read.
@@ -59,6 +60,11 @@ class OutputRelay {
   // forgets it. Thread-safe: drains of several threads hand their output over one after the
   // other. What `sink` throws propagates; what it was handed is then forgotten all the same.
   void drain(Sink sink);
+  // drain() before the reply of a call that printed nothing itself (BackendPlugin::quiet), without
+  // a system call: it hands over what stdio's buffers hold and what the reader thread took from
+  // the pipes, if anything, and otherwise returns at once. What another thread wrote to a pipe
+  // a moment ago and the reader thread has not taken yet waits for the next drain.
+  void drain_taken(Sink sink);
 
  private:
   struct Chunk {

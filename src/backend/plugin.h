@@ -79,6 +79,15 @@ class BackendPlugin {
  public:
   virtual ~BackendPlugin() = default;
   virtual PluginIdentity identity() const = 0;
+  // Whether the calls of a function (the low 16 bits of their call ids) print nothing themselves:
+  // queries of what the library holds on the host, which neither synchronise, copy, launch nor
+  // load a module (where the CUDA driver flushes the device's printf). Before their replies the
+  // session relays only the output its worker had already taken (backend/output_relay.h),
+  // without a system call; before any other synchronous reply it relays everything printed.
+  virtual bool quiet(uint16_t function) const {
+    static_cast<void>(function);
+    return false;
+  }
   // Starts this plugin's state for a new session (in the worker process).
   virtual std::unique_ptr<PluginSession> open_session(const SessionInfo& session) = 0;
 };

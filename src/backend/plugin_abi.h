@@ -129,7 +129,17 @@ typedef struct gvirtus_plugin_table_v1 {
   void (*handle)(void* session, const gvirtus_call_v1* call, gvirtus_result_v1* result);
   /* Ends a session's state (when the session ends, after its last call). */
   void (*close_session)(void* session);
+  /* Fields added later: the backend reads one only when struct_size covers it, and a plugin
+   * table needs no more than GVIRTUS_PLUGIN_TABLE_V1_MIN_SIZE bytes. */
+  /* Non-zero when the calls of a function (the low 16 bits of their call ids) print nothing
+   * themselves (backend/plugin.h, BackendPlugin::quiet); NULL: any call may print. Called before
+   * each synchronous reply, on any of the session's threads. */
+  int (*quiet)(uint16_t function);
 } gvirtus_plugin_table_v1;
+
+/* The size of the table's first version, which every v1 plugin has. */
+#define GVIRTUS_PLUGIN_TABLE_V1_MIN_SIZE \
+  (offsetof(gvirtus_plugin_table_v1, close_session) + sizeof(void (*)(void*)))
 
 typedef const gvirtus_plugin_table_v1* (*gvirtus_backend_plugin_entry_v1)(void);
 

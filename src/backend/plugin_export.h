@@ -141,6 +141,8 @@ struct Adapter {
     }
   }
 
+  static int quiet(uint16_t function) noexcept { return plugin().quiet(function) ? 1 : 0; }
+
   static const gvirtus_plugin_table_v1* table() {
     static const PluginIdentity identity = plugin().identity();
     static const std::string name(identity.name);
@@ -152,7 +154,8 @@ struct Adapter {
                                            identity.version,
                                            &open_session,
                                            &handle,
-                                           &close_session};
+                                           &close_session,
+                                           &quiet};
     return &t;
   }
 };

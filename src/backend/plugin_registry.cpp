@@ -29,7 +29,7 @@ const gvirtus_plugin_table_v1* entry_table(void* handle, const std::string& path
   if (auto* entry = reinterpret_cast<Entry>(::dlsym(handle, GVIRTUS_BACKEND_PLUGIN_ENTRY_V1))) {
     const gvirtus_plugin_table_v1* t = entry();
     if (t == nullptr || t->abi_version != GVIRTUS_BACKEND_PLUGIN_ABI_VERSION ||
-        t->struct_size < sizeof(gvirtus_plugin_table_v1) || t->name == nullptr ||
+        t->struct_size < GVIRTUS_PLUGIN_TABLE_V1_MIN_SIZE || t->name == nullptr ||
         t->open_session == nullptr || t->handle == nullptr || t->close_session == nullptr) {
       refusal = path + ": its " GVIRTUS_BACKEND_PLUGIN_ENTRY_V1 " table is malformed";
       return nullptr;

@@ -129,7 +129,8 @@ class Session {
     }
     {
       std::lock_guard lock(sessions_mutex_);
-      add_session_locked(core::kPluginId, plugins_.find(core::kPluginId)->open_session(info_));
+      BackendPlugin* core_plugin = plugins_.find(core::kPluginId);
+      add_session_locked(core::kPluginId, core_plugin, core_plugin->open_session(info_));
     }
 
     HelloReply reply{kBackendVersion, static_cast<uint32_t>(::getpid()), limits_.max_frame_bytes};
@@ -244,15 +245,16 @@ class Session {
       return std::pair(e.kind() == ErrorKind::kInvalidInput ? ErrorKind::kFailed : e.kind(),
                        "plugin \"" + ref.name + "\" cannot open a session: " + e.what());
     }
-    add_session_locked(ref.id, std::move(opened));
+    add_session_locked(ref.id, plugin, std::move(opened));
     publish_current_session_plugins(plugin_names_locked());
     return std::nullopt;
   }
 
   // Adds an opened plugin session: owned by sessions_, and published for lock-free lookup.
-  void add_session_locked(uint16_t id, std::unique_ptr<PluginSession> session) {
+  void add_session_locked(uint16_t id, const BackendPlugin* plugin,
+                          std::unique_ptr<PluginSession> session) {
     const size_t n = open_count_.load(std::memory_order_relaxed);
-    open_[n] = OpenSession{id, session.get()};
+    open_[n] = OpenSession{id, session.get(), plugin};
     sessions_[id] = std::move(session);
     open_count_.store(n + 1, std::memory_order_release);
   }
@@ -263,6 +265,15 @@ class Session {
     const size_t n = open_count_.load(std::memory_order_acquire);
     for (size_t i = 0; i < n; ++i) {
       if (open_[i].id == id) return open_[i].session;
+    }
+    return nullptr;
+  }
+
+  // The plugin of an open plugin session, or null; like find_session.
+  const BackendPlugin* find_plugin(uint16_t id) const {
+    const size_t n = open_count_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < n; ++i) {
+      if (open_[i].id == id) return open_[i].plugin;
     }
     return nullptr;
   }
@@ -552,7 +563,7 @@ class Session {
                       uint32_t status) {
     if (output_relay_ != nullptr && !request.is_async() &&
         call_plugin(request.call_id) != core::kPluginId) {
-      relay_output(request.thread_id);
+      relay_output(request);
     }
     FrameHeader h;
     h.flags = static_cast<uint16_t>(kFlagReply | extra_flags);
@@ -571,8 +582,10 @@ class Session {
 
   // Sends what the worker printed so far (backend/output_relay.h) as output frames: before a
   // synchronous reply, so that the client, reading it, prints the output before its call returns.
-  void relay_output(uint32_t thread_id) {
-    output_relay_->drain([&](OutputStream stream, std::string_view bytes) {
+  // Before the reply of a call that prints nothing itself, what the relay already took.
+  void relay_output(const FrameHeader& request) {
+    const uint32_t thread_id = request.thread_id;
+    const auto send = [&](OutputStream stream, std::string_view bytes) {
       while (!bytes.empty()) {
         const size_t n = std::min(bytes.size(), kMaxOutputPayload);
         const EncodedHeader header = encode_header(output_frame_header(thread_id, n));
@@ -585,7 +598,13 @@ class Session {
         }
         bytes.remove_prefix(n);
       }
-    });
+    };
+    const BackendPlugin* plugin = find_plugin(call_plugin(request.call_id));
+    if (plugin != nullptr && plugin->quiet(call_function(request.call_id))) {
+      output_relay_->drain_taken(send);
+    } else {
+      output_relay_->drain(send);
+    }
   }
 
   // Adds one to a per-transport counter of the metrics table, where there is one.
@@ -609,6 +628,7 @@ class Session {
   struct OpenSession {
     uint16_t id = 0;
     PluginSession* session = nullptr;
+    const BackendPlugin* plugin = nullptr;
   };
   std::array<OpenSession, kMaxOpenPlugins + 1> open_{};  // + core
   std::atomic<size_t> open_count_{0};

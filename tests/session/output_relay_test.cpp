@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <sstream>
@@ -56,6 +57,20 @@ void print_ahead(Client& client, uint8_t stream, const std::string& text) {
   const std::vector<std::byte> payload = request({stream}, text);
   const ByteView pieces[] = {payload};
   client.send_async(probe::call_id(probe::Fn::kPrintAhead), pieces);
+}
+
+// A call that prints nothing, which the plugin says of it (BackendPlugin::quiet): a query's.
+void quiet(Client& client) {
+  client.call(probe::call_id(probe::Fn::kQuiet), {}, [](WireReader& in) { in.expect_end(); });
+}
+
+// Prints `text` in the worker during a call the plugin says prints nothing.
+void print_quietly(Client& client, uint8_t stream, bool unflushed, const std::string& text) {
+  const std::vector<std::byte> payload =
+      request({stream, unflushed ? uint8_t{1} : uint8_t{0}}, text);
+  const ByteView pieces[] = {payload};
+  client.call(probe::call_id(probe::Fn::kPrintQuiet), pieces,
+              [](WireReader& in) { in.expect_end(); });
 }
 
 void echo(Client& client) {
@@ -145,6 +160,34 @@ TEST_P(OutputRelayed, several_threads_printing_at_once_lose_nothing_and_keep_the
     next[t] = i + 1;
   }
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(next[t], kLines) << "thread " << t;
+}
+
+// Quiet calls (queries) ask no pipe before their replies (OutputRelay::drain_taken): what they
+// relay is what the relay had already taken, and what stdio holds.
+TEST_P(OutputRelayed, a_query_relays_what_the_relay_took_since_the_last_reply) {
+  echo(client_);
+  CaptureStdout();
+  print_ahead(client_, kStdout, "printed by a launch\n");
+  quiet(client_);  // runs after the call sent ahead: its output is in the pipe, maybe taken
+  // The reader thread takes it within this time on any machine that runs the test at all.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  quiet(client_);
+  EXPECT_EQ(GetCapturedStdout(), "printed by a launch\n");
+}
+
+TEST_P(OutputRelayed, a_query_that_prints_through_stdio_relays_it_before_it_returns) {
+  echo(client_);
+  CaptureStdout();
+  print_quietly(client_, kStdout, /*unflushed=*/true, "held in stdio's buffer\n");
+  EXPECT_EQ(GetCapturedStdout(), "held in stdio's buffer\n");
+}
+
+TEST_P(OutputRelayed, what_a_query_writes_itself_comes_at_the_latest_with_the_next_reply_in_order) {
+  echo(client_);
+  CaptureStdout();
+  print_quietly(client_, kStdout, /*unflushed=*/false, "written by a query\n");
+  print(client_, kStdout, /*unflushed=*/false, "then by a synchronisation\n");
+  EXPECT_EQ(GetCapturedStdout(), "written by a query\nthen by a synchronisation\n");
 }
 
 TEST_P(OutputRelayed, output_after_the_last_synchronous_reply_is_kept_by_the_backend) {

@@ -107,6 +107,18 @@ TEST(PluginVariants, a_variant_serves_its_plugins_calls_under_its_configured_nam
   EXPECT_GT(worker_pid(client), 0u) << "probe's calls, served by the variant";
 }
 
+TEST(PluginAbi, a_table_of_the_first_size_is_served_and_never_read_past_its_end) {
+  // probe-first's table ends at close_session; the field after it would abort the worker.
+  BackendProcess backend("", R"(["probe-first"])");
+  Client client(backend.client_config(), {to_ref(probe::kIdentity)});
+  const uint32_t worker = worker_pid(client);
+  EXPECT_GT(worker, 0u);
+  // A synchronous reply relays the worker's output, asking the plugin whether the call printed
+  // (BackendPlugin::quiet), which this table cannot answer: every call may print.
+  client.call(probe::call_id(probe::Fn::kQuiet), {}, [](WireReader& in) { in.expect_end(); });
+  EXPECT_EQ(worker_pid(client), worker) << "the worker survived its calls";
+}
+
 TEST(PluginVariants, a_variant_beside_the_plugin_it_varies_is_refused_naming_both) {
   ::setenv("GVIRTUS_HOME", GVIRTUS_BUILD_DIR, 1);
   // Plugins live as long as the process (plugin_registry.h): so does this registry.

@@ -8,6 +8,8 @@
 //               driver prints the device's output (output_relay_test.cpp).
 //   PrintAhead - the same in an asynchronous call, through write(2): output of a call the
 //               client did not wait for.
+//   Quiet      - prints nothing, and the plugin says so (BackendPlugin::quiet), as of a query.
+//   PrintQuiet - Print, though the plugin says it prints nothing: what a quiet call prints.
 #pragma once
 
 #include "common/frame.h"
@@ -17,7 +19,9 @@
   X(WorkerPid, 0, sync, "-> u32 pid")                     \
   X(Echo, 1, sync, "raw -> same raw")                     \
   X(Print, 2, sync, "u8 stream, u8 unflushed, raw bytes") \
-  X(PrintAhead, 3, async, "u8 stream, raw bytes")
+  X(PrintAhead, 3, async, "u8 stream, raw bytes")         \
+  X(Quiet, 4, sync, "")                                   \
+  X(PrintQuiet, 5, sync, "u8 stream, u8 unflushed, raw bytes")
 
 namespace gvirtus::probe {
 

@@ -1,7 +1,11 @@
-// The backend side of the probe plugin (probe_calls.h): libgvirtus-plugin-probe.so.
+// The backend side of the probe plugin (probe_calls.h): libgvirtus-plugin-probe.so. Built with
+// -DPROBE_FIRST_TABLE (libgvirtus-plugin-probe-first.so), it exports the plugin table as a plugin
+// built for the table's first version had it: ending at close_session, so that the backend must
+// not read the fields added since.
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <span>
 
@@ -39,7 +43,11 @@ class ProbeSession final : public PluginSession {
         call.reply.put_raw(payload.data(), payload.size());
         return;
       }
-      case Fn::kPrint: {
+      case Fn::kQuiet:
+        call.args.expect_end();
+        return;
+      case Fn::kPrint:
+      case Fn::kPrintQuiet: {
         const auto stream = call.args.get<uint8_t>();
         const bool unflushed = call.args.get<uint8_t>() != 0;
         print(stream, unflushed, call.args.get_raw(call.args.remaining()));
@@ -62,6 +70,10 @@ class ProbeSession final : public PluginSession {
 class ProbePlugin final : public BackendPlugin {
  public:
   PluginIdentity identity() const override { return kIdentity; }
+  bool quiet(uint16_t function) const override {
+    return function == static_cast<uint16_t>(Fn::kQuiet) ||
+           function == static_cast<uint16_t>(Fn::kPrintQuiet);
+  }
   std::unique_ptr<PluginSession> open_session(const SessionInfo&) override {
     return std::make_unique<ProbeSession>();
   }
@@ -69,4 +81,26 @@ class ProbePlugin final : public BackendPlugin {
 
 }  // namespace gvirtus::probe
 
+#ifndef PROBE_FIRST_TABLE
 GVIRTUS_EXPORT_BACKEND_PLUGIN(gvirtus::probe::ProbePlugin)
+#else
+namespace {
+// Where the first table ends, this one does not: a backend reading past struct_size would call
+// this and end the worker.
+int read_past_the_table(uint16_t) {
+  std::abort();
+}
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const gvirtus_plugin_table_v1*
+gvirtus_backend_plugin_v1() {
+  static const gvirtus_plugin_table_v1 table = [] {
+    gvirtus_plugin_table_v1 first =
+        *gvirtus::plugin_export::Adapter<gvirtus::probe::ProbePlugin>::table();
+    first.struct_size = GVIRTUS_PLUGIN_TABLE_V1_MIN_SIZE;
+    first.quiet = &read_past_the_table;
+    return first;
+  }();
+  return &table;
+}
+#endif

@@ -99,11 +99,12 @@ void print_help() {
          "and measures through the real client: the synchronous null call (core Ping), the\n"
          "asynchronous call rate (core Sink, then one synchronous call to drain) and, in the\n"
          "same run, the raw 64-byte round trip of the same communicator; and driver mode:\n"
-         "the asynchronous cuLaunchKernel rate and a synchronous query (cuStreamQuery)\n"
-         "through gvirtus's libcuda.so.1 (gvirtus-bench-driver), on the GPU where the machine\n"
-         "has NVIDIA's driver, else on the simulated device (said so: not GPU evidence);\n"
-         "the query again against a backend that keeps its workers' output\n"
-         "(\"device_output\": \"backend\"): the cost of relaying the device's output.\n\n"
+         "the asynchronous cuLaunchKernel rate, a synchronous query (cuStreamQuery) and a\n"
+         "synchronisation (cuCtxSynchronize) through gvirtus's libcuda.so.1\n"
+         "(gvirtus-bench-driver), on the GPU where the machine has NVIDIA's driver, else on\n"
+         "the simulated device (said so: not GPU evidence); both again against a backend\n"
+         "that keeps its workers' output (\"device_output\": \"backend\"): the cost of\n"
+         "relaying the device's output.\n\n"
          "  --transport NAME  default tcp; can measure: "
       << bench_transport_list()
       << "\n"
@@ -180,6 +181,7 @@ void measure_calls(const BenchTransport& transport, const CallsOptions& o, Calls
 struct DriverRow {
   double launches_per_s = 0;
   double query_us = 0;
+  double synchronize_us = 0;
 };
 
 // The driver-mode row: gvirtus-bench-driver through gvirtus's libcuda.so.1 against a backend of
@@ -198,8 +200,8 @@ DriverRow measure_driver(const BenchTransport& transport, const CallsOptions& o,
   const int status = ::pclose(pipe);
   DriverRow row;
   if (!read || status != 0 ||
-      std::sscanf(text, "launches_per_s=%lf query_median_us=%lf", &row.launches_per_s,
-                  &row.query_us) != 2) {
+      std::sscanf(text, "launches_per_s=%lf query_median_us=%lf synchronize_median_us=%lf",
+                  &row.launches_per_s, &row.query_us, &row.synchronize_us) != 3) {
     raise(ErrorKind::kFailed, "gvirtus-bench-driver failed (status " + std::to_string(status) +
                                   "): " + text + "\n" + backend.log());
   }
@@ -262,8 +264,11 @@ int run_calls_mode(std::span<char* const> args) {
       const DriverRow relayed = measure_driver(transport, o, driver, "");
       round.driver_launches_per_s = relayed.launches_per_s;
       round.driver_query_us = relayed.query_us;
-      round.driver_query_unrelayed_us =
-          measure_driver(transport, o, driver, R"("device_output": "backend")").query_us;
+      round.driver_synchronize_us = relayed.synchronize_us;
+      const DriverRow unrelayed =
+          measure_driver(transport, o, driver, R"("device_output": "backend")");
+      round.driver_query_unrelayed_us = unrelayed.query_us;
+      round.driver_synchronize_unrelayed_us = unrelayed.synchronize_us;
     }
     if (o.clients > 0) measure_concurrent(transport, o, results, round);
     results.rounds.push_back(round);

@@ -33,6 +33,7 @@ struct Summary {
   double concurrent_rate = 0, concurrent_baseline_rate = 0;
   double concurrent_median = 0, concurrent_p99 = 0;
   double driver_launch_rate = 0, driver_query = 0, driver_query_unrelayed = 0;
+  double driver_synchronize = 0, driver_synchronize_unrelayed = 0;
 };
 
 Summary summarise(const CallsResults& r) {
@@ -46,6 +47,7 @@ Summary summarise(const CallsResults& r) {
                     ? 0
                     : std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(sorted.size());
   std::vector<double> rates, rtts, concurrent, baseline, launches, queries, unrelayed;
+  std::vector<double> synchronizes, synchronizes_unrelayed;
   s.rtt_min = r.rounds.empty() ? 0 : r.rounds.front().transport_rtt_min_us;
   for (const CallsRound& round : r.rounds) {
     rates.push_back(round.async_calls_per_s);
@@ -57,10 +59,14 @@ Summary summarise(const CallsResults& r) {
     launches.push_back(round.driver_launches_per_s);
     queries.push_back(round.driver_query_us);
     unrelayed.push_back(round.driver_query_unrelayed_us);
+    synchronizes.push_back(round.driver_synchronize_us);
+    synchronizes_unrelayed.push_back(round.driver_synchronize_unrelayed_us);
   }
   s.driver_launch_rate = median_of(launches);
   s.driver_query = median_of(queries);
   s.driver_query_unrelayed = median_of(unrelayed);
+  s.driver_synchronize = median_of(synchronizes);
+  s.driver_synchronize_unrelayed = median_of(synchronizes_unrelayed);
   s.concurrent_rate = median_of(concurrent);
   s.concurrent_baseline_rate = median_of(baseline);
   sorted = r.concurrent_us;
@@ -105,14 +111,17 @@ void print_calls_summary(std::ostream& out, const CallsResults& r) {
   if (!r.driver_device.empty()) {
     std::snprintf(line, sizeof line,
                   "  driver mode (%s device)  cuLaunchKernel %10.0f launches/s (async), "
-                  "cuStreamQuery median %8.2f us (sync)\n",
-                  r.driver_device.c_str(), s.driver_launch_rate, s.driver_query);
+                  "cuStreamQuery median %8.2f us, cuCtxSynchronize median %8.2f us (sync)\n",
+                  r.driver_device.c_str(), s.driver_launch_rate, s.driver_query,
+                  s.driver_synchronize);
     out << line;
     std::snprintf(line, sizeof line,
                   "  driver mode, output kept by the backend: cuStreamQuery median %8.2f us "
-                  "(relaying the device's output: %.2fx)\n",
-                  s.driver_query_unrelayed,
-                  s.driver_query_unrelayed > 0 ? s.driver_query / s.driver_query_unrelayed : 0.0);
+                  "(relaying the device's output: %.2fx), cuCtxSynchronize median %8.2f us "
+                  "(%.2fx)\n",
+                  s.driver_query_unrelayed, ratio(s.driver_query, s.driver_query_unrelayed),
+                  s.driver_synchronize_unrelayed,
+                  ratio(s.driver_synchronize, s.driver_synchronize_unrelayed));
     out << line;
   } else if (!r.driver_skipped.empty()) {
     out << "  driver mode: not measured (" << r.driver_skipped << ")\n";
@@ -162,8 +171,11 @@ std::string calls_json(const CallsResults& r) {
     out.key("launches_per_s").value(s.driver_launch_rate);
     out.key("sync_query_us").value(s.driver_query);
     out.key("sync_query_unrelayed_us").value(s.driver_query_unrelayed);
-    out.key("relayed_over_unrelayed")
-        .value(s.driver_query_unrelayed > 0 ? s.driver_query / s.driver_query_unrelayed : 0.0);
+    out.key("query_relayed_over_unrelayed").value(ratio(s.driver_query, s.driver_query_unrelayed));
+    out.key("sync_synchronize_us").value(s.driver_synchronize);
+    out.key("sync_synchronize_unrelayed_us").value(s.driver_synchronize_unrelayed);
+    out.key("synchronize_relayed_over_unrelayed")
+        .value(ratio(s.driver_synchronize, s.driver_synchronize_unrelayed));
     out.end_object();
   } else if (!r.driver_skipped.empty()) {
     out.key("driver").begin_object(JsonWriter::kInline);
@@ -180,6 +192,8 @@ std::string calls_json(const CallsResults& r) {
       out.key("driver_launches_per_s").value(round.driver_launches_per_s);
       out.key("driver_query_us").value(round.driver_query_us);
       out.key("driver_query_unrelayed_us").value(round.driver_query_unrelayed_us);
+      out.key("driver_synchronize_us").value(round.driver_synchronize_us);
+      out.key("driver_synchronize_unrelayed_us").value(round.driver_synchronize_unrelayed_us);
     }
     if (r.clients > 0) {
       out.key("concurrent_calls_per_s").value(round.concurrent_calls_per_s);

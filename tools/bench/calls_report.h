@@ -37,12 +37,16 @@ struct CallsRound {
   double concurrent_calls_per_s = 0;           // --clients: all clients together
   double concurrent_baseline_calls_per_s = 0;  // the same over kConcurrentBaseline
   // Driver mode (gvirtus-bench-driver through gvirtus's libcuda.so.1): asynchronous
-  // cuLaunchKernel rate and a synchronous query's (cuStreamQuery) median latency.
+  // cuLaunchKernel rate, and the median latencies of a synchronous query (cuStreamQuery) and of
+  // a synchronisation with nothing to wait for (cuCtxSynchronize).
   double driver_launches_per_s = 0;
   double driver_query_us = 0;
-  // The same query against a backend that keeps its workers' output ("device_output":
-  // "backend"): what relaying it costs a synchronous reply (backend/output_relay.h).
+  double driver_synchronize_us = 0;
+  // The same against a backend that keeps its workers' output ("device_output": "backend"): what
+  // relaying it costs a synchronous reply (backend/output_relay.h), a query's and a
+  // synchronisation's.
   double driver_query_unrelayed_us = 0;
+  double driver_synchronize_unrelayed_us = 0;
 };
 
 // What the concurrent measurement of another transport is compared with, in the same round.

@@ -62,6 +62,11 @@ tests/genlib/gvtest_descriptor.json a whole library generated from it):
                   report the session's pending refusals (backend/services/rejections.h). A
                   library generated whole without them reports a failure of a call sent ahead
                   as CUDA does: the thread's next waited-for call that succeeds answers with it
+  quiet_calls     [FUNCTION]: rows' calls that print nothing themselves - queries of what the
+                  library holds on the host, which neither synchronise, copy, launch nor load a
+                  module (where the CUDA driver flushes the device's printf) - so that the
+                  backend relays before their replies only the output its worker had already
+                  taken (backend/output_relay.h), sparing them a system call
   enums           enum types the hand-written code checks too, beyond those the rows use
   context_faults  {"sticky": [STATUS], "unavailable": STATUS, "clearing": [FUNCTION],
                   "context_free": [FUNCTION], "forked_child": {"init": FUNCTION, "status":
@@ -510,6 +515,9 @@ def header(calls, digest, d):
     names = "\n".join(f'    case Fn::{c.name}: return "{c.name}";' for c in calls)
     roles = "".join(f"    case Fn::{name}: return gvirtus::LastErrorRole::k{role.title()};\n"
                     for role, name in sorted(d.last_error.items()))
+    quiet = "".join(f"    case Fn::{name}:\n" for name in d.quiet_calls)
+    quiet_body = (f"  switch (fn) {{\n{quiet}      return true;\n    default:\n      return false;\n  }}"
+                  if d.quiet_calls else "  static_cast<void>(fn);\n  return false;")
     includes = "".join(f"#include <{h}>\n" for h in d.headers)
     return f"""{generated_by(d)}
 #pragma once
@@ -553,6 +561,11 @@ constexpr gvirtus::LastErrorRole last_error_role(Fn fn) {{
 {roles}    default:
       return gvirtus::LastErrorRole::kNone;
   }}
+}}
+
+// Whether a call prints nothing itself (the descriptor's quiet_calls; backend/plugin.h).
+constexpr bool is_quiet(Fn fn) {{
+{quiet_body}
 }}
 
 }}  // namespace {d.namespace}
@@ -1229,6 +1242,7 @@ class GeneratedSession final : public gvirtus::PluginSession {{
 class GeneratedPlugin final : public gvirtus::BackendPlugin {{
  public:
   gvirtus::PluginIdentity identity() const override {{ return kIdentity; }}
+  bool quiet(uint16_t function) const override {{ return is_quiet(static_cast<Fn>(function)); }}
   std::unique_ptr<gvirtus::PluginSession> open_session(const gvirtus::SessionInfo& session) override {{
 {"    open_real_library();  // refuses the session, naming the library, when it is absent" + chr(10) if d.real_library else ""}    gvirtus::services::session_services().reset(session.device_bytes, session.registry, kKindNames{", " + d.device_reset if d.device_reset else ""});  // one session per worker process
 {f"    {d.session_opened}(session);" + chr(10) if d.session_opened else ""}

@@ -60,6 +60,7 @@ class Descriptor:
             self.address_types = list(pointers.get("address_types", []))
             self.last_error = dict(d.get("last_error", {}))
             self.extra_enums = list(d.get("enums", []))
+            self.quiet_calls = list(d.get("quiet_calls", []))
             self.real_library = d.get("real_library")
             # Functions of the real library that hand-written backend code calls beyond the rows.
             self.real_extra = list(d.get("real_extra", []))
@@ -105,6 +106,8 @@ class Descriptor:
         if bool(self.stub_include) != bool(self.handlers_includes):
             sys.exit(f"{path}: stub_include and handlers_includes go together (hand-written code "
                      "on both sides) or are both left out (the library generated whole)")
+        if len(set(self.quiet_calls)) != len(self.quiet_calls):
+            sys.exit(f"{path}: quiet_calls names a call twice")
         if set(self.last_error) - {"take", "peek"}:
             sys.exit(f"{path}: last_error names only 'take' and 'peek'")
         self.exports = d.get("exports")  # read by gen_exports.py, which checks it

@@ -3,7 +3,10 @@
 // loads a one-kernel module (PTX, which a GPU compiles and the simulated device parses), then
 // measures the rate of asynchronous cuLaunchKernel (sent ahead; one cuCtxSynchronize drains them)
 // and the latency of a synchronous query (cuStreamQuery on the null stream, which the stub asks
-// the backend for every time). Prints one line: "launches_per_s=R query_median_us=U".
+// the backend for every time) and of a synchronisation with nothing to wait for
+// (cuCtxSynchronize): the backend relays its worker's output before both replies, asking the
+// pipes only before the synchronisation's (a query prints nothing itself: backend/plugin.h).
+// Prints one line: "launches_per_s=R query_median_us=U synchronize_median_us=S".
 //   gvirtus-bench-driver [LAUNCHES [QUERIES]]
 // Exit status 0, or 1 with the failing call named.
 #include <cuda.h>
@@ -36,6 +39,21 @@ bool ok(CUresult result, const char* what) {
 }
 
 using Clock = std::chrono::steady_clock;
+
+// The median of `count` timed calls of `call`, in microseconds; false when a call failed.
+template <typename Call>
+bool median_us(long count, Call call, double& median) {
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(count));
+  for (long i = 0; i < count; ++i) {
+    const auto t = Clock::now();
+    if (!call()) return false;
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  median = us[us.size() / 2];
+  return true;
+}
 
 }  // namespace
 
@@ -78,16 +96,15 @@ int main(int argc, char** argv) {
   }
   if (!ok(cuCtxSynchronize(), "cuCtxSynchronize")) return 1;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::vector<double> us;
-  us.reserve(static_cast<size_t>(queries));
-  for (long i = 0; i < queries; ++i) {
-    const auto t = Clock::now();
-    if (!ok(cuStreamQuery(nullptr), "cuStreamQuery")) return 1;
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());
+  double query_us = 0, synchronize_us = 0;
+  if (!median_us(
+          queries, [] { return ok(cuStreamQuery(nullptr), "cuStreamQuery"); }, query_us) ||
+      !median_us(
+          queries, [] { return ok(cuCtxSynchronize(), "cuCtxSynchronize"); }, synchronize_us)) {
+    return 1;
   }
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  std::printf("launches_per_s=%.0f query_median_us=%.3f\n", double(launches) / seconds,
-              us[us.size() / 2]);
+  std::printf("launches_per_s=%.0f query_median_us=%.3f synchronize_median_us=%.3f\n",
+              double(launches) / seconds, query_us, synchronize_us);
   cuMemFree(out);
   cuModuleUnload(module);
   cuDevicePrimaryCtxRelease(device);

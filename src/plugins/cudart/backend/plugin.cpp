@@ -91,6 +91,7 @@ class CudartSession final : public PluginSession {
 class CudartPlugin final : public BackendPlugin {
  public:
   PluginIdentity identity() const override { return kIdentity; }
+  bool quiet(uint16_t function) const override { return is_quiet(static_cast<Fn>(function)); }
   std::unique_ptr<PluginSession> open_session(const SessionInfo& session) override {
     set_shared_memory(session.shared_memory);  // one session per worker process
     thread_devices().reset();
