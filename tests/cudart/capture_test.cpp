@@ -44,6 +44,9 @@ TEST_P(Capture, copies_of_client_memory_are_staged_and_device_copies_captured) {
   EXPECT_EQ(count("cudaLaunchHostFunc captured"), 1u) << log;
   // The copy between host memory: the stub had the runtime wait for the stream, refused.
   EXPECT_EQ(count("cudaStreamSynchronize refused in a capture"), 1u) << log;
+  // The side stream joined the fifth capture; its copies of pageable memory were staged, as the
+  // count of captured copies above says (none of them reached the stream).
+  EXPECT_EQ(count("a stream joined a capture"), 1u) << log;
 }
 
 // Copy nodes of a graph run each time the graph does, on the backend's GPU: one that names the

@@ -1,6 +1,8 @@
 // The graph a stream capture is building, as the session may name it (capture_graphs.h).
 #include "backend/services/capture_graphs.h"
 
+#include <set>
+
 #include "backend/services/session_services.h"
 
 namespace gvirtus::services {
@@ -30,15 +32,21 @@ bool CaptureGraphs::building(Graph graph) const {
   return false;
 }
 
-void CaptureGraphs::ended(Stream stream, bool handed_over) {
+void CaptureGraphs::ended(bool handed_over) {
   std::lock_guard lock(mutex_);
-  const auto it = graphs_.find(stream);
-  if (it == graphs_.end()) return;
-  // A capture the call did not end (ended on another thread than began it) goes on.
-  if (!handed_over && hooks_.still_capturing(stream)) return;
-  const Graph graph = it->second;
-  graphs_.erase(it);
-  if (!handed_over) forget(graph);
+  // The capture ended, and the streams that joined it left it: whichever of them its graph was
+  // handed out for no longer captures. A capture the call did not end (ended on another thread
+  // than began it) goes on, and keeps its entries, as do other captures.
+  std::set<Graph> destroyed;
+  for (auto it = graphs_.begin(); it != graphs_.end();) {
+    if (hooks_.still_capturing(it->first)) {
+      ++it;
+      continue;
+    }
+    if (!handed_over) destroyed.insert(it->second);
+    it = graphs_.erase(it);
+  }
+  for (const Graph graph : destroyed) forget(graph);
 }
 
 void CaptureGraphs::forget_all() {

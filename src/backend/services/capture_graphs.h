@@ -35,9 +35,12 @@ class CaptureGraphs {
   void handed_out(Stream stream, Graph graph);
   // Whether `graph` was handed out for a capture not ended yet.
   bool building(Graph graph) const;
-  // The capture's end on `stream` answered: a graph it did not hand over (the capture was
-  // invalidated, and did not go on) is forgotten.
-  void ended(Stream stream, bool handed_over);
+  // A capture's end answered: the graphs handed out for streams that no longer capture (the
+  // stream that ended it, those that had joined it by waiting for an event recorded in it, and
+  // streams destroyed) are no longer being built; those it did not hand over (the capture was
+  // invalidated) are forgotten, the library having destroyed them. Asks the library about each
+  // stream it holds a graph for.
+  void ended(bool handed_over);
   // A reset destroyed the captures: their graphs are forgotten.
   void forget_all();
 
@@ -48,7 +51,9 @@ class CaptureGraphs {
   uint16_t kind_;
   Hooks hooks_;
   mutable std::mutex mutex_;
-  std::map<Stream, Graph> graphs_;  // adopted when handed out, by capturing stream
+  // Adopted when handed out, by capturing stream: a capture's graph under each stream it was
+  // handed out for (its own, and streams that joined it).
+  std::map<Stream, Graph> graphs_;
 };
 
 }  // namespace gvirtus::services

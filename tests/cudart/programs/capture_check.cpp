@@ -9,8 +9,9 @@
 // cudaErrorStreamCaptureUnsupported, which invalidates the capture, so cudaStreamEndCapture then
 // answers cudaErrorStreamCaptureInvalidated. A capture without it ends in a graph. The graph a
 // capture builds, handed out by cudaStreamGetCaptureInfo, cannot be destroyed while the capture
-// lasts, is the graph its end hands over, and goes with an invalidated capture. Prints "ok" and
-// exits 0 when everything answered so.
+// lasts, is the graph its end hands over, and goes with an invalidated capture. A stream that
+// joined a capture (it waited for an event recorded in it) has its copies of pageable memory
+// staged too. Prints "ok" and exits 0 when everything answered so.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -143,6 +144,41 @@ int main() {
   check(rows_right, "the rows copied back, the gaps between them kept");
   expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
   expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
+  // Fork and join: a second stream joins the capture by waiting for an event recorded in it; its
+  // copies of pageable memory are staged as the capturing stream's own, read and written at each
+  // launch.
+  cudaStream_t side = nullptr;
+  cudaEvent_t forked = nullptr, rejoined = nullptr;
+  expect(cudaStreamCreate(&side), cudaSuccess, "cudaStreamCreate side");
+  expect(cudaEventCreate(&forked), cudaSuccess, "cudaEventCreate forked");
+  expect(cudaEventCreate(&rejoined), cudaSuccess, "cudaEventCreate rejoined");
+  std::vector<char> side_source(kBytes, 's'), side_back(kBytes, 0);
+  expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+         "cudaStreamBeginCapture a fifth time");
+  expect(cudaEventRecord(forked, stream), cudaSuccess, "cudaEventRecord in the capture");
+  expect(cudaStreamWaitEvent(side, forked, 0), cudaSuccess, "the side stream joins");
+  expect(cudaMemcpyAsync(a, side_source.data(), kBytes, cudaMemcpyHostToDevice, side), cudaSuccess,
+         "host-to-device copy on the joined stream");
+  expect(cudaMemcpyAsync(side_back.data(), a, kBytes, cudaMemcpyDeviceToHost, side), cudaSuccess,
+         "device-to-host copy on the joined stream");
+  expect(cudaEventRecord(rejoined, side), cudaSuccess, "cudaEventRecord on the joined stream");
+  expect(cudaStreamWaitEvent(stream, rejoined, 0), cudaSuccess, "the capture waits for it");
+  expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture fork and join");
+  check(side_back[0] == 0, "nothing copied at capture on the joined stream");
+  expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate");
+  for (int launch = 0; launch < 3; ++launch) {
+    std::fill(side_source.begin(), side_source.end(), static_cast<char>('A' + launch));
+    std::fill(side_back.begin(), side_back.end(), 0);
+    expect(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch fork and join");
+    expect(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize");
+    check(side_back == side_source, "the joined stream's copies ran at this launch");
+  }
+  expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy fork and join");
+  expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy fork and join");
+  expect(cudaEventDestroy(rejoined), cudaSuccess, "cudaEventDestroy rejoined");
+  expect(cudaEventDestroy(forked), cudaSuccess, "cudaEventDestroy forked");
+  expect(cudaStreamDestroy(side), cudaSuccess, "cudaStreamDestroy side");
+
   expect(cudaStreamDestroy(stream), cudaSuccess, "cudaStreamDestroy");
   if (failures != 0) return 1;
   std::printf("ok\n");

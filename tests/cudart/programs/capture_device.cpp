@@ -5,7 +5,9 @@
 // backend's log (GVIRTUS_LOG_FD) each copy and host function a capturing stream receives and each
 // refusal.
 //
-// Streams are made-up handles; a capture is begun, ended (into a made-up graph, or invalidated),
+// Streams are made-up handles; a capture is begun, joined by a stream that waits for an event
+// recorded in it (fork and join; its work goes into the capture's graph in the order it comes),
+// ended (into a made-up graph, or invalidated; the streams that joined leave with it),
 // and invalidated by what CUDA forbids in a capture: waiting for the stream
 // (cudaStreamSynchronize answers cudaErrorStreamCaptureUnsupported). Its failures are the
 // thread's last error. A capture's graph takes its copies and host functions, and the nodes added
@@ -30,6 +32,11 @@ auto& streams = *new std::set<cudaStream_t>;
 auto& capturing = *new std::set<cudaStream_t>;
 auto& invalidated = *new std::set<cudaStream_t>;
 auto& graphs = *new std::set<cudaGraph_t>;
+// Events are made-up handles; one recorded on a capturing stream names that capture's stream
+// (its origin): a stream that waits for it joins the capture (fork and join).
+auto& events = *new std::set<cudaEvent_t>;
+auto& recorded_in_capture = *new std::map<cudaEvent_t, cudaStream_t>;
+auto& joined = *new std::map<cudaStream_t, cudaStream_t>;  // a joined stream -> its origin
 
 // A copy or a host function a capture or a node took, as it was given.
 struct Work {
@@ -58,7 +65,7 @@ std::vector<Work> all_work(const Nodes& nodes) {
   for (const Node& node : nodes) work.insert(work.end(), node.work.begin(), node.work.end());
   return work;
 }
-char handles[256];  // made-up handles are addresses in here
+char handles[1 << 16];  // made-up handles are addresses in here, never reused
 int next_handle = 0;
 
 template <typename T>
@@ -112,7 +119,18 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
 
 CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
   std::lock_guard lock(mutex);
+  if (joined.count(stream) != 0) return failed(cudaErrorStreamCaptureUnmatched);
   if (capturing.erase(stream) == 0) return failed(cudaErrorIllegalState);
+  for (auto it = joined.begin(); it != joined.end();) {  // they leave with the capture
+    if (it->second != stream) {
+      ++it;
+      continue;
+    }
+    capturing.erase(it->first);
+    capture_graphs.erase(it->first);
+    invalidated.erase(it->first);
+    it = joined.erase(it);
+  }
   const cudaGraph_t built = capture_graphs[stream];
   capture_graphs.erase(stream);
   if (invalidated.erase(stream) != 0) {
@@ -162,6 +180,53 @@ CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream
                                                                       size_t, unsigned int) {
   std::lock_guard lock(mutex);
   return capturing.count(stream) != 0 ? cudaSuccess : failed(cudaErrorIllegalState);
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaEventCreate(cudaEvent_t* event) {
+  std::lock_guard lock(mutex);
+  *event = made_up<cudaEvent_t>();
+  events.insert(*event);
+  return cudaSuccess;
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int) {
+  return cudaEventCreate(event);
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  std::lock_guard lock(mutex);
+  recorded_in_capture.erase(event);
+  return events.erase(event) != 0 ? cudaSuccess : failed(cudaErrorInvalidResourceHandle);
+}
+
+CAPTURE_DEVICE_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  std::lock_guard lock(mutex);
+  if (events.count(event) == 0) return failed(cudaErrorInvalidResourceHandle);
+  if (capturing.count(stream) == 0) {
+    recorded_in_capture.erase(event);
+    return cudaSuccess;
+  }
+  const auto origin = joined.find(stream);
+  recorded_in_capture[event] = origin != joined.end() ? origin->second : stream;
+  return cudaSuccess;
+}
+
+// Waiting for an event recorded in a capture that goes on joins the capture: the stream's work
+// goes into the capture's graph, in the order it comes.
+CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+                                                      unsigned int) {
+  std::lock_guard lock(mutex);
+  if (events.count(event) == 0) return failed(cudaErrorInvalidResourceHandle);
+  const auto recorded = recorded_in_capture.find(event);
+  if (recorded == recorded_in_capture.end() || capturing.count(recorded->second) == 0 ||
+      capturing.count(stream) != 0) {
+    return cudaSuccess;
+  }
+  log("a stream joined a capture");
+  capturing.insert(stream);
+  capture_graphs[stream] = capture_graphs[recorded->second];
+  joined[stream] = recorded->second;
+  return cudaSuccess;
 }
 
 CAPTURE_DEVICE_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream) {

@@ -8,7 +8,9 @@
 //     clone of it; new parameters in the executable graph and in the graph take effect;
 //   - copies captured from a stream, after a host function that writes the source in stream
 //     order: the copy reads what the function wrote, at each launch; one node each, as natively;
-//   - a 2D copy back captured: its rows land, the gaps between them stay.
+//   - a 2D copy back captured: its rows land, the gaps between them stay;
+//   - copies captured on a stream that joined the capture (it waited for an event recorded in
+//     it: fork and join) are staged too, read and written at each launch.
 // Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
 // passes them too; without a device the program checks nothing.
 #include <algorithm>
@@ -206,6 +208,45 @@ int main() {
   EXPECT(captured_rows_right);
   SHOW(cudaGraphExecDestroy(rows_exec));
   SHOW(cudaGraphDestroy(captured_rows));
+
+  // Fork and join: a second stream joins the capture by waiting for an event recorded in it, and
+  // the copies of pageable memory it takes are staged as the capturing stream's own.
+  cudaStream_t side = nullptr;
+  cudaEvent_t forked = nullptr, joined = nullptr;
+  SHOW(cudaStreamCreate(&side));
+  SHOW(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+  SHOW(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+  std::vector<int> side_source(kWords), side_back(kWords);
+  cudaGraph_t fork_join = nullptr;
+  SHOW(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  SHOW(cudaEventRecord(forked, stream));
+  SHOW(cudaStreamWaitEvent(side, forked, 0));
+  cudaStreamCaptureStatus side_status = cudaStreamCaptureStatusNone;
+  SHOW(cudaStreamIsCapturing(side, &side_status));
+  EXPECT(side_status == cudaStreamCaptureStatusActive);
+  SHOW(cudaMemcpyAsync(device_b, side_source.data(), kBytes, cudaMemcpyHostToDevice, side));
+  SHOW(cudaMemcpyAsync(side_back.data(), device_b, kBytes, cudaMemcpyDeviceToHost, side));
+  SHOW(cudaEventRecord(joined, side));
+  SHOW(cudaStreamWaitEvent(stream, joined, 0));
+  SHOW(cudaStreamEndCapture(stream, &fork_join));
+  SHOW(cudaStreamIsCapturing(side, &side_status));
+  EXPECT(side_status == cudaStreamCaptureStatusNone);  // it left with the capture
+  cudaGraphExec_t fork_join_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&fork_join_exec, fork_join, 0));
+  bool fork_join_right = fork_join_exec != nullptr;
+  for (int launch = 0; launch < 3 && fork_join_right; ++launch) {
+    fill(side_source, 1000 + launch);
+    std::fill(side_back.begin(), side_back.end(), -1);
+    SHOW(cudaGraphLaunch(fork_join_exec, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    fork_join_right = all_equal(side_back, side_source);
+  }
+  EXPECT(fork_join_right);
+  SHOW(cudaGraphExecDestroy(fork_join_exec));
+  SHOW(cudaGraphDestroy(fork_join));
+  SHOW(cudaEventDestroy(joined));
+  SHOW(cudaEventDestroy(forked));
+  SHOW(cudaStreamDestroy(side));
 
   SHOW(cudaGraphExecDestroy(captured_exec));
   SHOW(cudaGraphDestroy(captured));

@@ -23,11 +23,12 @@ services::CaptureGraphs& capture_graphs() {
           [](const void* graph) { adopt(as_graph(graph)); },
           [](const void* graph) { forget_graph_nodes(as_graph(graph)); },
           [](const void* stream) {
+            // A stream the session no longer holds (destroyed) captures nothing.
+            const auto held = static_cast<CUstream>(const_cast<void*>(stream));
             CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-            return real().cuStreamGetCaptureInfo_v3 != nullptr &&
-                   real().cuStreamGetCaptureInfo_v3(
-                       static_cast<CUstream>(const_cast<void*>(stream)), &status, nullptr, nullptr,
-                       nullptr, nullptr, nullptr) == CUDA_SUCCESS &&
+            return vet(held) == CUDA_SUCCESS && real().cuStreamGetCaptureInfo_v3 != nullptr &&
+                   real().cuStreamGetCaptureInfo_v3(held, &status, nullptr, nullptr, nullptr,
+                                                    nullptr, nullptr) == CUDA_SUCCESS &&
                    status != CU_STREAM_CAPTURE_STATUS_NONE;
           },
       });

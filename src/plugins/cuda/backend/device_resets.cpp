@@ -65,7 +65,7 @@ void forget_device(int device) {
 void after_call(Fn fn, WireReader request, CUresult result) {
   note_thread_context();  // whatever the call did to it
   if (fn == Fn::cuStreamEndCapture) {
-    capture_graphs().ended(marshal::get_value<CUstream>(request), result == CUDA_SUCCESS);
+    capture_graphs().ended(result == CUDA_SUCCESS);
   }
   if (fn == Fn::cuCtxDestroy_v2 && result == CUDA_SUCCESS) {
     if (const auto owner = forget_own_context(marshal::get_value<CUcontext>(request))) {

@@ -1,6 +1,8 @@
 // Stream capture in the client libcuda.so.1. The backend's driver captures what a stream
 // receives, in order (cuStreamBeginCapture and cuStreamEndCapture are remoted); the stub keeps
-// which streams it began capturing, because some of its own work cannot happen during a capture:
+// which streams it began capturing, and while one is, asks the backend's driver about any other
+// stream (it may have joined a capture by waiting for an event recorded in it), because some of
+// its own work cannot happen during a capture:
 // waiting for a stream (device-to-host copies land in the client's memory after it) would end
 // the capture on the backend. Those are refused with
 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, the driver's error for operations a capture cannot hold,
@@ -108,8 +110,18 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t
 }  // namespace
 
 bool capturing(CUstream stream) {
-  std::lock_guard lock(capturing_mutex);
-  return capturing_streams.count(stream) != 0;
+  {
+    std::lock_guard lock(capturing_mutex);
+    if (capturing_streams.count(stream) != 0) return true;
+    // No capture began through the stub: no stream can have joined one.
+    if (capturing_streams.empty()) return false;
+  }
+  if (stream == nullptr || stream == CU_STREAM_LEGACY) return false;  // never captured
+  // A stream joins a capture by waiting for an event recorded in it (fork and join), which the
+  // backend's driver knows: asked only while a capture is under way, in stream order.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 
 CUresult refuse_in_capture(CUstream stream) {

@@ -124,10 +124,14 @@ struct Graph {
 // A stream's capture in progress: the graph it builds - its own (cuStreamBeginCapture), or one
 // of the application's (cuStreamBeginCaptureToGraph) - and the nodes the next work it takes
 // depends on (the node it took last, or what cuStreamUpdateCaptureDependencies set).
+// A stream's part in a capture: the stream that began the capture (its origin) owns the graph; a
+// stream that joined it (it waited for an event recorded in the capture) adds to the same graph.
 struct Capture {
-  std::unique_ptr<Graph> owned;  // null when capturing into an existing graph
-  Graph* graph = nullptr;        // owned.get(), or the application's graph
+  std::unique_ptr<Graph> owned;  // null when capturing into an existing graph, or joined
+  Graph* graph = nullptr;        // owned.get(), or the application's graph, or the origin's
   std::vector<Node*> dependencies;
+  CUstream origin = nullptr;  // the stream whose cuStreamEndCapture ends the capture
+  uint64_t id = 0;            // the capture's, as cuStreamGetCaptureInfo would name it
 };
 
 // An executable graph: its own copy of the graph it was instantiated from.

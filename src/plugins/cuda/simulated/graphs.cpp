@@ -3,11 +3,13 @@
 // device memory (cuMemcpyDtoDAsync) and linear memsets (cuMemsetD8/16/32Async) it takes, each a
 // node depending on the one before or on the dependencies set for it
 // (cuStreamUpdateCaptureDependencies), into a graph of its own or one of the application's
-// (cuStreamBeginCaptureToGraph); graphs are created, cloned, instantiated into executable graphs
-// (their own copies), queried, described in DOT and destroyed here. Other copies and memsets and
-// waits on a capturing stream are refused (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real
-// driver would have captured - the simulated device says so rather than running them at capture
-// time. Nodes are added one by one in
+// (cuStreamBeginCaptureToGraph); a stream that waits for an event recorded in a capture joins it
+// (fork and join), and leaves it when the capture's own stream ends it (a forked stream that never
+// joins back is not refused there, as a GPU's driver would); graphs are created, cloned,
+// instantiated into executable graphs (their own copies), queried, described in DOT and destroyed
+// here. Other copies and memsets and waits on a capturing stream are refused
+// (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), which a real driver would have captured - the simulated
+// device says so rather than running them at capture time. Nodes are added one by one in
 // graph_nodes.cpp and graph_memory_nodes.cpp, shaped in graph_shape.cpp, updated in executables
 // in graph_exec_updates.cpp and launched in graph_launch.cpp.
 #include <algorithm>
@@ -56,6 +58,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream,
     sim::Capture capture;
     capture.owned = std::make_unique<sim::Graph>();
     capture.graph = capture.owned.get();
+    capture.origin = hStream;
+    capture.id = s.next_capture_id++;
     s.capturing.emplace(hStream, std::move(capture));
     s.invalidated_captures.erase(hStream);
     return CUDA_SUCCESS;
@@ -81,6 +85,8 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, 
     if (s.capturing.count(hStream) != 0) return CUDA_ERROR_ILLEGAL_STATE;
     sim::Capture capture;
     capture.graph = graph;
+    capture.origin = hStream;
+    capture.id = s.next_capture_id++;
     for (size_t i = 0; i < numDependencies; ++i) {
       sim::Node* node = sim::find_node(s, dependencies[i]);
       if (node == nullptr || &node->graph != graph) return CUDA_ERROR_INVALID_VALUE;
@@ -133,13 +139,23 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* 
     if (!sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
     const auto capture = s.capturing.find(hStream);
     if (capture == s.capturing.end()) return CUDA_ERROR_ILLEGAL_STATE;
+    // Only the stream that began a capture ends it; the streams that joined it leave with it.
+    if (capture->second.origin != hStream) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    sim::Graph* const into = capture->second.graph;
+    for (auto it = s.capturing.begin(); it != s.capturing.end();) {
+      if (it != capture && it->second.id == capture->second.id) {
+        s.invalidated_captures.erase(it->first);
+        it = s.capturing.erase(it);
+      } else {
+        ++it;
+      }
+    }
     if (s.invalidated_captures.erase(hStream) != 0) {
       s.capturing.erase(capture);
       *phGraph = nullptr;
       return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     }
     std::unique_ptr<sim::Graph> owned = std::move(capture->second.owned);
-    sim::Graph* const into = capture->second.graph;
     s.capturing.erase(capture);
     if (owned != nullptr) {
       *phGraph = keep(s, std::move(owned));

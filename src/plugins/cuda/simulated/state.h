@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -70,6 +71,15 @@ using HostBuffer = std::unique_ptr<std::byte[], FreeMemory>;
 
 struct Event {
   bool recorded = false;
+  // Recorded on a capturing stream: the capture (by its origin and graph) and the nodes the
+  // stream's next work depended on then. A stream that waits for it joins the capture, its next
+  // work depending on those nodes (fork and join, as natively).
+  struct InCapture {
+    CUstream origin = nullptr;
+    uint64_t id = 0;  // Capture::id
+    std::vector<Node*> nodes;
+  };
+  std::optional<InCapture> in_capture;
 };
 
 // Virtual memory management (virtual_memory.cpp): a physical allocation is a memory file; a
@@ -180,6 +190,7 @@ struct State {
   // Captures an operation they cannot hold invalidated, as the driver invalidates them: their
   // cuStreamEndCapture gives no graph (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED).
   std::set<CUstream> invalidated_captures;
+  uint64_t next_capture_id = 1;
   // Graphs made (cuGraphCreate, captures, clones) and executable graphs, by handle; every live
   // graph and node, those child graph nodes embed and executables' copies too (graph_model.h).
   std::map<CUgraph, std::unique_ptr<Graph>> graphs;

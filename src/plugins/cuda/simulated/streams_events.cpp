@@ -57,7 +57,19 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream,
 
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
-    s.capturing.erase(hStream);  // a capture in progress ends with its stream
+    // A capture in progress ends with its stream, and the streams that joined it leave it.
+    if (const auto capture = s.capturing.find(hStream); capture != s.capturing.end()) {
+      const uint64_t id = capture->second.id;
+      const bool origin = capture->second.origin == hStream;
+      for (auto it = s.capturing.begin(); it != s.capturing.end();) {
+        if (it->first == hStream || (origin && it->second.id == id)) {
+          s.invalidated_captures.erase(it->first);
+          it = s.capturing.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
     s.invalidated_captures.erase(hStream);
     s.stream_attributes.erase(hStream);
     s.stream_properties.erase(hStream);
@@ -116,13 +128,39 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamQuery(CUstream hStream) {
   });
 }
 
+// Waiting for an event recorded in a capture that goes on joins the capture (fork and join): the
+// stream's next work depends on what the event's stream had captured when it was recorded.
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent,
                                                     unsigned int Flags) {
   return sim::guarded([&](sim::State& s) {
-    if (!sim::known_stream(s, hStream) || event(s, hEvent) == nullptr) {
-      return CUDA_ERROR_INVALID_HANDLE;
+    const sim::Event* e = event(s, hEvent);
+    if (!sim::known_stream(s, hStream) || e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    if (Flags > CU_EVENT_WAIT_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+    if (!e->in_capture) return CUDA_SUCCESS;
+    const sim::Event::InCapture& recorded = *e->in_capture;
+    const auto origin = s.capturing.find(recorded.origin);
+    if (origin == s.capturing.end() || origin->second.id != recorded.id) {
+      return CUDA_SUCCESS;  // that capture has ended
     }
-    return Flags <= CU_EVENT_WAIT_EXTERNAL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    const auto waiting = s.capturing.find(hStream);
+    if (waiting == s.capturing.end()) {
+      if (hStream == nullptr || hStream == CU_STREAM_LEGACY) {
+        return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;  // the legacy stream joins no capture
+      }
+      sim::Capture joined;
+      joined.graph = origin->second.graph;
+      joined.dependencies = recorded.nodes;
+      joined.origin = recorded.origin;
+      joined.id = recorded.id;
+      s.capturing.emplace(hStream, std::move(joined));
+      return CUDA_SUCCESS;
+    }
+    if (waiting->second.id != recorded.id) return CUDA_ERROR_STREAM_CAPTURE_MERGE;
+    std::vector<sim::Node*>& present = waiting->second.dependencies;
+    for (sim::Node* node : recorded.nodes) {
+      if (std::find(present.begin(), present.end(), node) == present.end()) present.push_back(node);
+    }
+    return CUDA_SUCCESS;
   });
 }
 
@@ -169,6 +207,12 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream
   return sim::guarded([&](sim::State& s) {
     sim::Event* e = event(s, hEvent);
     if (e == nullptr || !sim::known_stream(s, hStream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (const auto capture = s.capturing.find(hStream); capture != s.capturing.end()) {
+      e->in_capture = sim::Event::InCapture{capture->second.origin, capture->second.id,
+                                            capture->second.dependencies};
+      return CUDA_SUCCESS;
+    }
+    e->in_capture.reset();
     e->recorded = true;
     return CUDA_SUCCESS;
   });

@@ -22,9 +22,11 @@ services::CaptureGraphs& capture_graphs() {
           [](const void* graph) { adopt(as_graph(graph)); },
           [](const void* graph) { forget_graph_nodes(as_graph(graph)); },
           [](const void* stream) {
+            // A stream the session no longer holds (destroyed) captures nothing.
+            const auto held = static_cast<cudaStream_t>(const_cast<void*>(stream));
             cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-            return ::cudaStreamIsCapturing(static_cast<cudaStream_t>(const_cast<void*>(stream)),
-                                           &status) == cudaSuccess &&
+            return vet(held) == cudaSuccess &&
+                   ::cudaStreamIsCapturing(held, &status) == cudaSuccess &&
                    status != cudaStreamCaptureStatusNone;
           },
       });

@@ -70,10 +70,7 @@ class CudartSession final : public PluginSession {
           }
         });
     if (fn == Fn::cudaSetDevice && result == cudaSuccess) thread_devices().note(current_device());
-    if (fn == Fn::cudaStreamEndCapture) {
-      WireReader stream_of = request;
-      capture_graphs().ended(marshal::get_value<cudaStream_t>(stream_of), result == cudaSuccess);
-    }
+    if (fn == Fn::cudaStreamEndCapture) capture_graphs().ended(result == cudaSuccess);
     // cudaDeviceReset destroyed the device's primary context: this plugin forgets what it held
     // there, and the session's other plugins (the driver's) what they did.
     if (fn == Fn::cudaDeviceReset && result == cudaSuccess) {

@@ -133,8 +133,18 @@ cudaError_t graph_nodes(Fn fn, cudaGraph_t graph, cudaGraphNode_t* nodes, size_t
 }  // namespace
 
 bool capturing(cudaStream_t stream) {
-  std::lock_guard lock(capturing_mutex);
-  return capturing_streams.count(stream) != 0;
+  {
+    std::lock_guard lock(capturing_mutex);
+    if (capturing_streams.count(stream) != 0) return true;
+    // No capture began through the stub: no stream can have joined one.
+    if (capturing_streams.empty()) return false;
+  }
+  if (stream == nullptr || stream == cudaStreamLegacy) return false;  // never captured
+  // A stream joins a capture by waiting for an event recorded in it (fork and join), which the
+  // backend's runtime knows: asked only while a capture is under way, in stream order.
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+         status != cudaStreamCaptureStatusNone;
 }
 
 std::optional<cudaError_t> refuse_in_capture(cudaStream_t stream) {

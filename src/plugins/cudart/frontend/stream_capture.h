@@ -1,4 +1,4 @@
-// Which streams the stub began capturing (graphs.cpp), for the stub's own work that a capture
+// Which streams capture (graphs.cpp), for the stub's own work that a capture
 // cannot hold: a copy from or to the client's ordinary memory would be captured as a copy of the
 // backend's transient buffer.
 #pragma once
@@ -9,7 +9,10 @@
 
 namespace gvirtus::cudart {
 
-// Whether `stream` is between a successful cudaStreamBeginCapture and its cudaStreamEndCapture.
+// Whether `stream` is between a successful cudaStreamBeginCapture and its cudaStreamEndCapture,
+// or, while such a capture is under way, whether the backend's runtime says the stream captures (a
+// stream that joined a capture by waiting for an event recorded in it: one round trip). Never
+// asks the backend while no capture began through the stub.
 bool capturing(cudaStream_t stream);
 
 // What a capturing stream answers an operation it cannot hold, natively: the backend's runtime
