@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "backend/services/staging_blocks.h"
+#include "common/call_marshal.h"
 #include "common/managed_batch_wire.h"
 #include "common/shareable_token.h"
 #include "common/wire.h"
@@ -357,6 +358,66 @@ TEST_F(HostileCudart, staging_blocks_are_bounded_and_transfers_outside_them_end_
   EXPECT_EQ(send(d, cr::Fn::gvirtusStagingWrite, write), ErrorKind::kDisconnected);
   expect_session_ended_alone(d);
 }
+
+#ifdef GVIRTUS_CAPTURE_DEVICE_PRELOAD
+// A copy whose host side is the backend's own buffer (the request's bytes, the reply) on a
+// capturing stream: no stub sends one (it stages such copies), and a capture would keep the
+// buffer's address in its graph, to be read or written at each launch long after the call. The
+// backend refuses it (cudaErrorStreamCaptureUnsupported) and the session goes on. The backend runs
+// with the capturing device (programs/capture_device.cpp), which keeps capture states.
+TEST(HostileCudartCapture, a_copy_of_the_backends_own_buffer_on_a_capturing_stream_is_refused) {
+  BackendOptions options;
+  options.plugins = R"(["cudart"])";
+  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD,
+                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
+  BackendProcess backend(options);
+  Client c(backend.client_config(), {to_ref(cr::kIdentity)});
+  const auto call = [&](cr::Fn fn, const WireWriter& request, auto&& read) {
+    const ByteView piece = request.view();
+    int32_t result = -1;
+    c.call(cr::call_id(fn), std::span(&piece, 1), [&](WireReader& in) {
+      result = in.get<int32_t>();
+      read(in);
+      (void)in.get_raw(in.remaining());
+    });
+    return result;
+  };
+  const auto nothing = [](WireReader&) {};
+  cudaStream_t stream = nullptr;
+  WireWriter create;
+  marshal::put_output(create, &stream);
+  ASSERT_EQ(call(cr::Fn::cudaStreamCreate, create,
+                 [&](WireReader& in) { marshal::get_output(in, &stream); }),
+            cudaSuccess);
+  void* device = nullptr;
+  WireWriter allocate;
+  marshal::put_output(allocate, &device);
+  marshal::put_value(allocate, size_t{64});
+  ASSERT_EQ(
+      call(cr::Fn::cudaMalloc, allocate, [&](WireReader& in) { marshal::get_output(in, &device); }),
+      cudaSuccess);
+  const auto copy_up = [&] {
+    WireWriter w;
+    put_record(w, cr::MemcpyRequest{device, nullptr, 64, cudaMemcpyHostToDevice, stream});
+    w.put_raw(std::string(64, 'x').data(), 64);
+    return call(cr::Fn::cudaMemcpyAsync, w, nothing);
+  };
+  const auto copy_down = [&] {
+    WireWriter w;
+    put_record(w, cr::MemcpyRequest{nullptr, device, 64, cudaMemcpyDeviceToHost, stream});
+    return call(cr::Fn::cudaMemcpyAsync, w, nothing);
+  };
+  EXPECT_EQ(copy_up(), cudaSuccess) << "outside a capture, a copy";
+  WireWriter begin;
+  marshal::put_value(begin, stream);
+  marshal::put_value(begin, cudaStreamCaptureModeGlobal);
+  ASSERT_EQ(call(cr::Fn::cudaStreamBeginCapture, begin, nothing), cudaSuccess);
+  EXPECT_EQ(copy_up(), cudaErrorStreamCaptureUnsupported);
+  EXPECT_EQ(copy_down(), cudaErrorStreamCaptureUnsupported);
+  EXPECT_TRUE(ping(c)) << "the session goes on";
+  EXPECT_FALSE(backend.logged("cudaMemcpyAsync captured")) << backend.log();
+}
+#endif
 
 TEST_F(HostileCudart, a_module_beyond_the_session_bound_ends_the_session) {
   Client c = client();

@@ -11,7 +11,8 @@
 // capture builds, handed out by cudaStreamGetCaptureInfo, cannot be destroyed while the capture
 // lasts, is the graph its end hands over, and goes with an invalidated capture. A stream that
 // joined a capture (it waited for an event recorded in it) has its copies of pageable memory
-// staged too. Prints "ok" and exits 0 when everything answered so.
+// staged too, and so is a 3D copy of pitched pageable memory. Prints "ok" and exits 0 when
+// everything answered so.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -144,6 +145,42 @@ int main() {
   check(rows_right, "the rows copied back, the gaps between them kept");
   expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
   expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
+  // A 3D copy of pitched pageable memory up and one back, captured: a staged copy node each, the
+  // host volume read and the other written at the launch, the gaps between rows kept.
+  constexpr size_t kVolumeRow = 200, kVolumePitch = 256, kVolumeHeight = 4, kVolumeDepth = 3;
+  std::vector<char> volume(kVolumePitch * kVolumeHeight * kVolumeDepth),
+      volume_back(volume.size(), '.');
+  for (size_t i = 0; i < volume.size(); ++i) volume[i] = static_cast<char>('a' + i % 23);
+  cudaMemcpy3DParms volume_up{};
+  volume_up.srcPtr = cudaPitchedPtr{volume.data(), kVolumePitch, kVolumeRow, kVolumeHeight};
+  volume_up.dstPtr = cudaPitchedPtr{a, kVolumeRow, kVolumeRow, kVolumeHeight};
+  volume_up.extent = cudaExtent{kVolumeRow, kVolumeHeight, kVolumeDepth};
+  volume_up.kind = cudaMemcpyHostToDevice;
+  cudaMemcpy3DParms volume_down = volume_up;
+  volume_down.srcPtr = volume_up.dstPtr;
+  volume_down.dstPtr = cudaPitchedPtr{volume_back.data(), kVolumePitch, kVolumeRow, kVolumeHeight};
+  volume_down.kind = cudaMemcpyDeviceToHost;
+  expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+         "cudaStreamBeginCapture for 3D copies");
+  expect(cudaMemcpy3DAsync(&volume_up, stream), cudaSuccess, "a 3D copy up in a capture");
+  expect(cudaMemcpy3DAsync(&volume_down, stream), cudaSuccess, "a 3D copy back in a capture");
+  expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture 3D");
+  check(volume_back[0] == '.', "nothing copied at capture in 3D");
+  nodes = 0;
+  expect(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "cudaGraphGetNodes 3D");
+  check(nodes == 2, "one node per captured 3D copy");
+  expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate 3D");
+  expect(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch 3D");
+  expect(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize 3D");
+  bool volume_right = true;
+  for (size_t i = 0; i < volume.size(); ++i) {
+    volume_right =
+        volume_right && volume_back[i] == (i % kVolumePitch < kVolumeRow ? volume[i] : '.');
+  }
+  check(volume_right, "the 3D copies ran at the launch, the gaps between rows kept");
+  expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy 3D");
+  expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy 3D");
+
   // Fork and join: a second stream joins the capture by waiting for an event recorded in it; its
   // copies of pageable memory are staged as the capturing stream's own, read and written at each
   // launch.

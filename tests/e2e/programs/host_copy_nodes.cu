@@ -10,7 +10,9 @@
 //     order: the copy reads what the function wrote, at each launch; one node each, as natively;
 //   - a 2D copy back captured: its rows land, the gaps between them stay;
 //   - copies captured on a stream that joined the capture (it waited for an event recorded in
-//     it: fork and join) are staged too, read and written at each launch.
+//     it: fork and join) are staged too, read and written at each launch;
+//   - 3D copies of pitched pageable memory captured: one node each, as natively, their slices
+//     read and written at each launch, the gaps between rows kept.
 // Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
 // passes them too; without a device the program checks nothing.
 #include <algorithm>
@@ -247,6 +249,48 @@ int main() {
   SHOW(cudaEventDestroy(joined));
   SHOW(cudaEventDestroy(forked));
   SHOW(cudaStreamDestroy(side));
+
+  // 3D copies of pitched pageable memory, captured: up into a pitched device volume and back
+  // into another pitched host volume whose gaps stay.
+  constexpr size_t kRowBytes = 200, kHostPitch = 256, kHeight = 4, kDepth = 3;
+  std::vector<unsigned char> volume(kHostPitch * kHeight * kDepth),
+      volume_back(kHostPitch * kHeight * kDepth);
+  cudaPitchedPtr device_volume{};
+  SHOW(cudaMalloc3D(&device_volume, make_cudaExtent(kRowBytes, kHeight, kDepth)));
+  cudaMemcpy3DParms volume_up = {};
+  volume_up.srcPtr = make_cudaPitchedPtr(volume.data(), kHostPitch, kRowBytes, kHeight);
+  volume_up.dstPtr = device_volume;
+  volume_up.extent = make_cudaExtent(kRowBytes, kHeight, kDepth);
+  volume_up.kind = cudaMemcpyHostToDevice;
+  cudaMemcpy3DParms volume_down = volume_up;
+  volume_down.srcPtr = device_volume;
+  volume_down.dstPtr = make_cudaPitchedPtr(volume_back.data(), kHostPitch, kRowBytes, kHeight);
+  volume_down.kind = cudaMemcpyDeviceToHost;
+  cudaGraph_t volumes = nullptr;
+  SHOW(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  SHOW(cudaMemcpy3DAsync(&volume_up, stream));
+  SHOW(cudaMemcpy3DAsync(&volume_down, stream));
+  SHOW(cudaStreamEndCapture(stream, &volumes));
+  size_t volume_nodes = 0;
+  SHOW(cudaGraphGetNodes(volumes, nullptr, &volume_nodes));
+  EXPECT(volume_nodes == 2);  // one per captured copy, as natively
+  cudaGraphExec_t volumes_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&volumes_exec, volumes, 0));
+  bool volumes_right = volumes_exec != nullptr;
+  for (int launch = 0; launch < 2 && volumes_right; ++launch) {
+    for (size_t i = 0; i < volume.size(); ++i) volume[i] = static_cast<unsigned char>(i + launch);
+    std::fill(volume_back.begin(), volume_back.end(), 0xee);
+    SHOW(cudaGraphLaunch(volumes_exec, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    for (size_t i = 0; i < volume.size(); ++i) {
+      const bool in_row = i % kHostPitch < kRowBytes;
+      volumes_right = volumes_right && volume_back[i] == (in_row ? volume[i] : 0xee);
+    }
+  }
+  EXPECT(volumes_right);
+  SHOW(cudaGraphExecDestroy(volumes_exec));
+  SHOW(cudaGraphDestroy(volumes));
+  SHOW(cudaFree(device_volume.ptr));
 
   SHOW(cudaGraphExecDestroy(captured_exec));
   SHOW(cudaGraphDestroy(captured));

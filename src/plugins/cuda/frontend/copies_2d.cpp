@@ -247,9 +247,9 @@ extern "C" __attribute__((visibility("default"))) CUresult cuMemcpy2DAsync_v2(
 
 namespace gvirtus::cuda {
 
-// A 3D copy as the 2D copies of its slices, or, with an array on either side (whose slices have
-// no pitch to name), as a box (array_boxes.h). Slice z of a side starts (offset z + z) x pitch x
-// height bytes in.
+// A 3D copy as the 2D copies of its slices (on a capturing stream, one copy node), or, with an
+// array on either side (whose slices have no pitch to name), as a box (array_boxes.h). Slice z of a
+// side starts (offset z + z) x pitch x height bytes in.
 CUresult copy_3d(const CUDA_MEMCPY3D* copy, CUstream stream, bool with_stream) {
   if (copy == nullptr || copy->reserved0 != nullptr || copy->reserved1 != nullptr ||
       copy->srcLOD != 0 || copy->dstLOD != 0) {
@@ -258,6 +258,12 @@ CUresult copy_3d(const CUDA_MEMCPY3D* copy, CUstream stream, bool with_stream) {
   if (has_array_side(*copy)) return copy_array_box(*copy, stream, with_stream);
   if (copy->Depth > 1 && (copy->srcHeight < copy->Height || copy->dstHeight < copy->Height)) {
     return CUDA_ERROR_INVALID_VALUE;  // a slice would overlap the next
+  }
+  // A capture takes the copy as one copy node, as natively, not as the nodes of its slices;
+  // staged where a side is the program's memory (host_staging.h).
+  if (with_stream && capturing(stream)) {
+    if (copy->WidthInBytes == 0 || copy->Height == 0 || copy->Depth == 0) return CUDA_SUCCESS;
+    return capture_copy_node(stream, *copy);
   }
   for (size_t z = 0; z < copy->Depth; ++z) {
     CUDA_MEMCPY2D slice{};

@@ -134,7 +134,10 @@ cudaError_t copy_3d(WireReader& in, WireWriter& out, size_t at, bool peer, bool 
   in.expect_end();
 
   cudaError_t vetted =
-      first_failure(with_stream ? vet(stream) : cudaSuccess, vet(r.src_array), vet(r.dst_array));
+      first_failure(!with_stream                        ? cudaSuccess
+                    : (host_source || host_destination) ? vet_stream_for_our_buffer(stream)
+                                                        : vet(stream),
+                    vet(r.src_array), vet(r.dst_array));
   // The rows' length in bytes: the extent's width in elements of the array taking part, or in
   // bytes without one.
   uint64_t row_bytes = r.width;

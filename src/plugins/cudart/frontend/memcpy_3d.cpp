@@ -7,7 +7,9 @@
 // of the backend once per copy: array_info.h), which also counts the position's x on the host
 // side, as the runtime counts it. Copies with more than kMemcpyChunkBytes on a host
 // side travel as several calls of whole slices, or of whole rows of one slice, one after the
-// other. Host-to-host copies without an array are done here, as the runtime does them.
+// other. Host-to-host copies without an array are done here, as the runtime does them. On a
+// capturing stream, a copy of pitched host memory becomes a staged copy node of the capture's
+// graph, as cudaMemcpyAsync's does (host_staging.h).
 #include <algorithm>
 #include <cstring>
 
@@ -15,7 +17,9 @@
 #include "plugins/cudart/common/array_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/array_info.h"
+#include "plugins/cudart/frontend/host_staging.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
+#include "plugins/cudart/frontend/stream_capture.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -144,6 +148,20 @@ cudaError_t send_in_chunks(const Copy3D& c) {
   return cudaSuccess;
 }
 
+// The copy as cudaMemcpy3DParms (a graph's copy node takes it so).
+cudaMemcpy3DParms parameters(const Copy3D& c) {
+  cudaMemcpy3DParms p{};
+  p.srcArray = c.src.array;
+  p.srcPos = c.src.pos;
+  p.srcPtr = c.src.ptr;
+  p.dstArray = c.dst.array;
+  p.dstPos = c.dst.pos;
+  p.dstPtr = c.dst.ptr;
+  p.extent = c.extent;
+  p.kind = c.kind;
+  return p;
+}
+
 // A host-to-host copy between pitched pointers, done here as the runtime does it.
 cudaError_t copy_on_host(const Copy3D& c) {
   if (const cudaError_t init = runtime_init_status(); init != cudaSuccess) return init;
@@ -181,6 +199,16 @@ cudaError_t copy(Copy3D c) {
     other = &c.src;
   }
   if (host == nullptr) return c.send();  // no host side: the backend names both
+  // A capturing stream takes a copy of the client's memory as one node of the capture's graph, a
+  // copy node staged through a block on the backend (host_staging.h), so the graph reads or
+  // writes the program's memory each time it runs. With an array on the other side it cannot be
+  // staged yet: refused as what a capture cannot hold (stream_capture.h) - never captured as a
+  // copy of the backend's transient buffer.
+  if (c.stream != nullptr && capturing(*c.stream)) {
+    if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) return cudaSuccess;
+    if (no_array) return capture_copy_node(*c.stream, parameters(c));
+    if (const auto refused = refuse_in_capture(*c.stream)) return *refused;
+  }
   if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) {
     return c.send();  // nothing travels: the runtime judges the rest
   }
