@@ -44,12 +44,14 @@ std::vector<std::byte> request(std::initializer_list<uint8_t> head, const std::s
   return bytes;
 }
 
-// Prints `text` in the worker during a call the client waits for.
-void print(Client& client, uint8_t stream, bool unflushed, const std::string& text) {
+// Prints `text` in the worker during a call the client waits for: Print, or PrintQuiet, which the
+// plugin says prints nothing.
+void print(Client& client, uint8_t stream, bool unflushed, const std::string& text,
+           probe::Fn fn = probe::Fn::kPrint) {
   const std::vector<std::byte> payload =
       request({stream, unflushed ? uint8_t{1} : uint8_t{0}}, text);
   const ByteView pieces[] = {payload};
-  client.call(probe::call_id(probe::Fn::kPrint), pieces, [](WireReader& in) { in.expect_end(); });
+  client.call(probe::call_id(fn), pieces, [](WireReader& in) { in.expect_end(); });
 }
 
 // Prints `text` in the worker during a call the client sent ahead.
@@ -62,15 +64,6 @@ void print_ahead(Client& client, uint8_t stream, const std::string& text) {
 // A call that prints nothing, which the plugin says of it (BackendPlugin::quiet): a query's.
 void quiet(Client& client) {
   client.call(probe::call_id(probe::Fn::kQuiet), {}, [](WireReader& in) { in.expect_end(); });
-}
-
-// Prints `text` in the worker during a call the plugin says prints nothing.
-void print_quietly(Client& client, uint8_t stream, bool unflushed, const std::string& text) {
-  const std::vector<std::byte> payload =
-      request({stream, unflushed ? uint8_t{1} : uint8_t{0}}, text);
-  const ByteView pieces[] = {payload};
-  client.call(probe::call_id(probe::Fn::kPrintQuiet), pieces,
-              [](WireReader& in) { in.expect_end(); });
 }
 
 void echo(Client& client) {
@@ -178,14 +171,14 @@ TEST_P(OutputRelayed, a_query_relays_what_the_relay_took_since_the_last_reply) {
 TEST_P(OutputRelayed, a_query_that_prints_through_stdio_relays_it_before_it_returns) {
   echo(client_);
   CaptureStdout();
-  print_quietly(client_, kStdout, /*unflushed=*/true, "held in stdio's buffer\n");
+  print(client_, kStdout, /*unflushed=*/true, "held in stdio's buffer\n", probe::Fn::kPrintQuiet);
   EXPECT_EQ(GetCapturedStdout(), "held in stdio's buffer\n");
 }
 
 TEST_P(OutputRelayed, what_a_query_writes_itself_comes_at_the_latest_with_the_next_reply_in_order) {
   echo(client_);
   CaptureStdout();
-  print_quietly(client_, kStdout, /*unflushed=*/false, "written by a query\n");
+  print(client_, kStdout, /*unflushed=*/false, "written by a query\n", probe::Fn::kPrintQuiet);
   print(client_, kStdout, /*unflushed=*/false, "then by a synchronisation\n");
   EXPECT_EQ(GetCapturedStdout(), "written by a query\nthen by a synchronisation\n");
 }

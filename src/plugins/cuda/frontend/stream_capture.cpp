@@ -20,10 +20,10 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <set>
 #include <vector>
 
 #include "common/call_marshal.h"
+#include "common/capturing_streams.h"
 #include "common/error.h"
 #include "cuda_remote_calls.h"
 #include "frontend/route_scope.h"
@@ -36,8 +36,8 @@
 namespace gvirtus::cuda {
 namespace {
 
-std::mutex& capturing_mutex = *new std::mutex;
-auto& capturing_streams = *new std::set<CUstream>;  // never destroyed: exit handlers may ask
+auto& capturing_streams = *new CapturingStreams<CUstream>;  // never destroyed: exit handlers ask
+std::mutex& dependencies_mutex = *new std::mutex;           // guards dependencies_handed_out()
 
 // The dependency arrays cuStreamGetCaptureInfo last handed out for each stream.
 struct CaptureDependencies {
@@ -99,7 +99,7 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t
   if (graph != nullptr) *graph = capture_graph;
   if (count != nullptr) *count = dependencies != nullptr ? got.nodes.size() : driver_count;
   if (dependencies == nullptr) return CUDA_SUCCESS;
-  std::lock_guard lock(capturing_mutex);
+  std::lock_guard lock(dependencies_mutex);
   CaptureDependencies& kept = dependencies_handed_out()[stream];
   kept = std::move(got);
   *dependencies = kept.nodes.empty() ? nullptr : kept.nodes.data();
@@ -110,18 +110,11 @@ CUresult capture_info(CUstream stream, CUstreamCaptureStatus* status, cuuint64_t
 }  // namespace
 
 bool capturing(CUstream stream) {
-  {
-    std::lock_guard lock(capturing_mutex);
-    if (capturing_streams.count(stream) != 0) return true;
-    // No capture began through the stub: no stream can have joined one.
-    if (capturing_streams.empty()) return false;
-  }
-  if (stream == nullptr || stream == CU_STREAM_LEGACY) return false;  // never captured
-  // A stream joins a capture by waiting for an event recorded in it (fork and join), which the
-  // backend's driver knows: asked only while a capture is under way, in stream order.
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  return cuStreamIsCapturing(stream, &status) == CUDA_SUCCESS &&
-         status != CU_STREAM_CAPTURE_STATUS_NONE;
+  return capturing_streams.capturing(stream, {nullptr, CU_STREAM_LEGACY}, [](CUstream asked) {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return cuStreamIsCapturing(asked, &status) == CUDA_SUCCESS &&
+           status != CU_STREAM_CAPTURE_STATUS_NONE;
+  });
 }
 
 CUresult refuse_in_capture(CUstream stream) {
@@ -138,8 +131,7 @@ namespace cr = gvirtus::cuda;
 GVIRTUS_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode) {
   const CUresult result = cr::remote::cuStreamBeginCapture_v2(hStream, mode);
   if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(cr::capturing_mutex);
-    cr::capturing_streams.insert(hStream);
+    cr::capturing_streams.began(hStream);
   }
   return result;
 }
@@ -148,8 +140,8 @@ GVIRTUS_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptur
 // or not).
 GVIRTUS_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
   const CUresult result = cr::remote::cuStreamEndCapture(hStream, phGraph);
-  std::lock_guard lock(cr::capturing_mutex);
-  cr::capturing_streams.erase(hStream);
+  cr::capturing_streams.ended(hStream);
+  std::lock_guard lock(cr::dependencies_mutex);
   cr::dependencies_handed_out().erase(hStream);  // they described the capture
   return result;
 }
@@ -246,8 +238,7 @@ CUresult begin_capture_to_graph(CUstream stream, CUgraph graph, const CUgraphNod
       },
       [](WireReader&) {});
   if (result == CUDA_SUCCESS) {
-    std::lock_guard lock(capturing_mutex);
-    capturing_streams.insert(stream);
+    capturing_streams.began(stream);
   }
   return result;
 }

@@ -19,12 +19,11 @@
 // cudaStreamGetCaptureInfo.
 #include <cstdio>
 #include <cstring>
-#include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "common/call_marshal.h"
+#include "common/capturing_streams.h"
 #include "plugins/cudart/common/graph_node_wire.h"
 #include "plugins/cudart/common/graph_wire.h"
 #include "plugins/cudart/frontend/stream_capture.h"
@@ -33,8 +32,7 @@
 namespace gvirtus::cudart {
 namespace {
 
-std::mutex& capturing_mutex = *new std::mutex;
-auto& capturing_streams = *new std::set<cudaStream_t>;  // never destroyed: exit handlers may ask
+auto& capturing_streams = *new CapturingStreams<cudaStream_t>;  // never destroyed: exit handlers
 
 // What the thread's last cudaStreamGetCaptureInfo gave out.
 thread_local std::vector<cudaGraphNode_t> capture_dependencies;
@@ -133,18 +131,11 @@ cudaError_t graph_nodes(Fn fn, cudaGraph_t graph, cudaGraphNode_t* nodes, size_t
 }  // namespace
 
 bool capturing(cudaStream_t stream) {
-  {
-    std::lock_guard lock(capturing_mutex);
-    if (capturing_streams.count(stream) != 0) return true;
-    // No capture began through the stub: no stream can have joined one.
-    if (capturing_streams.empty()) return false;
-  }
-  if (stream == nullptr || stream == cudaStreamLegacy) return false;  // never captured
-  // A stream joins a capture by waiting for an event recorded in it (fork and join), which the
-  // backend's runtime knows: asked only while a capture is under way, in stream order.
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
-         status != cudaStreamCaptureStatusNone;
+  return capturing_streams.capturing(stream, {nullptr, cudaStreamLegacy}, [](cudaStream_t asked) {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(asked, &status) == cudaSuccess &&
+           status != cudaStreamCaptureStatusNone;
+  });
 }
 
 std::optional<cudaError_t> refuse_in_capture(cudaStream_t stream) {
@@ -161,8 +152,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream,
                                                          cudaStreamCaptureMode mode) {
   const cudaError_t result = cr::remote::cudaStreamBeginCapture(stream, mode);
   if (result == cudaSuccess) {
-    std::lock_guard lock(cr::capturing_mutex);
-    cr::capturing_streams.insert(stream);
+    cr::capturing_streams.began(stream);
   }
   return result;
 }
@@ -202,8 +192,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(
       },
       [](WireReader&) {});
   if (result == cudaSuccess) {
-    std::lock_guard lock(cr::capturing_mutex);
-    cr::capturing_streams.insert(stream);
+    cr::capturing_streams.began(stream);
   }
   return result;
 }
@@ -228,8 +217,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(
 // or not), unless the stream was not capturing at all.
 GVIRTUS_CUDART_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* pGraph) {
   const cudaError_t result = cr::remote::cudaStreamEndCapture(stream, pGraph);
-  std::lock_guard lock(cr::capturing_mutex);
-  cr::capturing_streams.erase(stream);
+  cr::capturing_streams.ended(stream);
   return result;
 }
 
