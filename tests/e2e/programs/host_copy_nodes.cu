@@ -12,13 +12,17 @@
 //   - copies captured on a stream that joined the capture (it waited for an event recorded in
 //     it: fork and join) are staged too, read and written at each launch;
 //   - 3D copies of pitched pageable memory captured: one node each, as natively, their slices
-//     read and written at each launch, the gaps between rows kept.
+//     read and written at each launch, the gaps between rows kept;
+//   - copies to and from a __device__ variable captured (cudaMemcpyToSymbolAsync and
+//     FromSymbolAsync): staged like any copy of pageable memory.
 // Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
 // passes them too; without a device the program checks nothing.
 #include <algorithm>
 #include <vector>
 
 #include "check.h"
+
+__device__ int symbol_words[256];
 
 namespace {
 
@@ -291,6 +295,30 @@ int main() {
   SHOW(cudaGraphExecDestroy(volumes_exec));
   SHOW(cudaGraphDestroy(volumes));
   SHOW(cudaFree(device_volume.ptr));
+
+  // Copies to and from a __device__ variable, captured: the variable's bytes come from the
+  // program's memory and go back to it at each launch.
+  std::vector<int> to_symbol(256), from_symbol(256);
+  cudaGraph_t symbols = nullptr;
+  SHOW(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  SHOW(cudaMemcpyToSymbolAsync(symbol_words, to_symbol.data(), sizeof(int) * 256, 0,
+                               cudaMemcpyHostToDevice, stream));
+  SHOW(cudaMemcpyFromSymbolAsync(from_symbol.data(), symbol_words, sizeof(int) * 256, 0,
+                                 cudaMemcpyDeviceToHost, stream));
+  SHOW(cudaStreamEndCapture(stream, &symbols));
+  cudaGraphExec_t symbols_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&symbols_exec, symbols, 0));
+  bool symbols_right = symbols_exec != nullptr;
+  for (int launch = 0; launch < 2 && symbols_right; ++launch) {
+    fill(to_symbol, 5000 + launch);
+    std::fill(from_symbol.begin(), from_symbol.end(), -1);
+    SHOW(cudaGraphLaunch(symbols_exec, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    symbols_right = all_equal(from_symbol, to_symbol);
+  }
+  EXPECT(symbols_right);
+  SHOW(cudaGraphExecDestroy(symbols_exec));
+  SHOW(cudaGraphDestroy(symbols));
 
   SHOW(cudaGraphExecDestroy(captured_exec));
   SHOW(cudaGraphDestroy(captured));
