@@ -81,8 +81,6 @@ int main(int argc, char** argv) {
   SHOW(cuFuncGetModule(&owner, listed[0]));
   CUfunctionLoadingState loaded = CU_FUNCTION_LOADING_STATE_UNLOADED;
   SHOW(cuFuncIsLoaded(&loaded, listed[0]));
-  // A module that is not the session's: the backend's refusal comes back as it is.
-  SHOW(cuModuleEnumerateFunctions(listed, 4, reinterpret_cast<CUmodule>(uintptr_t{0x1234})));
   std::printf("enumerated: %u, same handle %s, name %s, module %s, loaded %s\n", count,
               listed[0] == function ? "yes" : "no", name != nullptr ? name : "(none)",
               owner == module ? "yes" : "no",
@@ -122,11 +120,9 @@ int main(int argc, char** argv) {
   cuuint64_t instantiated_with = 0;
   SHOW(cuGraphExecGetFlags(executable, &instantiated_with));
   std::printf("instantiated with flags %llu\n", static_cast<unsigned long long>(instantiated_with));
-  SHOW(cuGraphExecGetFlags(reinterpret_cast<CUgraphExec>(uintptr_t{0x7e7e7e00}),
-                           &instantiated_with));
-  SHOW(cuGraphClone(&cloned, reinterpret_cast<CUgraph>(uintptr_t{0x7e7e7e00})));
-  // Instantiated with parameters (an upload stream the session holds, then one it does not),
-  // updated from its clone, and described in DOT at a path of this machine.
+  // Instantiated with parameters (an upload stream the session holds), updated from its clone,
+  // and described in DOT at a path of this machine. (Handles the session does not hold are
+  // undefined natively: hostile_driver_test.cpp's.)
   CUDA_GRAPH_INSTANTIATE_PARAMS with_params{};
   with_params.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
   with_params.hUploadStream = capture_stream;
@@ -135,11 +131,6 @@ int main(int argc, char** argv) {
   SHOW(cuGraphInstantiateWithParams(&from_params, captured, &with_params));
   std::printf("instantiated with parameters: result %d\n",
               static_cast<int>(with_params.result_out));
-  with_params.hUploadStream = reinterpret_cast<CUstream>(uintptr_t{0x7e7e7e00});
-  CUgraphExec refused = nullptr;
-  SHOW(cuGraphInstantiateWithParams(&refused, captured, &with_params));
-  std::printf("refused instantiation: result %d, executable %s\n",
-              static_cast<int>(with_params.result_out), refused == nullptr ? "none" : "set");
   CUgraphExecUpdateResultInfo update{};
   SHOW(cuGraphExecUpdate(from_params, cloned, &update));
   std::printf("update result %d\n", static_cast<int>(update.result));

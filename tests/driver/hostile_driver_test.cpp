@@ -561,6 +561,43 @@ TEST_F(HostileDriver, pool_attributes_are_vetted) {
   expect_session_ended_alone(c);
 }
 
+// Graph calls naming an executable graph, a graph or an upload stream the session does not hold:
+// refused before the driver, which would dereference them (undefined natively, so the parity
+// program driver_api.cu does not make these calls).
+TEST_F(HostileDriver, graph_calls_naming_handles_the_session_does_not_hold_are_refused) {
+  const auto owned = client();
+  Client& c = *owned;
+  constexpr uintptr_t kBogus = 0x7e7e7e00;
+  Reply r = call(c, cu::Fn::cuGraphExecGetFlags, [](WireWriter& w) {
+    marshal::put_value(w, reinterpret_cast<CUgraphExec>(kBogus));
+    const cuuint64_t flags = 0;
+    marshal::put_output(w, &flags);
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  r = call(c, cu::Fn::cuGraphClone, [](WireWriter& w) {
+    const CUgraph clone = nullptr;
+    marshal::put_output(w, &clone);
+    marshal::put_value(w, reinterpret_cast<CUgraph>(kBogus));
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  CUgraph graph = nullptr;
+  r = call(c, cu::Fn::cuGraphCreate, [&](WireWriter& w) {
+    marshal::put_output(w, &graph);
+    marshal::put_value(w, 0u);
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  WireReader created(r.rest, "cuGraphCreate's reply");
+  marshal::get_output(created, &graph);
+  ASSERT_NE(graph, nullptr);
+  r = call(c, cu::Fn::cuGraphInstantiateWithParams, [&](WireWriter& w) {
+    marshal::put_value(w, graph);
+    w.put<uint64_t>(CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+    marshal::put_value(w, reinterpret_cast<CUstream>(kBogus));
+  });
+  EXPECT_EQ(r.status, CUDA_ERROR_INVALID_HANDLE);
+  expect_session_goes_on(c);
+}
+
 TEST_F(HostileDriver, enumerations_and_names_are_vetted) {
   const auto owned = client();
   Client& c = *owned;
