@@ -5,7 +5,8 @@
 // cuGraphExecUpdate's first form), found as a runtime finds them (cuGetProcAddress by version),
 // a kernel node's grid changed in an executable graph, a copy node from this process's own memory
 // (staged), a host node without a function refused, a child graph that cannot be destroyed by
-// itself, and batch memory operation nodes. Its output is the native one (what gvirtus refuses
+// itself, batch memory operation nodes, and a copy node named by unified addresses (its memory
+// types kept). Its output is the native one (what gvirtus refuses
 // where a driver does not look is hostile_graph_nodes_test.cpp's). argv[1]: a fatbinary with
 // saxpy.
 #include <cuda.h>
@@ -216,6 +217,39 @@ int main(int argc, char** argv) {
   std::printf("word after the executable's batch: %#x\n", word);
   SHOW(cuGraphExecDestroy(ops_exec));
   SHOW(cuGraphDestroy(ops_graph));
+
+  // A copy node between device memory named by unified addresses, as NVIDIA's runtime names the
+  // sides of a cudaMemcpyDefault: read back as it was given, and new parameters in the executable
+  // graph that change its memory types refused, as the driver refuses them.
+  CUgraph unified_graph = nullptr;
+  SHOW(cuGraphCreate(&unified_graph, 0));
+  CUDA_MEMCPY3D unified{};
+  unified.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+  unified.srcDevice = xs;
+  unified.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+  unified.dstDevice = ys;
+  unified.WidthInBytes = 64;
+  unified.Height = 1;
+  unified.Depth = 1;
+  CUgraphNode unified_node = nullptr;
+  SHOW(cuGraphAddMemcpyNode(&unified_node, unified_graph, nullptr, 0, &unified, context));
+  CUDA_MEMCPY3D unified_back{};
+  SHOW(cuGraphMemcpyNodeGetParams(unified_node, &unified_back));
+  std::printf("unified node read back: %s\n",
+              unified_back.srcMemoryType == CU_MEMORYTYPE_UNIFIED &&
+                      unified_back.dstMemoryType == CU_MEMORYTYPE_UNIFIED &&
+                      unified_back.srcDevice == xs && unified_back.dstDevice == ys
+                  ? "unified both"
+                  : "changed");
+  CUgraphExec unified_exec = nullptr;
+  SHOW(cuGraphInstantiate(&unified_exec, unified_graph, 0));
+  CUDA_MEMCPY3D typed = unified;
+  typed.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+  typed.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+  SHOW(cuGraphExecMemcpyNodeSetParams(unified_exec, unified_node, &typed, context));
+  SHOW(cuGraphExecMemcpyNodeSetParams(unified_exec, unified_node, &unified, context));
+  SHOW(cuGraphExecDestroy(unified_exec));
+  SHOW(cuGraphDestroy(unified_graph));
 
   SHOW(cuGraphExecDestroy(exec));
   SHOW(cuGraphDestroy(graph));

@@ -1368,6 +1368,15 @@ TEST_F(HostileDriver, box_copies_with_arrays_are_vetted) {
   EXPECT_EQ(copy(box(BoxSide::kArray, array, 0, BoxSide::kArray, foreign, 0, 64, 4)).status,
             CUDA_ERROR_INVALID_HANDLE);
   expect_session_goes_on(c);
+  // A side named by a unified address exists only on graph copy nodes: malformed on a copy.
+  const auto owned_unified = client();
+  EXPECT_EQ(call(*owned_unified, cu::Fn::cuMemcpy3D_v2,
+                 [&](WireWriter& w) {
+                   put_record(
+                       w, box(BoxSide::kArray, array, 0, BoxSide::kUnified, nullptr, dptr, 64, 4));
+                 })
+                .error,
+            ErrorKind::kDisconnected);
   cu::ArrayBoxRequest odd = box(BoxSide::kArray, array, 0, BoxSide::kHost, nullptr, 0, 64, 4);
   odd.dst_side = 9;
   EXPECT_EQ(copy(odd).error, ErrorKind::kDisconnected);

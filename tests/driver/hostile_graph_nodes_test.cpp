@@ -190,6 +190,11 @@ TEST_F(HostileGraphNodes, memset_and_copy_nodes_name_only_the_sessions_memory_al
   EXPECT_EQ(add_copy(c, g, a, foreign, 64).status, CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(add_copy(c, g, a, b + 1000, 64).status, CUDA_ERROR_INVALID_VALUE) << "past the end";
   EXPECT_EQ(add_copy(c, g, foreign, b, 64).status, CUDA_ERROR_INVALID_VALUE);
+  // A side named by a unified address is vetted as device memory all the same.
+  EXPECT_EQ(add_copy(c, g, a, b, 64, cu::BoxSide::kUnified).status, CUDA_SUCCESS);
+  EXPECT_EQ(add_copy(c, g, a, foreign, 64, cu::BoxSide::kUnified).status, CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(add_copy(c, g, a, b + 1000, 64, cu::BoxSide::kUnified).status, CUDA_ERROR_INVALID_VALUE)
+      << "past the end";
   // A free node names the session's memory.
   const Reply r = call(c, cu::Fn::cuGraphAddMemFreeNode, [&](WireWriter& w) {
     head(w, g);

@@ -114,10 +114,12 @@ int main() {
   SHOW(cudaStreamSynchronize(stream));
   EXPECT(all_equal(back, source));
 
-  // New parameters in the executable graph: the copy back lands in another buffer.
+  // New parameters in the executable graph: the copy back lands in another buffer. In the
+  // direction the node was given (cudaMemcpyDefault): an executable graph's new parameters may
+  // not change a copy node's memory types.
   std::vector<int> other(kWords, -1);
   SHOW(cudaGraphExecMemcpyNodeSetParams1D(exec, down, other.data(), device_b, kBytes,
-                                          cudaMemcpyDeviceToHost));
+                                          cudaMemcpyDefault));
   fill(source, 7);
   SHOW(cudaGraphLaunch(exec, stream));
   SHOW(cudaStreamSynchronize(stream));

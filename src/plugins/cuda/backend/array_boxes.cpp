@@ -64,10 +64,11 @@ void check_shape(const Side& s, const ArrayBoxRequest& r, const char* which) {
   }
 }
 
-// The session's device memory a device side spans, or the session's array.
+// The session's device memory a device side spans (named by a unified address or not), or the
+// session's array.
 CUresult vet_side(const Side& s, const ArrayBoxRequest& r) {
   if (s.kind == BoxSide::kArray) return vet(s.array);
-  if (s.kind != BoxSide::kDevice) return CUDA_SUCCESS;
+  if (s.kind != BoxSide::kDevice && s.kind != BoxSide::kUnified) return CUDA_SUCCESS;
   if ((r.height > 1 || r.depth > 1) && s.pitch < r.width) return CUDA_ERROR_INVALID_VALUE;
   if (r.depth > 1 && s.height < r.height) return CUDA_ERROR_INVALID_VALUE;
   const Wide start = Wide{s.device} + (Wide{s.z} * s.height + s.y) * s.pitch + s.x;
@@ -88,6 +89,9 @@ void set_side(const Side& s, Host host, size_t& x, size_t& y, size_t& z, size_t&
       break;
     case BoxSide::kDevice:
       type = CU_MEMORYTYPE_DEVICE, device = s.device;
+      break;
+    case BoxSide::kUnified:
+      type = CU_MEMORYTYPE_UNIFIED, device = s.device;
       break;
     case BoxSide::kArray:
       type = CU_MEMORYTYPE_ARRAY, array = s.array;
@@ -119,7 +123,8 @@ CUresult run(const CUDA_MEMCPY3D& copy, CUstream stream, bool with_stream, bool 
 CUresult node_box(const ArrayBoxRequest& request, CUDA_MEMCPY3D& copy) {
   const Side src = source(request), dst = destination(request);
   for (const Side* side : {&src, &dst}) {
-    if (side->kind != BoxSide::kDevice && side->kind != BoxSide::kArray) {
+    if (side->kind != BoxSide::kDevice && side->kind != BoxSide::kUnified &&
+        side->kind != BoxSide::kArray) {
       raise(ErrorKind::kInvalidInput,
             "a copy node's side of kind " + std::to_string(static_cast<uint32_t>(side->kind)));
     }

@@ -166,8 +166,10 @@ void put_side(uint32_t type, CUdeviceptr device, CUarray array, uint32_t& kind,
               CUdeviceptr& device_out, CUarray& array_out) {
   switch (type) {
     case CU_MEMORYTYPE_DEVICE:
-    case CU_MEMORYTYPE_UNIFIED:
       kind = static_cast<uint32_t>(BoxSide::kDevice), device_out = device;
+      break;
+    case CU_MEMORYTYPE_UNIFIED:
+      kind = static_cast<uint32_t>(BoxSide::kUnified), device_out = device;
       break;
     case CU_MEMORYTYPE_ARRAY:
       kind = static_cast<uint32_t>(BoxSide::kArray), array_out = array;

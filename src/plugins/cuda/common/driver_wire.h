@@ -339,7 +339,10 @@ struct ArrayCopyRequest {
 
 // What one side of an ArrayBoxRequest is: the client's memory (packed on the wire: its x, y
 // and z are 0, its pitch the width and its height the box's), device memory, or a CUDA array.
-enum class BoxSide : uint32_t { kHost = 1, kDevice = 2, kArray = 3 };
+// kUnified is device memory named by a unified address (CU_MEMORYTYPE_UNIFIED), only on a graph's
+// copy node: vetted as device memory, and given to the driver as the program named it, since new
+// parameters in an executable graph may not change a copy node's memory types.
+enum class BoxSide : uint32_t { kHost = 1, kDevice = 2, kArray = 3, kUnified = 4 };
 
 // A box (width bytes x height rows x depth slices) copied between two sides, at least one an
 // array, at most one the client's memory (at most kCopyChunkBytes of it a request). Each side's

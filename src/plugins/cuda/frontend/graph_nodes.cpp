@@ -212,10 +212,11 @@ bool put_copy_side(uint32_t type, const void* host, CUdeviceptr device, CUarray 
       return true;
     case CU_MEMORYTYPE_UNIFIED:
       // Device memory the stub knows, or an address not mapped here (device memory another plugin
-      // of the session allocated, in runtime mode): the backend vets it as the session's.
+      // of the session allocated, in runtime mode): the backend vets it as the session's, and the
+      // driver gets it as unified, as the program named it (BoxSide::kUnified).
       if (device_ranges().find(as_pointer(device)).has_value() ||
           !host_mapped(as_pointer(device), 1)) {
-        kind = static_cast<uint32_t>(BoxSide::kDevice), device_out = device;
+        kind = static_cast<uint32_t>(BoxSide::kUnified), device_out = device;
         return true;
       }
       host = as_pointer(device);
@@ -287,6 +288,8 @@ void get_copy(WireReader& r, CUDA_MEMCPY3D& c) {
       type = CU_MEMORYTYPE_ARRAY, array_out = array;
     } else if (kind == static_cast<uint32_t>(BoxSide::kDevice)) {
       type = CU_MEMORYTYPE_DEVICE, device_out = device;
+    } else if (kind == static_cast<uint32_t>(BoxSide::kUnified)) {
+      type = CU_MEMORYTYPE_UNIFIED, device_out = device;
     } else {
       type = CU_MEMORYTYPE_HOST;  // the backend's own memory: nothing this process can name
     }

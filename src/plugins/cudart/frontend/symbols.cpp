@@ -56,6 +56,14 @@ cudaError_t at_symbol(const void* symbol, size_t count, size_t offset, cudaMemcp
   return copy(device, kind);
 }
 
+// The direction a graph's copy node at a symbol keeps: cudaMemcpyDefault stays so between device
+// memory, as natively (the runtime keeps the direction it was given, and new parameters in an
+// executable graph may not change it: cudaErrorInvalidValue); a copy of the program's memory
+// keeps the direction settled here, by which the stub stages it (host_staging.h).
+cudaMemcpyKind node_kind(cudaMemcpyKind given, cudaMemcpyKind settled) {
+  return given == cudaMemcpyDefault && settled == cudaMemcpyDeviceToDevice ? given : settled;
+}
+
 }  // namespace
 }  // namespace gvirtus::cudart
 
@@ -120,7 +128,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(
     cudaMemcpyKind kind) {
   return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
     return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, device, src,
-                                    count, k);
+                                    count, cr::node_kind(kind, k));
   });
 }
 
@@ -128,11 +136,11 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
     cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
     size_t numDependencies, void* dst, const void* symbol, size_t count, size_t offset,
     cudaMemcpyKind kind) {
-  return cr::at_symbol(symbol, count, offset, kind, dst, false,
-                       [&](char* device, cudaMemcpyKind k) {
-                         return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies,
-                                                         numDependencies, dst, device, count, k);
-                       });
+  return cr::at_symbol(
+      symbol, count, offset, kind, dst, false, [&](char* device, cudaMemcpyKind k) {
+        return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, dst,
+                                        device, count, cr::node_kind(kind, k));
+      });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node,
@@ -141,32 +149,34 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraph
                                                                        size_t count, size_t offset,
                                                                        cudaMemcpyKind kind) {
   return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
-    return cudaGraphMemcpyNodeSetParams1D(node, device, src, count, k);
+    return cudaGraphMemcpyNodeSetParams1D(node, device, src, count, cr::node_kind(kind, k));
   });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t
 cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst, const void* symbol,
                                        size_t count, size_t offset, cudaMemcpyKind kind) {
-  return cr::at_symbol(symbol, count, offset, kind, dst, false,
-                       [&](char* device, cudaMemcpyKind k) {
-                         return cudaGraphMemcpyNodeSetParams1D(node, dst, device, count, k);
-                       });
+  return cr::at_symbol(
+      symbol, count, offset, kind, dst, false, [&](char* device, cudaMemcpyKind k) {
+        return cudaGraphMemcpyNodeSetParams1D(node, dst, device, count, cr::node_kind(kind, k));
+      });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void* symbol, const void* src,
     size_t count, size_t offset, cudaMemcpyKind kind) {
   return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
-    return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, device, src, count, k);
+    return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, device, src, count,
+                                              cr::node_kind(kind, k));
   });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* symbol, size_t count,
     size_t offset, cudaMemcpyKind kind) {
-  return cr::at_symbol(
-      symbol, count, offset, kind, dst, false, [&](char* device, cudaMemcpyKind k) {
-        return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, device, count, k);
-      });
+  return cr::at_symbol(symbol, count, offset, kind, dst, false,
+                       [&](char* device, cudaMemcpyKind k) {
+                         return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, device,
+                                                                   count, cr::node_kind(kind, k));
+                       });
 }
