@@ -113,6 +113,39 @@ TEST(LedgerWithdrawal, an_owner_s_ranges_leave_with_its_destroy_and_come_back_if
   EXPECT_EQ(ledger.bytes(), 0u);
 }
 
+// Graph memory: freeable by its address (a free withdraws it, and a failed free puts it back),
+// and handed to another owner when its graph goes; memory a module owns is not freeable.
+TEST(LedgerWithdrawal, freeable_ranges_leave_with_a_free_of_their_address_and_change_hands) {
+  AllocationLedger ledger;
+  ledger.reset(nullptr);
+  const void* const graph = at(0x10);
+  const void* const heir = at(0x20);
+  const void* const module = at(0x30);
+  ledger.owned(graph, at(0x2000), 128, /*freeable=*/true);
+  ledger.owned(module, at(0x5000), 64);
+  {
+    LedgerWithdrawal failed(ledger);
+    failed.allocation(at(0x2000));
+    EXPECT_FALSE(ledger.contains(at(0x2000), 1));
+  }
+  EXPECT_TRUE(ledger.contains(at(0x2000), 128)) << "a failed free puts it back";
+  {
+    LedgerWithdrawal not_freeable(ledger);
+    not_freeable.allocation(at(0x5000));
+    EXPECT_TRUE(ledger.contains(at(0x5000), 64)) << "a module's global is no allocation";
+  }
+  ledger.hand_over(graph, heir);
+  ledger.owner_gone(graph);
+  EXPECT_TRUE(ledger.contains(at(0x2000), 128)) << "the heir holds it";
+  {
+    LedgerWithdrawal freed(ledger);
+    freed.allocation(at(0x2000));
+    freed.done();
+  }
+  EXPECT_FALSE(ledger.contains(at(0x2000), 1));
+  EXPECT_EQ(ledger.bytes(), 0u) << "graph memory is not counted as the application's allocations";
+}
+
 TEST(LedgerWithdrawal, withdrawing_what_the_ledger_lacks_changes_nothing) {
   AllocationLedger ledger;
   ledger.reset(nullptr);

@@ -248,6 +248,54 @@ TEST_F(HostileGraphNodes, a_dependency_list_over_the_limit_ends_only_its_session
   expect_session_ended_alone(c);
 }
 
+// Memory a graph's allocation node placed: the session's until the graph is destroyed, unless an
+// executable graph was instantiated from it - whose launches place that memory, where it stays
+// until freed (NVIDIA's graphMemoryFootprint frees it with cudaFree once the graph is gone).
+TEST_F(HostileGraphNodes, graph_memory_outlives_its_graph_once_instantiated_until_freed) {
+  const auto owned = client();
+  Client& c = *owned;
+  const auto allocating_graph = [&](CUdeviceptr& placed) {
+    const CUgraph g = graph(c);
+    const Reply r = call(c, cu::Fn::cuGraphAddMemAllocNode, [&](WireWriter& w) {
+      head(w, g);
+      put_record(w, cu::MemAllocNodeRecord{CU_MEM_ALLOCATION_TYPE_PINNED, 0,
+                                           CU_MEM_LOCATION_TYPE_DEVICE, 0, 1 << 20});
+      w.put<uint32_t>(0);  // no access descriptors
+    });
+    EXPECT_EQ(r.status, CUDA_SUCCESS);
+    WireReader reply(r.rest, "cuGraphAddMemAllocNode's reply");
+    (void)mr::get_value<CUgraphNode>(reply);
+    placed = reply.get<uint64_t>();
+    return g;
+  };
+  const auto destroy = [&](CUgraph g) {
+    return call(c, cu::Fn::cuGraphDestroy, [&](WireWriter& w) { mr::put_value(w, g); }).status;
+  };
+  const auto free_memory = [&](CUdeviceptr address) {
+    return call(c, cu::Fn::cuMemFree_v2, [&](WireWriter& w) { mr::put_value(w, address); }).status;
+  };
+  // Never instantiated: its memory goes with it.
+  CUdeviceptr gone = 0;
+  const CUgraph plain = allocating_graph(gone);
+  ASSERT_NE(gone, 0u);
+  EXPECT_EQ(destroy(plain), CUDA_SUCCESS);
+  EXPECT_EQ(free_memory(gone), CUDA_ERROR_INVALID_VALUE);
+  // Instantiated, then destroyed: its memory stays the session's until freed, once.
+  CUdeviceptr kept = 0;
+  const CUgraph instantiated = allocating_graph(kept);
+  CUgraphExec exec = nullptr;
+  Reply r = call(c, cu::Fn::cuGraphInstantiateWithFlags, [&](WireWriter& w) {
+    mr::put_output(w, &exec);
+    mr::put_value(w, instantiated);
+    mr::put_value(w, 0ull);  // flags
+  });
+  ASSERT_EQ(r.status, CUDA_SUCCESS);
+  EXPECT_EQ(destroy(instantiated), CUDA_SUCCESS);
+  EXPECT_EQ(free_memory(kept), CUDA_SUCCESS);
+  EXPECT_EQ(free_memory(kept), CUDA_ERROR_INVALID_VALUE) << "freed once";
+  expect_session_goes_on(c);
+}
+
 TEST_F(HostileGraphNodes, access_descriptors_over_the_limit_end_only_their_session) {
   const auto owned = client();
   Client& c = *owned;

@@ -63,9 +63,17 @@ bool AllocationLedger::contains(const void* address, uint64_t bytes) const {
   return held(first) || (bytes == 0 && first > 0 && held(first - 1));
 }
 
-void AllocationLedger::owned(const void* owner, const void* address, uint64_t bytes) {
+void AllocationLedger::owned(const void* owner, const void* address, uint64_t bytes,
+                             bool freeable) {
   std::lock_guard lock(mutex_);
-  owned_[reinterpret_cast<uintptr_t>(address)] = Owned{bytes, owner};
+  owned_[reinterpret_cast<uintptr_t>(address)] = Owned{bytes, owner, freeable};
+}
+
+void AllocationLedger::hand_over(const void* owner, const void* heir) {
+  std::lock_guard lock(mutex_);
+  for (auto& [address, range] : owned_) {
+    if (range.owner == owner) range.owner = heir;
+  }
 }
 
 void AllocationLedger::owner_gone(const void* owner) {
@@ -75,6 +83,11 @@ void AllocationLedger::owner_gone(const void* owner) {
 
 void AllocationLedger::withdraw_allocation(const void* address, Withdrawn& into) {
   std::lock_guard lock(mutex_);
+  if (const auto range = owned_.find(reinterpret_cast<uintptr_t>(address));
+      range != owned_.end() && range->second.freeable) {
+    into.owned.emplace_back(*range);
+    owned_.erase(range);
+  }
   const auto it = allocations_.find(reinterpret_cast<uintptr_t>(address));
   if (it == allocations_.end()) return;
   into.allocations.emplace_back(*it);

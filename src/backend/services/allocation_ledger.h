@@ -42,8 +42,13 @@ class AllocationLedger {
   // Device memory the library placed itself, owned by one of its handles (a module's global
   // variables): vetted like an allocation, not counted as the application's, and gone with its
   // owner ("global" rows record it, a "destroy" of the owner drops it).
-  void owned(const void* owner, const void* address, uint64_t bytes);
+  // `freeable`: memory the library's free takes too (a graph's allocation node places memory
+  // that cuMemFree or cudaFree may free): a free of its address withdraws it.
+  void owned(const void* owner, const void* address, uint64_t bytes, bool freeable = false);
   void owner_gone(const void* owner);
+  // Every range `owner` owns is `heir`'s from now (a graph's memory, once the graph is gone,
+  // still lies where its executable graphs' launches placed it, until freed).
+  void hand_over(const void* owner, const void* heir);
   // Whether [address, address + bytes) lies inside one recorded allocation (bytes 0: the first
   // byte).
   bool contains(const void* address, uint64_t bytes) const;
@@ -54,6 +59,7 @@ class AllocationLedger {
   struct Owned {
     uint64_t bytes;
     const void* owner;
+    bool freeable;
   };
   struct Allocation {
     uint64_t bytes;
@@ -63,7 +69,8 @@ class AllocationLedger {
     std::vector<std::pair<uintptr_t, Allocation>> allocations;
     std::vector<std::pair<uintptr_t, Owned>> owned;
   };
-  // Moves the allocation at `address` (or every range `owner` owns) into `into`.
+  // Moves the allocation at `address` (with a freeable owned range starting there), or every
+  // range `owner` owns, into `into`.
   void withdraw_allocation(const void* address, Withdrawn& into);
   void withdraw_owned(const void* owner, Withdrawn& into);
   // Puts withdrawn entries back, unless the address was recorded again meanwhile.

@@ -312,6 +312,22 @@ int main() {
   SHOW(cudaGraphExecDestroy(allocating_exec));
   SHOW(cudaGraphDestroy(allocating));
 
+  // A graph that allocates and does not free, destroyed once instantiated (as NVIDIA's
+  // graphMemoryFootprint does): its launch places the memory, which stays until cudaFree.
+  cudaGraph_t keeping = nullptr;
+  SHOW(cudaGraphCreate(&keeping, 0));
+  cudaMemAllocNodeParams keep_params = alloc_params;
+  keep_params.dptr = nullptr;
+  cudaGraphNode_t keep_node = nullptr;
+  SHOW(cudaGraphAddMemAllocNode(&keep_node, keeping, nullptr, 0, &keep_params));
+  cudaGraphExec_t keeping_exec = nullptr;
+  const bool have_keeping = OK(cudaGraphInstantiate(&keeping_exec, keeping, 0));
+  SHOW(cudaGraphDestroy(keeping));
+  SHOW(cudaGraphLaunch(keeping_exec, s));
+  SHOW(cudaStreamSynchronize(s));
+  if (have_keeping) EXPECT(OK(cudaFree(keep_params.dptr)));
+  SHOW(cudaGraphExecDestroy(keeping_exec));
+
   // The generic forms: a memset, a kernel after it, and a graph moved into a child node.
   cudaGraph_t generic = nullptr;
   SHOW(cudaGraphCreate(&generic, 0));

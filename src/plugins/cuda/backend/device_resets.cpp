@@ -15,6 +15,7 @@
 #include "cuda_real.h"
 #include "cuda_vetting.h"
 #include "plugins/cuda/backend/capture_graphs.h"
+#include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/backend/ipc.h"
 #include "plugins/cuda/backend/own_contexts.h"
 #include "plugins/cuda/backend/textures.h"
@@ -64,6 +65,10 @@ void forget_device(int device) {
 // plugins.
 void after_call(Fn fn, WireReader request, CUresult result) {
   note_thread_context();  // whatever the call did to it
+  if (fn == Fn::cuGraphInstantiateWithFlags && result == CUDA_SUCCESS) {
+    (void)marshal::Output<CUgraphExec>(request);  // the executable graph's place, then the graph
+    note_instantiated(marshal::get_value<CUgraph>(request));
+  }
   if (fn == Fn::cuStreamEndCapture) {
     capture_graphs().ended(result == CUDA_SUCCESS);
   }

@@ -12,6 +12,7 @@
 #include "common/unique_fd.h"
 #include "cuda_real.h"
 #include "cuda_vetting.h"
+#include "plugins/cuda/backend/graph_nodes.h"
 #include "plugins/cuda/common/driver_wire.h"
 
 namespace gvirtus::cuda {
@@ -32,7 +33,10 @@ void instantiate_with_params(WireReader& in, WireWriter& out, CUresult& result) 
   CUgraphExec executable = nullptr;
   if (result == CUDA_SUCCESS) {
     result = real().cuGraphInstantiateWithParams(&executable, graph, &params);
-    if (result == CUDA_SUCCESS) adopt(executable);
+    if (result == CUDA_SUCCESS) {
+      adopt(executable);
+      note_instantiated(graph);
+    }
   } else {
     params.result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
   }

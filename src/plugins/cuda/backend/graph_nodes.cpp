@@ -2,6 +2,9 @@
 // shared registry (services/graph_node_registry.h).
 #include "plugins/cuda/backend/graph_nodes.h"
 
+#include <mutex>
+#include <set>
+
 #include "backend/services/graph_node_registry.h"
 #include "backend/services/session_services.h"
 #include "cuda_vetting.h"
@@ -10,6 +13,10 @@ namespace gvirtus::cuda {
 namespace {
 
 using services::GraphNodeRegistry;
+
+// The graphs an executable graph was instantiated from, while they live.
+std::mutex& instantiated_mutex = *new std::mutex;
+auto& instantiated_graphs = *new std::set<CUgraph>;
 
 CUgraph as_graph(GraphNodeRegistry::Graph graph) {
   return const_cast<CUgraph>(static_cast<const CUgraph_st*>(graph));
@@ -71,7 +78,23 @@ bool is_child_graph(CUgraph graph) {
 
 void note_graph_allocation(CUgraph graph, CUdeviceptr address, uint64_t bytes) {
   services::session_services().allocations.owned(
-      graph, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), bytes);
+      graph, reinterpret_cast<const void*>(static_cast<uintptr_t>(address)), bytes,
+      /*freeable=*/true);
+}
+
+void note_instantiated(CUgraph graph) {
+  std::lock_guard lock(instantiated_mutex);
+  instantiated_graphs.insert(graph);
+}
+
+bool was_instantiated(CUgraph graph) {
+  std::lock_guard lock(instantiated_mutex);
+  return instantiated_graphs.count(graph) != 0;
+}
+
+const void* kept_graph_memory() {
+  static const char owner = 0;
+  return &owner;
 }
 
 void forget_node(CUgraphNode node) {
@@ -80,10 +103,14 @@ void forget_node(CUgraphNode node) {
 
 void forget_graph_nodes(CUgraph graph) {
   registry().forget_graph(graph);
+  std::lock_guard lock(instantiated_mutex);
+  instantiated_graphs.erase(graph);
 }
 
 void forget_all_nodes() {
   registry().clear();
+  std::lock_guard lock(instantiated_mutex);
+  instantiated_graphs.clear();
 }
 
 }  // namespace gvirtus::cuda

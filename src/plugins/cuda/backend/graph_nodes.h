@@ -30,9 +30,16 @@ CUgraph graph_of(CUgraphNode node);
 void adopt_child_graph(CUgraph child, CUgraphNode owner);
 bool is_child_graph(CUgraph graph);
 
-// Device memory an allocation node of `graph` placed: the session's device memory until the
-// graph is destroyed.
+// Device memory an allocation node of `graph` placed: the session's device memory until freed
+// (cuMemFree and cuMemFreeAsync free it too), or until the graph is destroyed before any
+// executable graph was instantiated from it; after an instantiation it stays the session's past
+// the graph's destruction, as the executable graph's launches place it (kept_graph_memory()).
 void note_graph_allocation(CUgraph graph, CUdeviceptr address, uint64_t bytes);
+// An executable graph was instantiated from `graph`.
+void note_instantiated(CUgraph graph);
+bool was_instantiated(CUgraph graph);
+// The ledger's owner of graph memory whose graph is gone (AllocationLedger::hand_over).
+const void* kept_graph_memory();
 
 // Forgets `node` (destroyed), and the graph it owned with that graph's nodes.
 void forget_node(CUgraphNode node);

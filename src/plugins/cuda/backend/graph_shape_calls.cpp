@@ -188,15 +188,20 @@ void destroy_graph(WireReader& in, WireWriter& out, CUresult& result) {
   }
   auto graph_release = release(graph);
   // The memory its allocation nodes placed leaves the ledger before the destroy, and comes back
-  // if it fails (allocation_ledger.h says why first).
-  services::LedgerWithdrawal withdrawn(services::session_services().allocations);
+  // if it fails (allocation_ledger.h says why first) - unless an executable graph was
+  // instantiated from it, whose launches place that memory, where it stays until freed: then it
+  // is kept, as graph memory whose graph is gone (graph_nodes.h).
+  auto& ledger = services::session_services().allocations;
+  const bool instantiated_from = was_instantiated(graph);
+  services::LedgerWithdrawal withdrawn(ledger);
   result = first_failure(CUDA_SUCCESS, graph_release.vetted(), lacks(real().cuGraphDestroy));
   if (result == CUDA_SUCCESS) {
-    withdrawn.owned_by(graph);
+    if (!instantiated_from) withdrawn.owned_by(graph);
     result = real().cuGraphDestroy(graph);
   }
   out.put<int32_t>(result);
   if (result != CUDA_SUCCESS) return;
+  if (instantiated_from) ledger.hand_over(graph, kept_graph_memory());
   graph_release.destroyed();
   withdrawn.done();
   forget_conditional_handles(graph);

@@ -3,8 +3,9 @@
 // instantiations and launches") from the device's memory, and writes its address into the
 // caller's parameters; a free node names an allocation a node made. Neither does anything at
 // launch: the memory is there from the allocation node's adding until cuMemFree frees it or the
-// graph whose node allocated it is destroyed (State::graph_allocations), whether or not a free
-// node names it - the simulated device keeps no per-launch lifetime.
+// graph whose node allocated it is destroyed while no executable graph was instantiated from it
+// (State::graph_allocations), whether or not a free node names it - the simulated device keeps
+// no per-launch lifetime.
 //
 // The driver's rules for graphs with memory nodes hold: their nodes and edges cannot be removed,
 // they cannot be cloned or embedded in a child node (graph_shape.cpp, graphs.cpp,
@@ -134,9 +135,19 @@ void release_graph_memory(State& s, const Graph& graph) {
     const auto allocation = s.graph_allocations.find(free_node->dptr);
     if (allocation != s.graph_allocations.end()) allocation->second.freed_by_node = false;
   }
+  // An executable graph instantiated from it places its memory at each launch, where it stays
+  // until freed: kept then, its graph gone (graph id 0), freed only by cuMemFree.
+  const bool instantiated =
+      std::any_of(s.executables.begin(), s.executables.end(),
+                  [&](const auto& e) { return e.second->source_id == graph.id; });
   std::vector<uintptr_t> owned;
-  for (const auto& [address, allocation] : s.graph_allocations) {
-    if (allocation.graph_id == graph.id) owned.push_back(address);
+  for (auto& [address, allocation] : s.graph_allocations) {
+    if (allocation.graph_id != graph.id) continue;
+    if (instantiated) {
+      allocation.graph_id = 0;
+    } else {
+      owned.push_back(address);
+    }
   }
   for (uintptr_t address : owned) free_memory(s, address);  // which forgets it as the graph's
 }

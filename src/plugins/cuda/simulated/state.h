@@ -208,8 +208,9 @@ struct State {
   std::map<CUgraphConditionalHandle, ConditionalHandle> conditional_handles;
   CUgraphConditionalHandle next_conditional_handle = 1;
   // Memory of graph allocation nodes (graph_memory_nodes.cpp), by address: the graph whose node
-  // allocated it (its id), which frees it when destroyed unless cuMemFree did, and whether a free
-  // node (of any graph) frees it.
+  // allocated it (its id; 0 once that graph is gone after an instantiation), which frees it when
+  // destroyed unless cuMemFree did or an executable graph was instantiated from it, and whether a
+  // free node (of any graph) frees it.
   struct GraphAllocation {
     uint64_t graph_id;
     bool freed_by_node;
