@@ -31,8 +31,6 @@ UniqueFd duplicate(int fd, const char* what) {
   return UniqueFd(copy);
 }
 
-// Makes a pipe; returns its read end (non-blocking) and write end (blocking: a writer that found
-// it full would lose what it printed).
 // Whether a stdio stream's buffer holds bytes not yet written to its fd (a library's fwrite to a
 // pipe is buffered). Under the stream's lock: a thread may be writing to it.
 bool stdio_holds(FILE* stream) {
@@ -42,6 +40,8 @@ bool stdio_holds(FILE* stream) {
   return holds;
 }
 
+// Makes a pipe; returns its read end (non-blocking) and write end (blocking: a writer that found
+// it full would lose what it printed).
 std::pair<UniqueFd, UniqueFd> make_pipe() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) raise_errno("relaying the worker's output: pipe", errno);

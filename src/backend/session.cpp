@@ -259,23 +259,24 @@ class Session {
     open_count_.store(n + 1, std::memory_order_release);
   }
 
-  // The plugin session serving `id`, or null: every call looks here, with no lock (plugins are
-  // only ever added while the session lives).
-  PluginSession* find_session(uint16_t id) const {
+  // Where the open plugin session serving `id` lies in open_, or open_.size() when none: every
+  // call looks here, with no lock (plugins are only ever added while the session lives).
+  size_t find_open(uint16_t id) const {
     const size_t n = open_count_.load(std::memory_order_acquire);
     for (size_t i = 0; i < n; ++i) {
-      if (open_[i].id == id) return open_[i].session;
+      if (open_[i].id == id) return i;
     }
-    return nullptr;
+    return open_.size();
   }
 
-  // The plugin of an open plugin session, or null; like find_session.
+  // The plugin session serving `id`, and its plugin, or null.
+  PluginSession* find_session(uint16_t id) const {
+    const size_t i = find_open(id);
+    return i < open_.size() ? open_[i].session : nullptr;
+  }
   const BackendPlugin* find_plugin(uint16_t id) const {
-    const size_t n = open_count_.load(std::memory_order_acquire);
-    for (size_t i = 0; i < n; ++i) {
-      if (open_[i].id == id) return open_[i].plugin;
-    }
-    return nullptr;
+    const size_t i = find_open(id);
+    return i < open_.size() ? open_[i].plugin : nullptr;
   }
 
   std::string plugin_names_locked() const {

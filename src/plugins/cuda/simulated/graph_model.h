@@ -201,4 +201,8 @@ CUresult capture_memset(State& s, Capture& capture, CUdeviceptr dst, unsigned va
 // graph_memory_nodes.cpp), and lets the allocations its free nodes named be freed elsewhere again.
 void release_graph_memory(State& s, const Graph& graph);
 
+// The streams that joined capture `capture` (Capture::id) leave it, all but `staying` (graphs.cpp:
+// a capture's end, or its own stream's destruction).
+void leave_capture(State& s, uint64_t capture, CUstream staying);
+
 }  // namespace gvirtus::simulated

@@ -142,14 +142,7 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamEndCapture(CUstream hStream, CUgraph* 
     // Only the stream that began a capture ends it; the streams that joined it leave with it.
     if (capture->second.origin != hStream) return CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
     sim::Graph* const into = capture->second.graph;
-    for (auto it = s.capturing.begin(); it != s.capturing.end();) {
-      if (it != capture && it->second.id == capture->second.id) {
-        s.invalidated_captures.erase(it->first);
-        it = s.capturing.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    sim::leave_capture(s, capture->second.id, hStream);
     if (s.invalidated_captures.erase(hStream) != 0) {
       s.capturing.erase(capture);
       *phGraph = nullptr;
@@ -416,3 +409,18 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuGraphDebugDotPrint(CUgraph hGraph, const cha
     return std::fclose(file) == 0 ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
   });
 }
+
+namespace gvirtus::simulated {
+
+void leave_capture(State& s, uint64_t capture, CUstream staying) {
+  for (auto it = s.capturing.begin(); it != s.capturing.end();) {
+    if (it->first != staying && it->second.id == capture) {
+      s.invalidated_captures.erase(it->first);
+      it = s.capturing.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+}  // namespace gvirtus::simulated

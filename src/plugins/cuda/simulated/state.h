@@ -71,7 +71,7 @@ using HostBuffer = std::unique_ptr<std::byte[], FreeMemory>;
 
 struct Event {
   bool recorded = false;
-  // Recorded on a capturing stream: the capture (by its origin and graph) and the nodes the
+  // Recorded on a capturing stream: the capture (its origin stream and id) and the nodes the
   // stream's next work depended on then. A stream that waits for it joins the capture, its next
   // work depending on those nodes (fork and join, as natively).
   struct InCapture {

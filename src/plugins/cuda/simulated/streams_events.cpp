@@ -58,18 +58,11 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuStreamCreateWithPriority(CUstream* phStream,
 GVIRTUS_SIMULATED_EXPORT CUresult cuStreamDestroy_v2(CUstream hStream) {
   return sim::guarded([&](sim::State& s) {
     // A capture in progress ends with its stream, and the streams that joined it leave it.
-    if (const auto capture = s.capturing.find(hStream); capture != s.capturing.end()) {
-      const uint64_t id = capture->second.id;
-      const bool origin = capture->second.origin == hStream;
-      for (auto it = s.capturing.begin(); it != s.capturing.end();) {
-        if (it->first == hStream || (origin && it->second.id == id)) {
-          s.invalidated_captures.erase(it->first);
-          it = s.capturing.erase(it);
-        } else {
-          ++it;
-        }
-      }
+    if (const auto capture = s.capturing.find(hStream);
+        capture != s.capturing.end() && capture->second.origin == hStream) {
+      sim::leave_capture(s, capture->second.id, hStream);
     }
+    s.capturing.erase(hStream);
     s.invalidated_captures.erase(hStream);
     s.stream_attributes.erase(hStream);
     s.stream_properties.erase(hStream);

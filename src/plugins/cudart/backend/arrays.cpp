@@ -160,10 +160,7 @@ cudaError_t copy(WireReader& in, WireWriter& out, size_t at, bool to_array, bool
   if (!device_side && r.linear != nullptr) {  // a host side travels as bytes, never by address
     raise(ErrorKind::kInvalidInput, std::string(call) + " naming a host address");
   }
-  // A host side here is a buffer of ours: a capture must not take it (vet_stream_for_our_buffer).
-  const cudaError_t stream_ok = !with_stream  ? cudaSuccess
-                                : device_side ? vet(stream)
-                                              : vet_stream_for_our_buffer(stream);
+  const cudaError_t stream_ok = vet_copy_stream(stream, with_stream, !device_side);
   cudaError_t vetted = first_failure(stream_ok, vet(r.array));
   if (device_side) {
     vetted =

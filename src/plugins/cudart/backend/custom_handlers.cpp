@@ -36,12 +36,9 @@ cudaError_t run_memcpy(WireReader& in, WireWriter& out, bool with_stream) {
     return with_stream ? ::cudaMemcpyAsync(to, from, count, kind, stream)
                        : ::cudaMemcpy(to, from, count, kind);
   };
-  // A host side here is a buffer of ours: a capture must not take it (vet_stream_for_our_buffer).
   const bool our_buffer = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost ||
                           kind == cudaMemcpyHostToHost;
-  const cudaError_t stream_ok = !with_stream ? cudaSuccess
-                                : our_buffer ? vet_stream_for_our_buffer(stream)
-                                             : vet(stream);
+  const cudaError_t stream_ok = vet_copy_stream(stream, with_stream, our_buffer);
   if (count > kMemcpyChunkBytes) {
     raise(ErrorKind::kInvalidInput, "cudaMemcpy chunk of " + std::to_string(count) + " bytes");
   }
@@ -110,10 +107,7 @@ cudaError_t run_memcpy_2d(WireReader& in, WireWriter& out, bool with_stream) {
     if (pitch != 0 && height - 1 > (UINT64_MAX - width) / pitch) return UINT64_MAX;
     return pitch * (height - 1) + width;
   };
-  // A host side here is a buffer of ours: a capture must not take it (vet_stream_for_our_buffer).
-  const cudaError_t stream_ok = !with_stream             ? cudaSuccess
-                                : (to_host || from_host) ? vet_stream_for_our_buffer(stream)
-                                                         : vet(stream);
+  const cudaError_t stream_ok = vet_copy_stream(stream, with_stream, to_host || from_host);
   auto copy = [&](void* to, size_t to_pitch, const void* from, size_t from_pitch,
                   cudaError_t vetted) {
     if (vetted != cudaSuccess) return vetted;

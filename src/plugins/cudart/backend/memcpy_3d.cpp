@@ -134,9 +134,7 @@ cudaError_t copy_3d(WireReader& in, WireWriter& out, size_t at, bool peer, bool 
   in.expect_end();
 
   cudaError_t vetted =
-      first_failure(!with_stream                        ? cudaSuccess
-                    : (host_source || host_destination) ? vet_stream_for_our_buffer(stream)
-                                                        : vet(stream),
+      first_failure(vet_copy_stream(stream, with_stream, host_source || host_destination),
                     vet(r.src_array), vet(r.dst_array));
   // The rows' length in bytes: the extent's width in elements of the array taking part, or in
   // bytes without one.

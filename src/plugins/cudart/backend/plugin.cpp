@@ -59,7 +59,6 @@ class CudartSession final : public PluginSession {
   void handle(Call& call) override {
     const auto fn = static_cast<Fn>(call_function(call.header.call_id));
     thread_devices().before_call(call.header.thread_id);
-    const WireReader request = call.args;  // for what follows the call
     const cudaError_t result = services::run_call(
         name_of(fn), last_error_role(fn), cudaSuccess, call.reply, [&](cudaError_t& r) {
           if (!run_generated(fn, call.args, call.reply, r) &&

@@ -99,8 +99,9 @@ cudaError_t vet_launch_attribute(int32_t id, const cudaLaunchAttributeValue& val
   return cudaSuccess;
 }
 
-cudaError_t vet_stream_for_our_buffer(cudaStream_t stream) {
-  if (const cudaError_t vetted = vet(stream); vetted != cudaSuccess) return vetted;
+cudaError_t vet_copy_stream(cudaStream_t stream, bool with_stream, bool our_buffer) {
+  if (!with_stream) return cudaSuccess;
+  if (const cudaError_t vetted = vet(stream); vetted != cudaSuccess || !our_buffer) return vetted;
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   if (const cudaError_t r = ::cudaStreamIsCapturing(stream, &status); r != cudaSuccess) return r;
   return status == cudaStreamCaptureStatusNone ? cudaSuccess : cudaErrorStreamCaptureUnsupported;

@@ -49,11 +49,12 @@ void forget_graph_allocations(cudaGraph_t graph);
 // figures the runtime checks itself (an unknown attribute id included).
 cudaError_t vet_launch_attribute(int32_t id, const cudaLaunchAttributeValue& value);
 
-// The stream of an asynchronous copy whose host side is a buffer of ours (the request's bytes or
-// the reply), vetted: the session's, and not capturing - a capture would keep the buffer's address
-// in its graph, to be read or written each time the graph runs, long after the buffer is gone
-// (cudaErrorStreamCaptureUnsupported; the stubs stage such copies instead: host_staging.h).
-cudaError_t vet_stream_for_our_buffer(cudaStream_t stream);
+// The stream of a copy, vetted: none for a synchronous copy (`with_stream` false), else the
+// session's, and - when a host side is a buffer of ours (the request's bytes or the reply) - not
+// capturing: a capture would keep the buffer's address in its graph, to be read or written each
+// time the graph runs, long after the buffer is gone (cudaErrorStreamCaptureUnsupported; the stubs
+// stage such copies instead: host_staging.h).
+cudaError_t vet_copy_stream(cudaStream_t stream, bool with_stream, bool our_buffer);
 
 // The first failure among already computed checks, or cudaSuccess.
 template <typename... Results>

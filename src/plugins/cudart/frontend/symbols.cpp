@@ -64,6 +64,15 @@ cudaMemcpyKind node_kind(cudaMemcpyKind given, cudaMemcpyKind settled) {
   return given == cudaMemcpyDefault && settled == cudaMemcpyDeviceToDevice ? given : settled;
 }
 
+// at_symbol for a graph's copy node: `copy(device, kind)` gets the direction the node keeps.
+template <typename Copy>
+cudaError_t node_at_symbol(const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind,
+                           const void* other, bool to_symbol, Copy copy) {
+  return at_symbol(
+      symbol, count, offset, kind, other, to_symbol,
+      [&](char* device, cudaMemcpyKind settled) { return copy(device, node_kind(kind, settled)); });
+}
+
 }  // namespace
 }  // namespace gvirtus::cudart
 
@@ -126,20 +135,21 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(
     cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
     size_t numDependencies, const void* symbol, const void* src, size_t count, size_t offset,
     cudaMemcpyKind kind) {
-  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
-    return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, device, src,
-                                    count, cr::node_kind(kind, k));
-  });
+  return cr::node_at_symbol(
+      symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
+        return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, device,
+                                        src, count, k);
+      });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(
     cudaGraphNode_t* pGraphNode, cudaGraph_t graph, const cudaGraphNode_t* pDependencies,
     size_t numDependencies, void* dst, const void* symbol, size_t count, size_t offset,
     cudaMemcpyKind kind) {
-  return cr::at_symbol(
+  return cr::node_at_symbol(
       symbol, count, offset, kind, dst, false, [&](char* device, cudaMemcpyKind k) {
         return cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, dst,
-                                        device, count, cr::node_kind(kind, k));
+                                        device, count, k);
       });
 }
 
@@ -148,35 +158,35 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraph
                                                                        const void* src,
                                                                        size_t count, size_t offset,
                                                                        cudaMemcpyKind kind) {
-  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
-    return cudaGraphMemcpyNodeSetParams1D(node, device, src, count, cr::node_kind(kind, k));
-  });
+  return cr::node_at_symbol(symbol, count, offset, kind, src, true,
+                            [&](char* device, cudaMemcpyKind k) {
+                              return cudaGraphMemcpyNodeSetParams1D(node, device, src, count, k);
+                            });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t
 cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void* dst, const void* symbol,
                                        size_t count, size_t offset, cudaMemcpyKind kind) {
-  return cr::at_symbol(
-      symbol, count, offset, kind, dst, false, [&](char* device, cudaMemcpyKind k) {
-        return cudaGraphMemcpyNodeSetParams1D(node, dst, device, count, cr::node_kind(kind, k));
-      });
+  return cr::node_at_symbol(symbol, count, offset, kind, dst, false,
+                            [&](char* device, cudaMemcpyKind k) {
+                              return cudaGraphMemcpyNodeSetParams1D(node, dst, device, count, k);
+                            });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void* symbol, const void* src,
     size_t count, size_t offset, cudaMemcpyKind kind) {
-  return cr::at_symbol(symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
-    return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, device, src, count,
-                                              cr::node_kind(kind, k));
-  });
+  return cr::node_at_symbol(
+      symbol, count, offset, kind, src, true, [&](char* device, cudaMemcpyKind k) {
+        return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, device, src, count, k);
+      });
 }
 
 GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(
     cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void* dst, const void* symbol, size_t count,
     size_t offset, cudaMemcpyKind kind) {
-  return cr::at_symbol(symbol, count, offset, kind, dst, false,
-                       [&](char* device, cudaMemcpyKind k) {
-                         return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, device,
-                                                                   count, cr::node_kind(kind, k));
-                       });
+  return cr::node_at_symbol(
+      symbol, count, offset, kind, dst, false, [&](char* device, cudaMemcpyKind k) {
+        return cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, device, count, k);
+      });
 }
