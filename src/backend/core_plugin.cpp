@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "backend/backend_status.h"
+#include "backend/session_table.h"
 #include "protocol/core_calls.h"
 #include "protocol/status.h"
 
@@ -32,6 +33,7 @@ class CoreSession final : public PluginSession {
       }
       case core::Fn::kStatus:
         call.args.expect_end();
+        mark_current_session_monitor();
         encode(read_backend_status(::getpid()), call.reply);  // every other session
         return;
       case core::Fn::kHello:

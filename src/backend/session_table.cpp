@@ -33,6 +33,7 @@ struct SessionSlot {
   std::atomic<uint64_t> bytes_in;
   std::atomic<uint64_t> bytes_out;
   std::atomic<uint64_t> device_bytes;  // allocated by the session's plugins
+  std::atomic<uint32_t> monitor;       // 1 once the session asked for the status (gvirtus-smi)
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free &&
                   std::atomic<uint32_t>::is_always_lock_free,
@@ -121,7 +122,13 @@ void SessionTable::publish(int slot, pid_t worker_pid, const std::string& peer,
   s.calls.store(0, std::memory_order_relaxed);
   s.bytes_in.store(0, std::memory_order_relaxed);
   s.bytes_out.store(0, std::memory_order_relaxed);
+  s.monitor.store(0, std::memory_order_relaxed);
   s.state.store(kLive, std::memory_order_release);
+}
+
+void SessionTable::mark_monitor(int slot) {
+  if (slot < 0 || static_cast<uint32_t>(slot) >= capacity_) return;
+  slots_[slot].monitor.store(1, std::memory_order_release);
 }
 
 void SessionTable::publish_plugins(int slot, const std::string& plugins) {
@@ -155,6 +162,7 @@ std::vector<SessionStatus> SessionTable::snapshot() const {
   for (uint32_t i = 0; i < capacity_; ++i) {
     const SessionSlot& s = slots_[i];
     if (s.state.load(std::memory_order_acquire) != kLive) continue;
+    if (s.monitor.load(std::memory_order_acquire) != 0) continue;
     SessionStatus status;
     // A writer publishes once per session; a few retries cover a slot being reused meanwhile.
     bool consistent = false;
@@ -207,6 +215,10 @@ void publish_current_session(const std::string& peer, const std::string& transpo
 
 void publish_current_session_plugins(const std::string& plugins) {
   if (g_table != nullptr) g_table->publish_plugins(g_slot, plugins);
+}
+
+void mark_current_session_monitor() {
+  if (g_table != nullptr) g_table->mark_monitor(g_slot);
 }
 
 void count_current_request(uint64_t bytes) {

@@ -66,7 +66,12 @@ class SessionTable {
   void count_request(int slot, uint64_t bytes);
   void count_reply(int slot, uint64_t bytes);
 
-  // Every published session (device memory left unknown: the caller adds it).
+  // Worker: the session asked for the status - a monitor's (gvirtus-smi), never listed, so that
+  // one query's session, which outlives its client until the worker sees it gone, does not show
+  // in the next query as an application's.
+  void mark_monitor(int slot);
+
+  // Every published session but monitors' (device memory left unknown: the caller adds it).
   std::vector<SessionStatus> snapshot() const;
 
  private:
@@ -90,6 +95,7 @@ SessionTable* current_session_table();
 void publish_current_session(const std::string& peer, const std::string& transport,
                              const std::string& program, uint32_t client_pid);
 void publish_current_session_plugins(const std::string& plugins);
+void mark_current_session_monitor();
 void count_current_request(uint64_t bytes);
 void count_current_reply(uint64_t bytes);
 

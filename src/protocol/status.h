@@ -3,7 +3,8 @@
 // A status query is an ordinary session that opens no plugin but core, so its worker never
 // initialises CUDA. The reply describes the backend's GPUs (from NVML, when the driver provides
 // it) and every client session the daemon serves, read from the shared session table the workers
-// publish into (backend/session_table.h). Unknown figures travel as kUnknown, never as zero.
+// publish into (backend/session_table.h) - but monitors': a session that asked for the status is
+// never listed, neither to itself nor to later queries. Unknown figures travel as kUnknown, never as zero.
 #pragma once
 
 #include <cstdint>

@@ -20,6 +20,7 @@
 #include "common/json.h"
 #include "frontend/client.h"
 #include "protocol/core_calls.h"
+#include "protocol/status.h"
 #include "support/backend_process.h"
 
 namespace gvirtus::testing {
@@ -212,6 +213,27 @@ TEST(Smi, every_backend_of_the_configuration_is_asked_even_after_one_fails) {
       smi.output.find("Backend tcp 127.0.0.1:" + std::to_string(up.port()) + ": gvirtus-backend"),
       std::string::npos)
       << smi.output;
+}
+
+// A session that asked for the status is a monitor's: never listed, so that one gvirtus-smi's
+// session, which its worker serves until it sees the client gone, never shows in the next query.
+TEST(Smi, a_session_that_asked_for_the_status_is_not_listed) {
+  BackendProcess backend;
+  Client application(backend.client_config(), {});
+  ping(application, 2);
+  Client monitor(backend.client_config(), {});
+  BackendStatus seen;
+  monitor.call(core::call_id(core::Fn::kStatus), {},
+               [&](WireReader& in) { seen = decode_backend_status(in); });
+  ASSERT_EQ(seen.sessions.size(), 1u);  // the application's, not the asking session's own
+  EXPECT_EQ(seen.sessions[0].calls, 2u);
+  const SmiRun smi = run_smi(backend.client_config_file() + " --json");
+  ASSERT_EQ(smi.exit_code, 0) << smi.output;
+  const JsonValue doc = parse_json(smi.output, "gvirtus-smi --json");
+  const JsonValue& listed = *(*doc.find("backends"))[0].find("sessions");
+  ASSERT_EQ(listed.size(), 1u) << smi.output;  // the monitor, still connected, is not
+  EXPECT_EQ(listed[0].find("calls")->as_uint64(), 2u) << smi.output;
+  ping(monitor, 1);  // a monitor's session still serves its client
 }
 
 TEST(Smi, status_queries_stay_well_formed_while_sessions_come_and_go) {
