@@ -62,6 +62,28 @@ const Transfer* Staging::transfer_for(const Region& region, uint64_t block, bool
   return slot.get();
 }
 
+const HostCopy* Staging::host_copy_for(const Region& source, const Region& destination) {
+  std::lock_guard lock(mutex_);
+  auto& slot = host_copies_[{key_of(source), key_of(destination)}];
+  if (!slot) slot = std::make_unique<HostCopy>(HostCopy{source, destination});
+  return slot.get();
+}
+
+void run_host_copy(void* data) {
+  const auto& copy = *static_cast<const HostCopy*>(data);
+  const Region &from = copy.source, &to = copy.destination;
+  if (from.contiguous() && to.contiguous()) {
+    std::memmove(to.first, from.first, from.span());
+    return;
+  }
+  for (uint64_t s = 0; s < from.slices; ++s) {
+    for (uint64_t y = 0; y < from.rows; ++y) {
+      std::memmove(to.first + s * to.slice + y * to.pitch,
+                   from.first + s * from.slice + y * from.pitch, from.width);
+    }
+  }
+}
+
 int Staging::run(const Transfer& t) const {
   const Region& r = t.region;
   auto write = [&](uint64_t offset, uint64_t bytes) {

@@ -8,7 +8,9 @@
 // a host function of the stub's, which runs in stream order like any other: before a copy to the
 // device it writes the program's bytes into the block, after a copy from the device it reads the
 // block into the program's memory. Each range of the program's memory gets one block per backend,
-// reused by every node and capture naming it again.
+// reused by every node and capture naming it again. A copy with both sides in this process's
+// memory needs no block: it is the stub's host function alone, copying here when the graph
+// reaches it (HostCopy), as the driver copies between host memory on the host.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
 
 namespace gvirtus::staging {
 
@@ -40,6 +43,26 @@ struct Region {
 // one past the end of the address space.
 bool region_of(const void* base, uint64_t x, uint64_t y, uint64_t z, uint64_t pitch,
                uint64_t height, uint64_t width, uint64_t rows, uint64_t slices, Region& region);
+
+// Which sides of a copy are this process's own memory (nothing the backend's GPU reaches).
+struct Sides {
+  bool source = false;
+  bool destination = false;
+
+  bool any() const { return source || destination; }
+  bool both() const { return source && destination; }
+  friend bool operator==(const Sides&, const Sides&) = default;
+};
+
+// A copy between two regions of this process's memory of one extent (their rows and slices
+// apart as each side's pitch says): what the stub's host function does each time the graph
+// reaches it.
+struct HostCopy {
+  Region source, destination;
+};
+// The host function of a HostCopy (its data): row by row with memmove, as the stubs copy between
+// host memory outside graphs. It calls nothing and cannot fail.
+void run_host_copy(void* data);
 
 // What the stub's host function does each time the graph reaches it.
 struct Transfer {
@@ -72,6 +95,9 @@ class Staging {
   // Moves the bytes (on the route the caller made current): only the copy's own bytes of the
   // program's memory are read or written, row by row when its rows have gaps.
   int run(const Transfer& transfer) const;
+  // The host copy between `source` and `destination` (one per such pair, kept for the process:
+  // graphs hold it as their host function's data). Both regions have the copy's extent.
+  const HostCopy* host_copy_for(const Region& source, const Region& destination);
 
  private:
   using BlockKey = std::tuple<uint32_t, uintptr_t, uint64_t>;  // route, start, span
@@ -81,7 +107,13 @@ class Staging {
   Calls calls_;
   std::mutex mutex_;
   std::map<BlockKey, uint64_t> blocks_;
+  using RegionKey = std::tuple<std::byte*, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
+  static RegionKey key_of(const Region& r) {
+    return {r.first, r.width, r.rows, r.slices, r.pitch, r.slice};
+  }
+
   std::map<TransferKey, std::unique_ptr<Transfer>> transfers_;
+  std::map<std::pair<RegionKey, RegionKey>, std::unique_ptr<HostCopy>> host_copies_;
 };
 
 }  // namespace gvirtus::staging

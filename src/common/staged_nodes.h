@@ -1,9 +1,9 @@
-// A stub's staged copy nodes (common/staged_copies.h: a copy node with one side in the program's
-// own memory, which the backend holds as a child graph node of the stub's host function and a
-// copy of a staging block): what the program gave each, so that the stub answers for the node as
-// the copy node it is (its type, its parameters), in the graph it was added to and in that graph's
-// clones, until the node or its graph is destroyed. Header-only: each stub keeps one over its own
-// handle and parameter types.
+// A stub's staged copy nodes (common/staged_copies.h: a copy node with a side in the program's own
+// memory, which the backend holds as a child graph node of the stub's host function and a copy of
+// a staging block, or of the host function alone when both sides are there): what the program gave
+// each, so that the stub answers for the node as the copy node it is (its type, its parameters), in
+// the graph it was added to and in that graph's clones, until the node or its graph is destroyed.
+// Header-only: each stub keeps one over its own handle and parameter types.
 //
 // Thread affinity: locked.
 #pragma once
@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/staged_copies.h"
+
 namespace gvirtus::staging {
 
 template <typename Node, typename Graph, typename Params>
@@ -21,13 +23,13 @@ class StagedNodes {
  public:
   struct Staged {
     Graph graph;
-    Params params;     // as the program gave them
-    bool source_here;  // the program's memory is the copy's source (else its destination)
+    Params params;  // as the program gave them
+    Sides here;     // which of the copy's sides are the program's memory (one or both)
   };
 
-  void add(Node node, Graph graph, const Params& params, bool source_here) {
+  void add(Node node, Graph graph, const Params& params, Sides here) {
     std::lock_guard lock(mutex_);
-    nodes_[node] = Staged{graph, params, source_here};
+    nodes_[node] = Staged{graph, params, here};
   }
   std::optional<Staged> find(Node node) const {
     std::lock_guard lock(mutex_);

@@ -5,9 +5,11 @@
 // function of the stub's and a copy of a staging block on the backend, as natively one copy node),
 // so each launch of the graph reads the program's memory as it
 // is then - after the program's own host function captured before it changed it - and writes
-// the program's memory back; a copy between host memory is refused with
-// cudaErrorStreamCaptureUnsupported, which invalidates the capture, so cudaStreamEndCapture then
-// answers cudaErrorStreamCaptureInvalidated. A capture without it ends in a graph. The graph a
+// the program's memory back; a copy between host memory is captured as a node too (the stub's
+// host function alone), copying the memory as it is at each launch, 1D, 2D and 3D. Waiting for a
+// capturing stream is refused with cudaErrorStreamCaptureUnsupported, which invalidates the
+// capture, so cudaStreamEndCapture then answers cudaErrorStreamCaptureInvalidated. A capture
+// without it ends in a graph. The graph a
 // capture builds, handed out by cudaStreamGetCaptureInfo, cannot be destroyed while the capture
 // lasts, is the graph its end hands over, and goes with an invalidated capture. A stream that
 // joined a capture (it waited for an event recorded in it) has its copies of pageable memory
@@ -91,11 +93,65 @@ int main() {
   expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy");
   expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy");
 
-  // A copy between host memory cannot be captured: refused, the capture invalidated.
+  // Copies between host memory, captured: one node each, copying at each launch - 1D, 2D into a
+  // wider buffer (the gaps stay), 3D between pitched volumes.
+  constexpr size_t kHostRow = 100, kHostPitch = 160, kHostRows = 8, kHostSlices = 2;
+  std::vector<char> host_source(kBytes, 'z'), host_to(kBytes, 0),
+      host_wide(kHostPitch * kHostRows, '.'),
+      host_volume(kHostPitch * kHostRows * kHostSlices, '.');
+  cudaMemcpy3DParms host_3d{};
+  host_3d.srcPtr = cudaPitchedPtr{host_source.data(), kHostRow, kHostRow, kHostRows};
+  host_3d.dstPtr = cudaPitchedPtr{host_volume.data(), kHostPitch, kHostRow, kHostRows};
+  host_3d.extent = cudaExtent{kHostRow, kHostRows, kHostSlices};
+  host_3d.kind = cudaMemcpyHostToHost;
+  expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+         "cudaStreamBeginCapture for copies between host memory");
+  expect(cudaMemcpyAsync(host_to.data(), host_source.data(), kBytes, cudaMemcpyHostToHost, stream),
+         cudaSuccess, "host-to-host copy in a capture");
+  expect(cudaMemcpy2DAsync(host_wide.data(), kHostPitch, host_source.data(), kHostRow, kHostRow,
+                           kHostRows, cudaMemcpyDefault, stream),
+         cudaSuccess, "a 2D host-to-host copy in a capture");
+  expect(cudaMemcpy3DAsync(&host_3d, stream), cudaSuccess, "a 3D host-to-host copy in a capture");
+  expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture host copies");
+  check(host_to[0] == 0 && host_wide[0] == '.' && host_volume[0] == '.',
+        "nothing copied between host memory at capture");
+  nodes = 0;
+  expect(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "cudaGraphGetNodes host copies");
+  check(nodes == 3, "one node per captured host copy");
+  cudaGraphNode_t host_nodes[3] = {};
+  nodes = 3;
+  expect(cudaGraphGetNodes(graph, host_nodes, &nodes), cudaSuccess, "the host copies' nodes");
+  cudaGraphNodeType host_type = cudaGraphNodeTypeEmpty;
+  expect(cudaGraphNodeGetType(host_nodes[0], &host_type), cudaSuccess, "a host copy's type");
+  check(host_type == cudaGraphNodeTypeMemcpy, "a captured host copy is a copy node");
+  expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate host copies");
+  for (int launch = 0; launch < 2; ++launch) {
+    for (size_t i = 0; i < kBytes; ++i) host_source[i] = static_cast<char>('a' + (i + launch) % 19);
+    expect(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch host copies");
+    expect(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize host copies");
+    check(host_to == host_source, "the captured host copy ran at this launch");
+    bool wide_right = true, volume_right_here = true;
+    for (size_t i = 0; i < host_wide.size(); ++i) {
+      const size_t row = i / kHostPitch, x = i % kHostPitch;
+      wide_right =
+          wide_right && host_wide[i] == (x < kHostRow ? host_source[row * kHostRow + x] : '.');
+    }
+    for (size_t i = 0; i < host_volume.size(); ++i) {
+      const size_t row = i / kHostPitch, x = i % kHostPitch;  // rows of both slices, in order
+      volume_right_here = volume_right_here &&
+                          host_volume[i] == (x < kHostRow ? host_source[row * kHostRow + x] : '.');
+    }
+    check(wide_right, "the captured 2D host copy ran at this launch, the gaps kept");
+    check(volume_right_here, "the captured 3D host copy ran at this launch, the gaps kept");
+  }
+  expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy host copies");
+  expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy host copies");
+
+  // Waiting for a capturing stream cannot be captured: refused, the capture invalidated.
   expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
          "cudaStreamBeginCapture again");
-  expect(cudaMemcpyAsync(back.data(), pageable.data(), kBytes, cudaMemcpyHostToHost, stream),
-         cudaErrorStreamCaptureUnsupported, "host-to-host copy in a capture");
+  expect(cudaStreamSynchronize(stream), cudaErrorStreamCaptureUnsupported,
+         "waiting for a capturing stream");
   expect(cudaGetLastError(), cudaErrorStreamCaptureUnsupported, "the last error");
   expect(cudaStreamGetCaptureInfo(stream, &status, nullptr, &building, nullptr, nullptr, nullptr),
          cudaSuccess, "cudaStreamGetCaptureInfo of an invalidated capture");

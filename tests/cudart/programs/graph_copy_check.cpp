@@ -6,9 +6,11 @@
 // launch reads and writes the program's memory as it is then; the node is a copy node to the
 // program (its type and parameters); an executable graph's node takes new parameters; a pitched
 // copy back leaves the gaps between its rows alone. A node with both sides in the program's memory
-// is refused with cudaErrorNotSupported before anything is sent, and a null graph with
-// cudaErrorInvalidValue, as natively. Prints "ok" and exits 0 when everything answered so.
-// Usage: graph_copy_check tcp|shm
+// is the stub's host function alone, copying at each launch, with new parameters in the executable
+// graph too; new parameters that move the program's memory to another side are refused with
+// cudaErrorNotSupported (new parameters in the graph and clones: the e2e host_copy_nodes). A null
+// graph is refused with cudaErrorInvalidValue, as natively. Prints "ok" and exits 0 when everything
+// answered so. Usage: graph_copy_check tcp|shm
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -123,12 +125,49 @@ int main(int argc, char** argv) {
   }
   expect(rows_right && gaps_kept, "the rows copied back, the gaps between them kept", rc);
 
-  // Both sides in the program's memory: refused before anything is sent.
-  rc = cudaGraphAddMemcpyNode1D(&node, graph, nullptr, 0, back.data(), pageable.data(), kBytes,
-                                cudaMemcpyHostToHost);
-  expect(rc == cudaErrorNotSupported, "a node between host memory", rc);
+  // Both sides in the program's memory: a copy node that copies here at each launch.
+  cudaGraph_t on_host = nullptr;
+  rc = cudaGraphCreate(&on_host, 0);
+  expect(rc == cudaSuccess, "cudaGraphCreate on_host", rc);
+  std::vector<char> host_copy(kBytes, 0);
+  cudaGraphNode_t host_node = nullptr;
+  rc = cudaGraphAddMemcpyNode1D(&host_node, on_host, nullptr, 0, host_copy.data(), pageable.data(),
+                                kBytes, cudaMemcpyHostToHost);
+  expect(rc == cudaSuccess, "a node between host memory", rc);
+  rc = cudaGraphNodeGetType(host_node, &type);
+  expect(rc == cudaSuccess && type == cudaGraphNodeTypeMemcpy, "a host copy node's type", rc);
+  rc = cudaGraphMemcpyNodeGetParams(host_node, &given);
+  expect(rc == cudaSuccess && given.dstPtr.ptr == host_copy.data() &&
+             given.kind == cudaMemcpyHostToHost,
+         "a host copy node's parameters", rc);
+  cudaGraphExec_t host_exec = nullptr;
+  rc = cudaGraphInstantiate(&host_exec, on_host, 0);
+  expect(rc == cudaSuccess, "cudaGraphInstantiate on_host", rc);
+  for (int launch = 0; launch < 2; ++launch) {
+    std::fill(pageable.begin(), pageable.end(), static_cast<char>('h' + launch));
+    rc = cudaGraphLaunch(host_exec, stream);
+    expect(
+        rc == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess && host_copy == pageable,
+        "each launch copies between host memory", rc);
+  }
+  // New parameters in the executable graph: half the bytes into another buffer.
+  std::vector<char> host_half(kBytes, 0);
+  rc = cudaGraphExecMemcpyNodeSetParams1D(host_exec, host_node, host_half.data(), pageable.data(),
+                                          kBytes / 2, cudaMemcpyHostToHost);
+  expect(rc == cudaSuccess, "new host copy parameters in the executable graph", rc);
+  std::fill(pageable.begin(), pageable.end(), 'k');
+  rc = cudaGraphLaunch(host_exec, stream);
+  expect(rc == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess && host_half[0] == 'k' &&
+             host_half[kBytes / 2 - 1] == 'k' && host_half[kBytes / 2] == 0,
+         "the executable graph's new host copy parameters", rc);
+  // The program's memory moved to another side: refused.
+  rc = cudaGraphExecMemcpyNodeSetParams1D(host_exec, host_node, device, pageable.data(), kBytes,
+                                          cudaMemcpyHostToDevice);
+  expect(rc == cudaErrorNotSupported, "a host copy node made a copy to the device", rc);
   rc = cudaGetLastError();
   expect(rc == cudaErrorNotSupported, "the refusal is the last error", rc);
+  expect(cudaGraphExecDestroy(host_exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);
+  expect(cudaGraphDestroy(on_host) == cudaSuccess, "cudaGraphDestroy", cudaSuccess);
 
   expect(cudaGraphExecDestroy(pitched_exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);
   expect(cudaGraphExecDestroy(exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);

@@ -14,7 +14,11 @@
 //   - 3D copies of pitched pageable memory captured: one node each, as natively, their slices
 //     read and written at each launch, the gaps between rows kept;
 //   - copies to and from a __device__ variable captured (cudaMemcpyToSymbolAsync and
-//     FromSymbolAsync): staged like any copy of pageable memory.
+//     FromSymbolAsync): staged like any copy of pageable memory;
+//   - copy nodes between pageable memory (both sides the program's): they copy when the graph
+//     runs, after the nodes before them, with new parameters in the graph, in its clone and in
+//     the executable graph; captured copies between pageable memory (1D, 2D, 3D) are one node
+//     each, copying at each launch, the gaps between rows kept.
 // Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
 // passes them too; without a device the program checks nothing.
 #include <algorithm>
@@ -40,6 +44,10 @@ void fill(std::vector<int>& v, int seed) {
 void CUDART_CB write_source(void* data) {
   auto* source = static_cast<std::vector<int>*>(data);
   for (int& word : *source) word += 1;
+}
+
+void CUDART_CB bump_bytes(void* data) {
+  for (unsigned char& byte : *static_cast<std::vector<unsigned char>*>(data)) byte += 1;
 }
 
 cudaMemcpy3DParms linear(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
@@ -321,6 +329,110 @@ int main() {
   EXPECT(symbols_right);
   SHOW(cudaGraphExecDestroy(symbols_exec));
   SHOW(cudaGraphDestroy(symbols));
+
+  // Copy nodes between pageable memory: after a copy down from the device into `back`, a node
+  // copies `back` on into `host_to` - the bytes the launch brought down, not those at launch.
+  std::vector<int> host_to(kWords, -1), host_other(kWords, -1);
+  cudaGraph_t on_host = nullptr;
+  SHOW(cudaGraphCreate(&on_host, 0));
+  cudaGraphNode_t host_down = nullptr, host_on = nullptr;
+  SHOW(cudaGraphAddMemcpyNode1D(&host_down, on_host, nullptr, 0, back.data(), device_a, kBytes,
+                                cudaMemcpyDeviceToHost));
+  SHOW(cudaGraphAddMemcpyNode1D(&host_on, on_host, &host_down, 1, host_to.data(), back.data(),
+                                kBytes, cudaMemcpyHostToHost));
+  SHOW(cudaGraphNodeGetType(host_on, &type));
+  EXPECT(type == cudaGraphNodeTypeMemcpy);
+  SHOW(cudaGraphMemcpyNodeGetParams(host_on, &read_back));
+  EXPECT(read_back.srcPtr.ptr == back.data() && read_back.dstPtr.ptr == host_to.data() &&
+         read_back.kind == cudaMemcpyHostToHost);
+  cudaGraphExec_t on_host_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&on_host_exec, on_host, 0));
+  bool host_nodes_right = on_host_exec != nullptr;
+  for (int launch = 0; launch < 2 && host_nodes_right; ++launch) {
+    fill(source, 300 + launch);
+    SHOW(cudaMemcpy(device_a, source.data(), kBytes, cudaMemcpyHostToDevice));
+    std::fill(back.begin(), back.end(), -1);
+    std::fill(host_to.begin(), host_to.end(), -1);
+    SHOW(cudaGraphLaunch(on_host_exec, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    host_nodes_right = all_equal(host_to, source);
+  }
+  EXPECT(host_nodes_right);
+  // New parameters in the executable graph: into another buffer.
+  SHOW(cudaGraphExecMemcpyNodeSetParams1D(on_host_exec, host_on, host_other.data(), back.data(),
+                                          kBytes, cudaMemcpyHostToHost));
+  fill(source, 400);
+  SHOW(cudaMemcpy(device_a, source.data(), kBytes, cudaMemcpyHostToDevice));
+  SHOW(cudaGraphLaunch(on_host_exec, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  EXPECT(all_equal(host_other, source));
+  // New parameters in the graph: half the bytes, taken by a clone and its instantiation.
+  std::vector<int> host_half(kWords, -1);
+  SHOW(cudaGraphMemcpyNodeSetParams1D(host_on, host_half.data(), back.data(), kBytes / 2,
+                                      cudaMemcpyDefault));
+  cudaGraph_t on_host_clone = nullptr;
+  SHOW(cudaGraphClone(&on_host_clone, on_host));
+  cudaGraphNode_t cloned_on = nullptr;
+  SHOW(cudaGraphNodeFindInClone(&cloned_on, host_on, on_host_clone));
+  SHOW(cudaGraphNodeGetType(cloned_on, &type));
+  EXPECT(type == cudaGraphNodeTypeMemcpy);
+  cudaGraphExec_t on_host_clone_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&on_host_clone_exec, on_host_clone, 0));
+  fill(source, 500);
+  SHOW(cudaMemcpy(device_a, source.data(), kBytes, cudaMemcpyHostToDevice));
+  SHOW(cudaGraphLaunch(on_host_clone_exec, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  EXPECT(std::equal(host_half.begin(), host_half.begin() + kWords / 2, source.begin()) &&
+         host_half[kWords / 2] == -1);
+  SHOW(cudaGraphExecDestroy(on_host_clone_exec));
+  SHOW(cudaGraphDestroy(on_host_clone));
+  SHOW(cudaGraphExecDestroy(on_host_exec));
+  SHOW(cudaGraphDestroy(on_host));
+
+  // Copies between pageable memory captured, after a host function that writes their source: 1D,
+  // 2D into a wider buffer and 3D between pitched volumes, one node each, at each launch.
+  constexpr size_t kHostRow = 100, kHostRowPitch = 160, kHostRows = 8, kHostSlices = 2;
+  std::vector<unsigned char> bytes_from(kHostRow * kHostRows * kHostSlices, 1),
+      bytes_to(bytes_from.size(), 0), wide_to(kHostRowPitch * kHostRows, 0xee),
+      volume_to(kHostRowPitch * kHostRows * kHostSlices, 0xee);
+  cudaMemcpy3DParms host_volume = {};
+  host_volume.srcPtr = make_cudaPitchedPtr(bytes_from.data(), kHostRow, kHostRow, kHostRows);
+  host_volume.dstPtr = make_cudaPitchedPtr(volume_to.data(), kHostRowPitch, kHostRow, kHostRows);
+  host_volume.extent = make_cudaExtent(kHostRow, kHostRows, kHostSlices);
+  host_volume.kind = cudaMemcpyHostToHost;
+  cudaGraph_t host_captured = nullptr;
+  SHOW(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  SHOW(cudaLaunchHostFunc(stream, bump_bytes, &bytes_from));
+  SHOW(cudaMemcpyAsync(bytes_to.data(), bytes_from.data(), bytes_from.size(), cudaMemcpyHostToHost,
+                       stream));
+  SHOW(cudaMemcpy2DAsync(wide_to.data(), kHostRowPitch, bytes_from.data(), kHostRow, kHostRow,
+                         kHostRows, cudaMemcpyDefault, stream));
+  SHOW(cudaMemcpy3DAsync(&host_volume, stream));
+  SHOW(cudaStreamEndCapture(stream, &host_captured));
+  size_t host_captured_nodes = 0;
+  SHOW(cudaGraphGetNodes(host_captured, nullptr, &host_captured_nodes));
+  EXPECT(host_captured_nodes == 4);  // one per captured operation
+  EXPECT(bytes_to[0] == 0 && wide_to[0] == 0xee && volume_to[0] == 0xee);  // none ran yet
+  cudaGraphExec_t host_captured_exec = nullptr;
+  SHOW(cudaGraphInstantiate(&host_captured_exec, host_captured, 0));
+  bool host_captured_right = host_captured_exec != nullptr;
+  for (int launch = 0; launch < 2 && host_captured_right; ++launch) {
+    SHOW(cudaGraphLaunch(host_captured_exec, stream));
+    SHOW(cudaStreamSynchronize(stream));
+    host_captured_right = bytes_from[0] == 2 + launch && bytes_to == bytes_from;
+    for (size_t i = 0; i < wide_to.size(); ++i) {  // rows of 100 bytes, 160 apart
+      const size_t x = i % kHostRowPitch;
+      host_captured_right = host_captured_right && wide_to[i] == (x < kHostRow ? 2 + launch : 0xee);
+    }
+    for (size_t i = 0; i < volume_to.size(); ++i) {
+      const size_t x = i % kHostRowPitch;
+      host_captured_right =
+          host_captured_right && volume_to[i] == (x < kHostRow ? 2 + launch : 0xee);
+    }
+  }
+  EXPECT(host_captured_right);
+  SHOW(cudaGraphExecDestroy(host_captured_exec));
+  SHOW(cudaGraphDestroy(host_captured));
 
   SHOW(cudaGraphExecDestroy(captured_exec));
   SHOW(cudaGraphDestroy(captured));

@@ -365,11 +365,12 @@ CUresult unified_copy(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s
     return device_to_host(host_dst, src, bytes, stream,
                           with_stream ? Fn::cuMemcpyDtoHAsync_v2 : Fn::cuMemcpyDtoH_v2);
   }
-  // Host to host: the driver copies in the caller, after the stream's earlier work.
+  // Host to host: the driver copies in the caller, after the stream's earlier work; a capture
+  // takes it as a copy node, which copies here each time the graph runs (host_staging.h).
   if (bytes == 0) return CUDA_SUCCESS;
   if (host_dst == nullptr || host_src == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (with_stream) {
-    if (capturing(stream)) return refuse_in_capture(stream);
+    if (capturing(stream)) return capture_host_copy(host_dst, host_src, bytes, stream);
     if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
   }
   std::memmove(host_dst, host_src, bytes);

@@ -4,7 +4,8 @@
 // leaves the stub (common/driver_wire.h). Each side's memory type is the caller's, or, for
 // CU_MEMORYTYPE_UNIFIED, what the stub knows of the address; a copy with an array on either side
 // goes as a box (array_boxes.h). Host to device is sent ahead when asynchronous, as the 1D copy is;
-// device to host waits for its rows; host to host is the caller's own memcpy, in stream order.
+// device to host waits for its rows; host to host is the caller's own memcpy, in stream order. On a
+// capturing stream each is one copy node of the capture's graph (host_staging.h).
 #include <cuda.h>
 
 #include <algorithm>
@@ -214,9 +215,10 @@ CUresult copy_2d(Fn fn, const CUDA_MEMCPY2D* copy, CUstream stream) {
   }
   if (dst.device) return host_to_device(fn, dst, src, width, height, stream, ahead);
   if (src.device) return device_to_host(fn, dst, src, width, height, stream);
-  // Host to host: in the caller, after the stream's earlier work.
+  // Host to host: in the caller, after the stream's earlier work (a capture takes it as a copy
+  // node, which copies here each time the graph runs: host_staging.h).
   if (ahead) {
-    if (capturing(stream)) return refuse_in_capture(stream);
+    if (capturing(stream)) return capture_copy_node(stream, box(dst, src, width, height));
     if (const CUresult r = cuStreamSynchronize(stream); r != CUDA_SUCCESS) return r;
   }
   for (size_t row = 0; row < height; ++row) {

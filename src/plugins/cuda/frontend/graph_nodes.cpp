@@ -11,8 +11,8 @@
 // Copy nodes run each time their graph does, on the backend's GPU: a side in the client's own
 // memory (pageable memory, or page-locked memory over a transport without shared memory) is
 // staged through a block on the backend by a host function of the stub's (host_staging.h); a
-// copy with both sides here is refused with CUDA_ERROR_NOT_SUPPORTED, logged once. Page-locked
-// memory in shm's arena is the GPU's to reach and travels as its device pointer.
+// copy with both sides here is that host function alone, copying here. Page-locked memory in
+// shm's arena is the GPU's to reach and travels as its device pointer.
 //
 // An allocation node's address is recorded as device memory (memory_ranges.h) until its graph is
 // destroyed. A host node's function runs in this process, on the session's callback thread, each
@@ -374,9 +374,9 @@ CUresult set_memset_node(CUgraphExec executable, CUgraphNode node,
 
 CUresult add_memcpy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
                          size_t n, const CUDA_MEMCPY3D* copy, CUcontext context) {
-  // One side in this process's memory: staged through the backend when the graph runs.
+  // A side in this process's memory: staged through the backend when the graph runs.
   if (copy != nullptr && copy->srcLOD == 0 && copy->dstLOD == 0) {
-    if (const SidesHere here = sides_here(*copy); here.source != here.destination) {
+    if (const SidesHere here = sides_here(*copy); here.any()) {
       return add_staged_copy_node(node, graph, dependencies, n, *copy, context, here);
     }
   }

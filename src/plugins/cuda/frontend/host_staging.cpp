@@ -74,25 +74,44 @@ CUDA_MEMCPY3D on_block(const CUDA_MEMCPY3D& copy, bool source, const Region& r, 
   return c;
 }
 
-// A new graph of the host function and the copy of the block, in the copy's order.
-CUresult staged_graph(const CUDA_MEMCPY3D& copy, CUcontext context, bool source_here,
-                      CUgraph& graph) {
+// What a copy with `sides` here runs as: the stub's host function (`host`) and, with one side
+// here, `inner`, the copy with that side replaced by its block; with both sides here, the host
+// function copying between them alone.
+CUresult parts_of(const CUDA_MEMCPY3D& copy, SidesHere sides, CUDA_HOST_NODE_PARAMS& host,
+                  CUDA_MEMCPY3D& inner) {
+  if (sides.both()) {
+    Region source{}, destination{};
+    if (const CUresult r = region_of(copy, true, source); r != CUDA_SUCCESS) return r;
+    if (const CUresult r = region_of(copy, false, destination); r != CUDA_SUCCESS) return r;
+    const staging::HostCopy* made = Rows::staging().host_copy_for(source, destination);
+    host = CUDA_HOST_NODE_PARAMS{staging::run_host_copy, const_cast<staging::HostCopy*>(made)};
+    return CUDA_SUCCESS;
+  }
   Region region{};
-  if (const CUresult r = region_of(copy, source_here, region); r != CUDA_SUCCESS) return r;
+  if (const CUresult r = region_of(copy, sides.source, region); r != CUDA_SUCCESS) return r;
   uint64_t block = 0;
   void* transfer = nullptr;
-  if (const int r = Rows::stage(region, source_here, block, transfer); r != CUDA_SUCCESS) {
+  if (const int r = Rows::stage(region, sides.source, block, transfer); r != CUDA_SUCCESS) {
     return static_cast<CUresult>(r);
   }
-  const CUDA_MEMCPY3D inner = on_block(copy, source_here, region, block);
-  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer};
+  inner = on_block(copy, sides.source, region, block);
+  host = CUDA_HOST_NODE_PARAMS{run_transfer, transfer};
+  return CUDA_SUCCESS;
+}
+
+// A new graph of what the copy runs as (parts_of), in the copy's order.
+CUresult staged_graph(const CUDA_MEMCPY3D& copy, CUcontext context, SidesHere sides,
+                      CUgraph& graph) {
+  CUDA_HOST_NODE_PARAMS host{};
+  CUDA_MEMCPY3D inner{};
+  if (const CUresult r = parts_of(copy, sides, host, inner); r != CUDA_SUCCESS) return r;
   if (const CUresult r = cuGraphCreate(&graph, 0); r != CUDA_SUCCESS) return r;
   CUgraphNode first = nullptr, second = nullptr;
-  CUresult result = source_here ? add_host_node(&first, graph, nullptr, 0, &host)
-                                : add_memcpy_node(&first, graph, nullptr, 0, &inner, context);
-  if (result == CUDA_SUCCESS) {
-    result = source_here ? add_memcpy_node(&second, graph, &first, 1, &inner, context)
-                         : add_host_node(&second, graph, &first, 1, &host);
+  CUresult result = sides.source ? add_host_node(&first, graph, nullptr, 0, &host)
+                                 : add_memcpy_node(&first, graph, nullptr, 0, &inner, context);
+  if (result == CUDA_SUCCESS && !sides.both()) {
+    result = sides.source ? add_memcpy_node(&second, graph, &first, 1, &inner, context)
+                          : add_host_node(&second, graph, &first, 1, &host);
   }
   if (result != CUDA_SUCCESS) {
     (void)cuGraphDestroy(graph);
@@ -102,18 +121,19 @@ CUresult staged_graph(const CUDA_MEMCPY3D& copy, CUcontext context, bool source_
 }
 
 // The nodes of a staged node's own graph (in `node`, the graph's copy of it): its host node and
-// its copy node.
-CUresult inner_nodes(CUgraphNode node, CUgraphNode& host, CUgraphNode& copy) {
+// its copy node (none when both sides are here: the host node alone).
+CUresult inner_nodes(CUgraphNode node, SidesHere sides, CUgraphNode& host, CUgraphNode& copy) {
   CUgraph inner = nullptr;
   if (const CUresult r = cuGraphChildGraphNodeGetGraph(node, &inner); r != CUDA_SUCCESS) return r;
   CUgraphNode nodes[2] = {};
-  size_t count = 2;
+  const size_t expected = sides.both() ? 1 : 2;
+  size_t count = expected;
   if (const CUresult r = cuGraphGetNodes(inner, nodes, &count); r != CUDA_SUCCESS) return r;
-  if (count != 2) return CUDA_ERROR_INVALID_VALUE;
+  if (count != expected) return CUDA_ERROR_INVALID_VALUE;
   CUgraphNodeType type{};
   if (const CUresult r = cuGraphNodeGetType(nodes[0], &type); r != CUDA_SUCCESS) return r;
   const bool host_first = type == CU_GRAPH_NODE_TYPE_HOST;
-  host = nodes[host_first ? 0 : 1], copy = nodes[host_first ? 1 : 0];
+  host = nodes[host_first ? 0 : 1], copy = sides.both() ? nullptr : nodes[host_first ? 1 : 0];
   return CUDA_SUCCESS;
 }
 
@@ -121,8 +141,8 @@ void log_unsupported_change() {
   static std::once_flag logged;
   std::call_once(logged, [] {
     GVIRTUS_LOG(kWarning) << "libcuda.so.1: a copy node of this process's memory keeps that "
-                             "memory on the side it was on (the node is a host function and a "
-                             "copy in that order): other parameters are not supported";
+                             "memory on the sides it was on (the node is a host function, and a "
+                             "copy in the copy's order): other parameters are not supported";
   });
 }
 
@@ -193,19 +213,25 @@ CUresult capture_staged_to_host(void* dst, CUdeviceptr src, size_t bytes, CUstre
   return capture_copy_node(stream, linear(src, dst, bytes, false));
 }
 
+CUresult capture_host_copy(void* dst, const void* src, size_t bytes, CUstream stream) {
+  CUDA_MEMCPY3D c{};
+  c.WidthInBytes = bytes, c.Height = 1, c.Depth = 1;
+  c.srcMemoryType = CU_MEMORYTYPE_HOST, c.srcHost = src;
+  c.dstMemoryType = CU_MEMORYTYPE_HOST, c.dstHost = dst;
+  return capture_copy_node(stream, c);
+}
+
 CUresult add_staged_copy_node(CUgraphNode* node, CUgraph graph, const CUgraphNode* dependencies,
                               size_t n, const CUDA_MEMCPY3D& copy, CUcontext context,
                               SidesHere sides) {
   if (node == nullptr || graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
   const stub::RouteScope route(pool_backend_of_handle("graph", graph));
   CUgraph inner = nullptr;
-  if (const CUresult r = staged_graph(copy, context, sides.source, inner); r != CUDA_SUCCESS) {
-    return r;
-  }
+  if (const CUresult r = staged_graph(copy, context, sides, inner); r != CUDA_SUCCESS) return r;
   const CUresult result =
       add_child_node(node, graph, dependencies, n, inner, CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE);
   (void)cuGraphDestroy(inner);
-  if (result == CUDA_SUCCESS) staged_nodes.add(*node, graph, copy, sides.source);
+  if (result == CUDA_SUCCESS) staged_nodes.add(*node, graph, copy, sides);
   return result;
 }
 
@@ -214,34 +240,31 @@ std::optional<CUresult> set_staged_copy_node(CUgraphExec executable, CUgraphNode
   const auto staged = staged_nodes.find(node);
   if (!staged) return std::nullopt;
   const SidesHere sides = sides_here(copy);
-  if (sides.source == sides.destination || sides.source != staged->source_here) {
+  if (sides != staged->here) {
     log_unsupported_change();
     return CUDA_ERROR_NOT_SUPPORTED;
   }
   const stub::RouteScope route(pool_backend_of_handle("graph", staged->graph));
   if (executable != nullptr) {  // the executable graph's copy of the node's own graph, replaced
     CUgraph inner = nullptr;
-    if (const CUresult r = staged_graph(copy, context, sides.source, inner); r != CUDA_SUCCESS) {
-      return r;
-    }
+    if (const CUresult r = staged_graph(copy, context, sides, inner); r != CUDA_SUCCESS) return r;
     const CUresult result = set_child_node(executable, node, inner);
     (void)cuGraphDestroy(inner);
     return result;
   }
-  Region region{};
-  if (const CUresult r = region_of(copy, sides.source, region); r != CUDA_SUCCESS) return r;
-  uint64_t block = 0;
-  void* transfer = nullptr;
-  if (const int r = Rows::stage(region, sides.source, block, transfer); r != CUDA_SUCCESS) {
-    return static_cast<CUresult>(r);
-  }
   CUgraphNode host_node = nullptr, copy_node = nullptr;
-  if (const CUresult r = inner_nodes(node, host_node, copy_node); r != CUDA_SUCCESS) return r;
-  const CUDA_MEMCPY3D inner = on_block(copy, sides.source, region, block);
-  if (const CUresult r = set_memcpy_node(nullptr, copy_node, &inner, context); r != CUDA_SUCCESS) {
+  if (const CUresult r = inner_nodes(node, sides, host_node, copy_node); r != CUDA_SUCCESS) {
     return r;
   }
-  const CUDA_HOST_NODE_PARAMS host{run_transfer, transfer};
+  CUDA_HOST_NODE_PARAMS host{};
+  CUDA_MEMCPY3D inner{};
+  if (const CUresult r = parts_of(copy, sides, host, inner); r != CUDA_SUCCESS) return r;
+  if (copy_node != nullptr) {
+    if (const CUresult r = set_memcpy_node(nullptr, copy_node, &inner, context);
+        r != CUDA_SUCCESS) {
+      return r;
+    }
+  }
   if (const CUresult r = set_host_node(nullptr, host_node, &host); r != CUDA_SUCCESS) return r;
   staged_nodes.set_params(node, copy);
   return CUDA_SUCCESS;

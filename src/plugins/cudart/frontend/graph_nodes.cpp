@@ -11,9 +11,10 @@
 //
 // Copy nodes run each time their graph does, on the backend's GPU: a side in the client's own
 // memory (pageable memory, or page-locked memory over tcp) is staged through a block on the
-// backend by a host function of the stub's (host_staging.h; linear copies the capture path takes
-// the same way). Page-locked memory in shm's arena is the GPU's to reach and travels as its
-// device pointer. Each kind's parameters are packed, and refused, by graph_node_params.h.
+// backend by a host function of the stub's (host_staging.h; copies the capture path takes the
+// same way), and a copy with both sides there is that host function alone, copying here.
+// Page-locked memory in shm's arena is the GPU's to reach and travels as its device pointer. Each
+// kind's parameters are packed, and refused, by graph_node_params.h.
 //
 // A memory allocation node's address is recorded as device memory until its graph is destroyed.
 //
@@ -581,7 +582,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t* pGraph
                                                          size_t numDependencies,
                                                          const cudaMemcpy3DParms* pCopyParams) {
   if (pCopyParams != nullptr) {
-    if (const cr::SidesHere here = cr::sides_here(*pCopyParams); here.source != here.destination) {
+    if (const cr::SidesHere here = cr::sides_here(*pCopyParams); here.any()) {
       return cr::add_staged_copy_node(pGraphNode, graph, pDependencies, numDependencies,
                                       *pCopyParams, here);
     }
@@ -600,7 +601,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(
     size_t numDependencies, void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
   if (count > 0) {
     const cudaMemcpy3DParms copy = cr::linear_copy(dst, src, count, kind);
-    if (const cr::SidesHere here = cr::sides_here(copy); here.source != here.destination) {
+    if (const cr::SidesHere here = cr::sides_here(copy); here.any()) {
       return cr::add_staged_copy_node(pGraphNode, graph, pDependencies, numDependencies, copy,
                                       here);
     }
@@ -898,7 +899,7 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t* pGraphNode, 
   if (nodeParams != nullptr && nodeParams->type == cudaGraphNodeTypeMemcpy &&
       dependencyData == nullptr) {
     const cudaMemcpy3DParms& copy = nodeParams->memcpy.copyParams;
-    if (const cr::SidesHere here = cr::sides_here(copy); here.source != here.destination) {
+    if (const cr::SidesHere here = cr::sides_here(copy); here.any()) {
       return cr::add_staged_copy_node(pGraphNode, graph, pDependencies, numDependencies, copy,
                                       here);
     }

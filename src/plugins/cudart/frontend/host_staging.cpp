@@ -31,18 +31,6 @@ using Rows = staging::StubRows<Fn::gvirtusStagingAlloc, Fn::gvirtusStagingWrite,
 // The stub's host function (frontend/staging_rows.h).
 constexpr auto run_transfer = &Rows::run;
 
-// The block for `region` and the host function's parameters that move its bytes.
-cudaError_t stage(const Region& region, bool to_device, void*& block, cudaHostNodeParams& host) {
-  uint64_t address = 0;
-  void* transfer = nullptr;
-  if (const int r = Rows::stage(region, to_device, address, transfer); r != cudaSuccess) {
-    return static_cast<cudaError_t>(r);
-  }
-  block = reinterpret_cast<void*>(address);
-  host = cudaHostNodeParams{run_transfer, transfer};
-  return cudaSuccess;
-}
-
 // Whether a copy's side is memory of this process's that the backend's GPU cannot reach (memory
 // not mapped here is a device address the stub never saw: the backend's to vet).
 bool here(const void* ptr, bool host_side) {
@@ -76,21 +64,43 @@ cudaMemcpy3DParms on_block(const cudaMemcpy3DParms& copy, bool source, const Reg
   return c;
 }
 
-// A new graph of the host function and the copy of the block, in the copy's order.
-cudaError_t staged_graph(const cudaMemcpy3DParms& copy, bool source_here, cudaGraph_t& graph) {
+// What a copy with `sides` here runs as: the stub's host function (`host`) and, with one side
+// here, `inner`, the copy with that side replaced by its block; with both sides here, the host
+// function copying between them alone.
+cudaError_t parts_of(const cudaMemcpy3DParms& copy, SidesHere sides, cudaHostNodeParams& host,
+                     cudaMemcpy3DParms& inner) {
+  if (sides.both()) {
+    Region source{}, destination{};
+    if (const cudaError_t r = region_of(copy, true, source); r != cudaSuccess) return r;
+    if (const cudaError_t r = region_of(copy, false, destination); r != cudaSuccess) return r;
+    const staging::HostCopy* made = Rows::staging().host_copy_for(source, destination);
+    host = cudaHostNodeParams{staging::run_host_copy, const_cast<staging::HostCopy*>(made)};
+    return cudaSuccess;
+  }
   Region region{};
-  if (const cudaError_t r = region_of(copy, source_here, region); r != cudaSuccess) return r;
-  void* block = nullptr;
+  if (const cudaError_t r = region_of(copy, sides.source, region); r != cudaSuccess) return r;
+  uint64_t block = 0;
+  void* transfer = nullptr;
+  if (const int r = Rows::stage(region, sides.source, block, transfer); r != cudaSuccess) {
+    return static_cast<cudaError_t>(r);
+  }
+  inner = on_block(copy, sides.source, region, reinterpret_cast<void*>(block));
+  host = cudaHostNodeParams{run_transfer, transfer};
+  return cudaSuccess;
+}
+
+// A new graph of what the copy runs as (parts_of), in the copy's order.
+cudaError_t staged_graph(const cudaMemcpy3DParms& copy, SidesHere sides, cudaGraph_t& graph) {
   cudaHostNodeParams host{};
-  if (const cudaError_t r = stage(region, source_here, block, host); r != cudaSuccess) return r;
-  const cudaMemcpy3DParms inner = on_block(copy, source_here, region, block);
+  cudaMemcpy3DParms inner{};
+  if (const cudaError_t r = parts_of(copy, sides, host, inner); r != cudaSuccess) return r;
   if (const cudaError_t r = cudaGraphCreate(&graph, 0); r != cudaSuccess) return r;
   cudaGraphNode_t first = nullptr, second = nullptr;
-  cudaError_t result = source_here ? cudaGraphAddHostNode(&first, graph, nullptr, 0, &host)
-                                   : cudaGraphAddMemcpyNode(&first, graph, nullptr, 0, &inner);
-  if (result == cudaSuccess) {
-    result = source_here ? cudaGraphAddMemcpyNode(&second, graph, &first, 1, &inner)
-                         : cudaGraphAddHostNode(&second, graph, &first, 1, &host);
+  cudaError_t result = sides.source ? cudaGraphAddHostNode(&first, graph, nullptr, 0, &host)
+                                    : cudaGraphAddMemcpyNode(&first, graph, nullptr, 0, &inner);
+  if (result == cudaSuccess && !sides.both()) {
+    result = sides.source ? cudaGraphAddMemcpyNode(&second, graph, &first, 1, &inner)
+                          : cudaGraphAddHostNode(&second, graph, &first, 1, &host);
   }
   if (result != cudaSuccess) {
     (void)cudaGraphDestroy(graph);
@@ -100,20 +110,22 @@ cudaError_t staged_graph(const cudaMemcpy3DParms& copy, bool source_here, cudaGr
 }
 
 // The nodes of a staged node's own graph (in `node`, the graph's copy of it): its host node and
-// its copy node.
-cudaError_t inner_nodes(cudaGraphNode_t node, cudaGraphNode_t& host, cudaGraphNode_t& copy) {
+// its copy node (none when both sides are here: the host node alone).
+cudaError_t inner_nodes(cudaGraphNode_t node, SidesHere sides, cudaGraphNode_t& host,
+                        cudaGraphNode_t& copy) {
   cudaGraph_t inner = nullptr;
   if (const cudaError_t r = cudaGraphChildGraphNodeGetGraph(node, &inner); r != cudaSuccess) {
     return r;
   }
   cudaGraphNode_t nodes[2] = {};
-  size_t count = 2;
+  const size_t expected = sides.both() ? 1 : 2;
+  size_t count = expected;
   if (const cudaError_t r = cudaGraphGetNodes(inner, nodes, &count); r != cudaSuccess) return r;
-  if (count != 2) return record_local_error(cudaErrorInvalidValue);
+  if (count != expected) return record_local_error(cudaErrorInvalidValue);
   cudaGraphNodeType type{};
   if (const cudaError_t r = cudaGraphNodeGetType(nodes[0], &type); r != cudaSuccess) return r;
   const bool host_first = type == cudaGraphNodeTypeHost;
-  host = nodes[host_first ? 0 : 1], copy = nodes[host_first ? 1 : 0];
+  host = nodes[host_first ? 0 : 1], copy = sides.both() ? nullptr : nodes[host_first ? 1 : 0];
   return cudaSuccess;
 }
 
@@ -121,8 +133,8 @@ cudaError_t unsupported_change() {
   static std::once_flag logged;
   std::call_once(logged, [] {
     GVIRTUS_LOG(kWarning) << "libcudart.so.13: a copy node of this process's memory keeps that "
-                             "memory on the side it was on (the node is a host function and a "
-                             "copy in that order): other parameters are not supported";
+                             "memory on the sides it was on (the node is a host function, and a "
+                             "copy in the copy's order): other parameters are not supported";
   });
   return record_local_error(cudaErrorNotSupported);
 }
@@ -187,10 +199,10 @@ cudaError_t add_staged_copy_node(cudaGraphNode_t* node, cudaGraph_t graph,
                                  const cudaMemcpy3DParms& copy, SidesHere sides) {
   if (node == nullptr || graph == nullptr) return record_local_error(cudaErrorInvalidValue);
   cudaGraph_t inner = nullptr;
-  if (const cudaError_t r = staged_graph(copy, sides.source, inner); r != cudaSuccess) return r;
+  if (const cudaError_t r = staged_graph(copy, sides, inner); r != cudaSuccess) return r;
   const cudaError_t result = cudaGraphAddChildGraphNode(node, graph, dependencies, n, inner);
   (void)cudaGraphDestroy(inner);
-  if (result == cudaSuccess) staged_nodes.add(*node, graph, copy, sides.source);
+  if (result == cudaSuccess) staged_nodes.add(*node, graph, copy, sides);
   return result;
 }
 
@@ -199,26 +211,25 @@ std::optional<cudaError_t> set_staged_copy_node(cudaGraphExec_t executable, cuda
   const auto staged = staged_nodes.find(node);
   if (!staged) return std::nullopt;
   const SidesHere sides = sides_here(copy);
-  if (sides.source == sides.destination || sides.source != staged->source_here) {
-    return unsupported_change();
-  }
+  if (sides != staged->here) return unsupported_change();
   if (executable != nullptr) {  // the executable graph's copy of the node's own graph, replaced
     cudaGraph_t inner = nullptr;
-    if (const cudaError_t r = staged_graph(copy, sides.source, inner); r != cudaSuccess) return r;
+    if (const cudaError_t r = staged_graph(copy, sides, inner); r != cudaSuccess) return r;
     const cudaError_t result = cudaGraphExecChildGraphNodeSetParams(executable, node, inner);
     (void)cudaGraphDestroy(inner);
     return result;
   }
-  Region region{};
-  if (const cudaError_t r = region_of(copy, sides.source, region); r != cudaSuccess) return r;
-  void* block = nullptr;
-  cudaHostNodeParams host{};
-  if (const cudaError_t r = stage(region, sides.source, block, host); r != cudaSuccess) return r;
   cudaGraphNode_t host_node = nullptr, copy_node = nullptr;
-  if (const cudaError_t r = inner_nodes(node, host_node, copy_node); r != cudaSuccess) return r;
-  const cudaMemcpy3DParms inner = on_block(copy, sides.source, region, block);
-  if (const cudaError_t r = cudaGraphMemcpyNodeSetParams(copy_node, &inner); r != cudaSuccess) {
+  if (const cudaError_t r = inner_nodes(node, sides, host_node, copy_node); r != cudaSuccess) {
     return r;
+  }
+  cudaHostNodeParams host{};
+  cudaMemcpy3DParms inner{};
+  if (const cudaError_t r = parts_of(copy, sides, host, inner); r != cudaSuccess) return r;
+  if (copy_node != nullptr) {
+    if (const cudaError_t r = cudaGraphMemcpyNodeSetParams(copy_node, &inner); r != cudaSuccess) {
+      return r;
+    }
   }
   if (const cudaError_t r = cudaGraphHostNodeSetParams(host_node, &host); r != cudaSuccess) {
     return r;

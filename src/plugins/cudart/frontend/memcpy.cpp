@@ -153,15 +153,12 @@ cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind,
     }
   }
   // Ordinary client memory on a capturing stream: the copy is captured staged through a block on
-  // the backend, so the graph reads or writes the program's memory each time it runs
-  // (host_staging.h). A copy between host memory is refused as natively an operation the capture
-  // cannot hold is (stream_capture.h). Copies between device memory are captured as they are.
+  // the backend, so the graph reads or writes the program's memory each time it runs; a copy
+  // between host memory, as the stub's host function copying here when the graph reaches it
+  // (host_staging.h). Copies between device memory are captured as they are.
   if (stream != nullptr && kind != cudaMemcpyDeviceToDevice && capturing(*stream)) {
-    if (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) {
-      if (count == 0) return cudaSuccess;
-      return capture_copy_node(*stream, linear_copy(dst, src, count, kind));
-    }
-    if (const auto refused = refuse_in_capture(*stream)) return *refused;
+    if (count == 0) return cudaSuccess;
+    return capture_copy_node(*stream, linear_copy(dst, src, count, kind));
   }
   // Ordinary client memory, synchronously: through pinned staging in the arena when there is one.
   if (stream == nullptr && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost)) {

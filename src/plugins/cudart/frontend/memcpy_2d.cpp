@@ -57,19 +57,16 @@ cudaError_t copy_2d(Copy2D c, const cudaStream_t* stream) {
     const cudaError_t rc = check_host_side(c.dst, c.src, c.width, c.kind);
     if (rc != cudaSuccess) return rc;
   }
-  // A capturing stream takes a copy of the client's memory as a copy node (host_staging.h); a
-  // copy between host memory it cannot hold (memcpy.cpp, stream_capture.h).
+  // A capturing stream takes a copy of the client's memory as a copy node, between host memory
+  // too (host_staging.h).
   if (stream != nullptr && c.kind != cudaMemcpyDeviceToDevice && capturing(*stream)) {
-    if (c.kind == cudaMemcpyHostToDevice || c.kind == cudaMemcpyDeviceToHost) {
-      if (c.width == 0 || c.height == 0) return cudaSuccess;
-      cudaMemcpy3DParms box{};
-      box.srcPtr = cudaPitchedPtr{const_cast<char*>(c.src), c.spitch, c.width, c.height};
-      box.dstPtr = cudaPitchedPtr{c.dst, c.dpitch, c.width, c.height};
-      box.extent = cudaExtent{c.width, c.height, 1};
-      box.kind = c.kind;
-      return capture_copy_node(*stream, box);
-    }
-    if (const auto refused = refuse_in_capture(*stream)) return *refused;
+    if (c.width == 0 || c.height == 0) return cudaSuccess;
+    cudaMemcpy3DParms box{};
+    box.srcPtr = cudaPitchedPtr{const_cast<char*>(c.src), c.spitch, c.width, c.height};
+    box.dstPtr = cudaPitchedPtr{c.dst, c.dpitch, c.width, c.height};
+    box.extent = cudaExtent{c.width, c.height, 1};
+    box.kind = c.kind;
+    return capture_copy_node(*stream, box);
   }
   if (c.kind == cudaMemcpyHostToHost) {
     // Nothing for the GPU to do, but the runtime still checks its pitches and initialisation.

@@ -188,7 +188,15 @@ cudaError_t copy(Copy3D c) {
     }
   }
   const bool no_array = c.src.array == nullptr && c.dst.array == nullptr;
-  if (c.kind == cudaMemcpyHostToHost && no_array) return copy_on_host(c);
+  if (c.kind == cudaMemcpyHostToHost && no_array) {
+    // A capture takes it as a copy node, which copies here each time the graph runs
+    // (host_staging.h).
+    if (c.stream != nullptr && capturing(*c.stream)) {
+      if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) return cudaSuccess;
+      return capture_copy_node(*c.stream, parameters(c));
+    }
+    return copy_on_host(c);
+  }
   Side* host = nullptr;
   const Side* other = nullptr;
   if (c.kind == cudaMemcpyHostToDevice && c.src.array == nullptr) {
