@@ -5,8 +5,11 @@
 // cuGraphExecUpdate's first form), found as a runtime finds them (cuGetProcAddress by version),
 // a kernel node's grid changed in an executable graph, a copy node from this process's own memory
 // (staged), a host node without a function refused, a child graph that cannot be destroyed by
-// itself, batch memory operation nodes, and a copy node named by unified addresses (its memory
-// types kept). Its output is the native one (what gvirtus refuses
+// itself, batch memory operation nodes, a copy node named by unified addresses (its memory
+// types kept), copies between a CUDA array and this process's memory captured from a stream (1D
+// by cuMemcpyHtoAAsync and AtoHAsync, 2D by cuMemcpy3DAsync into a pitched host buffer: one copy
+// node each, copying the memory as it is at each launch) and a copy node between this process's
+// memory. Its output is the native one (what gvirtus refuses
 // where a driver does not look is hostile_graph_nodes_test.cpp's). argv[1]: a fatbinary with
 // saxpy.
 #include <cuda.h>
@@ -250,6 +253,96 @@ int main(int argc, char** argv) {
   SHOW(cuGraphExecMemcpyNodeSetParams(unified_exec, unified_node, &unified, context));
   SHOW(cuGraphExecDestroy(unified_exec));
   SHOW(cuGraphDestroy(unified_graph));
+
+  // Copies between an array and this process's memory, captured: one copy node each, reading
+  // and writing the program's memory at each launch.
+  CUDA_ARRAY_DESCRIPTOR line_shape{};
+  line_shape.Width = 1024;
+  line_shape.Height = 0;
+  line_shape.Format = CU_AD_FORMAT_UNSIGNED_INT8;
+  line_shape.NumChannels = 1;
+  CUarray line = nullptr;
+  SHOW(cuArrayCreate(&line, &line_shape));
+  CUDA_ARRAY_DESCRIPTOR plane_shape = line_shape;
+  plane_shape.Width = 64;
+  plane_shape.Height = 8;
+  CUarray plane = nullptr;
+  SHOW(cuArrayCreate(&plane, &plane_shape));
+  std::vector<unsigned char> line_in(1024), line_out(1024), plane_out(96 * 8, 0xee);
+  CUDA_MEMCPY3D plane_up{};  // the first 64 x 8 bytes of line_in, rows 64 apart
+  plane_up.srcMemoryType = CU_MEMORYTYPE_HOST;
+  plane_up.srcHost = line_in.data();
+  plane_up.srcPitch = 64;
+  plane_up.srcHeight = 8;
+  plane_up.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+  plane_up.dstArray = plane;
+  plane_up.WidthInBytes = 64;
+  plane_up.Height = 8;
+  plane_up.Depth = 1;
+  CUDA_MEMCPY3D plane_down = plane_up;  // back into rows 96 apart
+  plane_down.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+  plane_down.srcArray = plane;
+  plane_down.srcHost = nullptr;
+  plane_down.dstMemoryType = CU_MEMORYTYPE_HOST;
+  plane_down.dstHost = plane_out.data();
+  plane_down.dstArray = nullptr;
+  plane_down.dstPitch = 96;
+  plane_down.dstHeight = 8;
+  CUgraph arrays_graph = nullptr;
+  SHOW(cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  SHOW(cuMemcpyHtoAAsync(line, 0, line_in.data(), 1024, stream));
+  SHOW(cuMemcpyAtoHAsync(line_out.data(), line, 0, 1024, stream));
+  SHOW(cuMemcpy3DAsync(&plane_up, stream));
+  SHOW(cuMemcpy3DAsync(&plane_down, stream));
+  SHOW(cuStreamEndCapture(stream, &arrays_graph));
+  size_t array_nodes = 0;
+  SHOW(cuGraphGetNodes(arrays_graph, nullptr, &array_nodes));
+  std::printf("captured array copies: %zu nodes, nothing copied at capture %s\n", array_nodes,
+              line_out[0] == 0 && plane_out[0] == 0xee ? "yes" : "no");
+  CUgraphExec arrays_exec = nullptr;
+  SHOW(cuGraphInstantiate(&arrays_exec, arrays_graph, 0));
+  bool arrays_right = true;
+  for (int launch = 0; launch < 2; ++launch) {
+    for (size_t i = 0; i < line_in.size(); ++i) line_in[i] = static_cast<unsigned char>(i + launch);
+    SHOW(cuGraphLaunch(arrays_exec, stream));
+    SHOW(cuStreamSynchronize(stream));
+    arrays_right = arrays_right && line_out == line_in;
+    for (size_t i = 0; i < plane_out.size(); ++i) {
+      const size_t row = i / 96, x = i % 96;
+      arrays_right = arrays_right && plane_out[i] == (x < 64 ? line_in[row * 64 + x] : 0xee);
+    }
+  }
+  std::printf("captured array copies at each launch: %s\n", arrays_right ? "right" : "wrong");
+  SHOW(cuGraphExecDestroy(arrays_exec));
+  SHOW(cuGraphDestroy(arrays_graph));
+  SHOW(cuArrayDestroy(plane));
+  SHOW(cuArrayDestroy(line));
+
+  // A copy node between this process's memory: it copies when the graph runs.
+  std::vector<unsigned char> host_from(4096, 0x21), host_to(4096, 0);
+  CUDA_MEMCPY3D on_host{};
+  on_host.srcMemoryType = CU_MEMORYTYPE_HOST;
+  on_host.srcHost = host_from.data();
+  on_host.dstMemoryType = CU_MEMORYTYPE_HOST;
+  on_host.dstHost = host_to.data();
+  on_host.WidthInBytes = host_from.size();
+  on_host.Height = 1;
+  on_host.Depth = 1;
+  CUgraph host_graph = nullptr;
+  SHOW(cuGraphCreate(&host_graph, 0));
+  CUgraphNode host_copy = nullptr;
+  SHOW(cuGraphAddMemcpyNode(&host_copy, host_graph, nullptr, 0, &on_host, context));
+  CUgraphNodeType host_copy_type{};
+  SHOW(cuGraphNodeGetType(host_copy, &host_copy_type));
+  CUgraphExec host_exec = nullptr;
+  SHOW(cuGraphInstantiate(&host_exec, host_graph, 0));
+  std::printf("host copy node: type %d, copied before launch %s\n", host_copy_type,
+              host_to[0] == 0 ? "no" : "yes");
+  SHOW(cuGraphLaunch(host_exec, stream));
+  SHOW(cuStreamSynchronize(stream));
+  std::printf("host copy node after launch: %s\n", host_to == host_from ? "copied" : "not copied");
+  SHOW(cuGraphExecDestroy(host_exec));
+  SHOW(cuGraphDestroy(host_graph));
 
   SHOW(cuGraphExecDestroy(exec));
   SHOW(cuGraphDestroy(graph));

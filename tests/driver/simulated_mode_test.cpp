@@ -402,7 +402,8 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
 // cannot be destroyed by itself, and batch memory operation nodes (a write and a wait done at each
 // launch, read back, changed in the executable graph), and a copy node named by unified addresses
 // (read back so, and new parameters changing its memory types refused as the driver refuses
-// them). What gvirtus refuses where a driver does
+// them), copies between arrays and the program's memory captured (one node each, copying at each
+// launch), and a copy node between the program's memory. What gvirtus refuses where a driver does
 // not look (a word outside the program's memory, a destroyed graph's node) is
 // hostile_graph_nodes_test.cpp's, so that the program's output stays the native one. Each launch
 // of the graph records its kernels.
@@ -438,6 +439,12 @@ TEST_F(SimulatedDriverMode, graphs_built_node_by_node_through_the_driver_api) {
         "cuGraphAddMemcpyNode(&unified_node, unified_graph, nullptr, 0, &unified, context) -> 0",
         "unified node read back: unified both",
         "cuGraphExecMemcpyNodeSetParams(unified_exec, unified_node, &typed, context) -> 1",
+        "cuMemcpyHtoAAsync(line, 0, line_in.data(), 1024, stream) -> 0",
+        "cuMemcpy3DAsync(&plane_down, stream) -> 0",
+        "captured array copies: 4 nodes, nothing copied at capture yes",
+        "captured array copies at each launch: right",
+        "host copy node: type 1, copied before launch no",
+        "host copy node after launch: copied",
         "cuGraphExecMemcpyNodeSetParams(unified_exec, unified_node, &unified, context) -> 0"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }

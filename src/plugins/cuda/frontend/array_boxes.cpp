@@ -11,6 +11,7 @@
 #include "common/wire_record.h"
 #include "cuda_remote_calls.h"
 #include "plugins/cuda/common/driver_wire.h"
+#include "plugins/cuda/frontend/host_staging.h"
 #include "plugins/cuda/frontend/memory_ranges.h"
 #include "plugins/cuda/frontend/stream_capture.h"
 
@@ -137,8 +138,10 @@ CUresult copy_array_box(const CUDA_MEMCPY3D& copy, CUstream stream, bool asynchr
   if (width > kCopyChunkBytes) return CUDA_ERROR_INVALID_VALUE;  // wider than any array
   if ((height > 1 || depth > 1) && host.pitch < width) return CUDA_ERROR_INVALID_VALUE;
   if (depth > 1 && host.height < height) return CUDA_ERROR_INVALID_VALUE;
-  // Waiting for a capturing stream would end its capture; the backend refuses the copy too.
-  if (asynchronous && capturing(stream)) return refuse_in_capture(stream);
+  // A capturing stream takes the copy as one copy node, its host side staged through a block on
+  // the backend (host_staging.h), so each launch reads or writes the program's memory as it is
+  // then; never a copy of the bytes sent now.
+  if (asynchronous && capturing(stream)) return capture_copy_node(stream, copy);
   std::vector<std::byte> packed;
   for (const Piece& at : pieces_of(width, height, depth)) {
     ArrayBoxRequest request{};
