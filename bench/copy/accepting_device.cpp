@@ -22,11 +22,11 @@
 // between pitched pointers are copies of their rows. In "keep" mode cudaMallocManaged places
 // page-aligned memory of its own from kManagedBase (a client mirrors it at the same address:
 // docs/managed-memory.md); it is device memory to copies, and managed to cudaPointerGetAttributes.
-// "keep" mode also counts one device and loads libraries (cudaLibraryLoadData takes any image),
-// whose managed variables it places packed in managed memory (cudaLibraryGetManaged), sizes read
-// from the image's symbol tables. Its memory pools, shareable between sessions, are
-// accepting_pools.cpp's; its error log, which an invalid cudaSetDevice writes to,
-// accepting_logs.cpp's.
+// CUDA arrays are accepting_arrays.cpp's: rows of the device's memory. "keep" mode also counts
+// one device and loads libraries (cudaLibraryLoadData takes any image), whose managed variables it
+// places packed in managed memory (cudaLibraryGetManaged), sizes read from the image's symbol
+// tables. Its memory pools, shareable between sessions, are accepting_pools.cpp's; its error log,
+// which an invalid cudaSetDevice writes to, accepting_logs.cpp's.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -46,6 +46,9 @@
 
 #include "elf_symbols.h"
 
+// An array's storage as a pitched pointer and its element's bytes; false for no array of the
+// device's (accepting_arrays.cpp).
+bool accepting_array_rows(cudaArray_const_t array, cudaPitchedPtr& rows, uint64_t& element);
 // Writes a failure into the device's error log (accepting_logs.cpp).
 void accepting_log(const std::string& line);
 // With GVIRTUS_ACCEPTING_MEMORY_BUDGET (bytes) set: when `allocated` exceeds it, the registered
@@ -277,24 +280,35 @@ ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpyAsync(void* dst, const void* src, 
 }
 
 // Page-locked memory (the shm arena's blocks): the device reads and writes it where it is.
-// 3D copies between pitched pointers (no array is this device's): row by row, each a copy of
-// the copy's kind; the extent's width is in bytes without arrays.
+// 3D copies: row by row, each a copy of the copy's kind. An array side is its storage's rows
+// (accepting_arrays.cpp), device memory; with an array taking part the extent's width and both
+// sides' positions x count its elements, as the runtime counts them, else bytes.
 ACCEPTING_DEVICE_EXPORT cudaError_t cudaMemcpy3D(const cudaMemcpy3DParms* p) {
-  if (p == nullptr || p->srcArray != nullptr || p->dstArray != nullptr) {
-    return cudaErrorInvalidValue;
+  if (p == nullptr) return cudaErrorInvalidValue;
+  cudaPitchedPtr from = p->srcPtr, to = p->dstPtr;
+  uint64_t element = 1;
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    uint64_t src_element = 0, dst_element = 0;
+    if ((p->srcArray != nullptr && !accepting_array_rows(p->srcArray, from, src_element)) ||
+        (p->dstArray != nullptr && !accepting_array_rows(p->dstArray, to, dst_element))) {
+      return cudaErrorInvalidResourceHandle;
+    }
+    element = src_element != 0 ? src_element : dst_element;
+    // An array is device memory: a kind naming it host memory is the runtime's error.
+    if ((p->srcArray != nullptr && host_side(p->kind, true)) ||
+        (p->dstArray != nullptr && host_side(p->kind, false))) {
+      return cudaErrorInvalidMemcpyDirection;
+    }
   }
-  const cudaPitchedPtr& from = p->srcPtr;
-  const cudaPitchedPtr& to = p->dstPtr;
+  const size_t row = p->extent.width * element;
   for (size_t z = 0; z < p->extent.depth; ++z) {
     for (size_t y = 0; y < p->extent.height; ++y) {
       const auto* src = static_cast<const char*>(from.ptr) +
                         (p->srcPos.z + z) * from.pitch * from.ysize +
-                        (p->srcPos.y + y) * from.pitch + p->srcPos.x;
+                        (p->srcPos.y + y) * from.pitch + p->srcPos.x * element;
       auto* dst = static_cast<char*>(to.ptr) + (p->dstPos.z + z) * to.pitch * to.ysize +
-                  (p->dstPos.y + y) * to.pitch + p->dstPos.x;
-      if (const cudaError_t rc = copy(dst, src, p->extent.width, p->kind); rc != cudaSuccess) {
-        return rc;
-      }
+                  (p->dstPos.y + y) * to.pitch + p->dstPos.x * element;
+      if (const cudaError_t rc = copy(dst, src, row, p->kind); rc != cudaSuccess) return rc;
     }
   }
   return cudaSuccess;

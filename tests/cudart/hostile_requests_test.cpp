@@ -360,62 +360,117 @@ TEST_F(HostileCudart, staging_blocks_are_bounded_and_transfers_outside_them_end_
 }
 
 #ifdef GVIRTUS_CAPTURE_DEVICE_PRELOAD
-// A copy whose host side is the backend's own buffer (the request's bytes, the reply) on a
-// capturing stream: no stub sends one (it stages such copies), and a capture would keep the
-// buffer's address in its graph, to be read or written at each launch long after the call. The
-// backend refuses it (cudaErrorStreamCaptureUnsupported) and the session goes on. The backend runs
-// with the capturing device (programs/capture_device.cpp), which keeps capture states.
-TEST(HostileCudartCapture, a_copy_of_the_backends_own_buffer_on_a_capturing_stream_is_refused) {
-  BackendOptions options;
-  options.plugins = R"(["cudart"])";
-  options.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD,
-                         "GVIRTUS_ACCEPTING_DEVICE=keep"};
-  BackendProcess backend(options);
-  Client c(backend.client_config(), {to_ref(cr::kIdentity)});
-  const auto call = [&](cr::Fn fn, const WireWriter& request, auto&& read) {
+// A backend with the capturing device (programs/capture_device.cpp), which keeps capture states
+// and builds graphs of copies, over the accepting device keeping what is copied; one client.
+class HostileCudartCapture : public ::testing::Test {
+ protected:
+  static BackendOptions options() {
+    BackendOptions o;
+    o.plugins = R"(["cudart"])";
+    o.exec_prefix = {"env", "LD_PRELOAD=" GVIRTUS_CAPTURE_DEVICE_PRELOAD,
+                     "GVIRTUS_ACCEPTING_DEVICE=keep"};
+    return o;
+  }
+
+  // The call's result; `read` takes the rest of a successful reply.
+  template <typename Read>
+  int32_t call(cr::Fn fn, const WireWriter& request, Read&& read) {
     const ByteView piece = request.view();
     int32_t result = -1;
-    c.call(cr::call_id(fn), std::span(&piece, 1), [&](WireReader& in) {
+    client_.call(cr::call_id(fn), std::span(&piece, 1), [&](WireReader& in) {
       result = in.get<int32_t>();
-      read(in);
+      if (result == cudaSuccess) read(in);
       (void)in.get_raw(in.remaining());
     });
     return result;
-  };
-  const auto nothing = [](WireReader&) {};
+  }
+  int32_t call(cr::Fn fn, const WireWriter& request) {
+    return call(fn, request, [](WireReader&) {});
+  }
+
+  // Device memory of the session's, or null.
+  void* allocate(size_t bytes) {
+    void* device = nullptr;
+    WireWriter w;
+    marshal::put_output(w, &device);
+    marshal::put_value(w, bytes);
+    return call(cr::Fn::cudaMalloc, w, [&](WireReader& in) { marshal::get_output(in, &device); }) ==
+                   cudaSuccess
+               ? device
+               : nullptr;
+  }
+
+  BackendProcess backend_{options()};
+  Client client_{backend_.client_config(), {to_ref(cr::kIdentity)}};
+};
+
+// A copy whose host side is the backend's own buffer (the request's bytes, the reply) on a
+// capturing stream: no stub sends one (it stages such copies), and a capture would keep the
+// buffer's address in its graph, to be read or written at each launch long after the call. The
+// backend refuses it (cudaErrorStreamCaptureUnsupported) and the session goes on.
+TEST_F(HostileCudartCapture, a_copy_of_the_backends_own_buffer_on_a_capturing_stream_is_refused) {
   cudaStream_t stream = nullptr;
   WireWriter create;
   marshal::put_output(create, &stream);
   ASSERT_EQ(call(cr::Fn::cudaStreamCreate, create,
                  [&](WireReader& in) { marshal::get_output(in, &stream); }),
             cudaSuccess);
-  void* device = nullptr;
-  WireWriter allocate;
-  marshal::put_output(allocate, &device);
-  marshal::put_value(allocate, size_t{64});
-  ASSERT_EQ(
-      call(cr::Fn::cudaMalloc, allocate, [&](WireReader& in) { marshal::get_output(in, &device); }),
-      cudaSuccess);
+  void* device = allocate(64);
+  ASSERT_NE(device, nullptr);
   const auto copy_up = [&] {
     WireWriter w;
     put_record(w, cr::MemcpyRequest{device, nullptr, 64, cudaMemcpyHostToDevice, stream});
     w.put_raw(std::string(64, 'x').data(), 64);
-    return call(cr::Fn::cudaMemcpyAsync, w, nothing);
+    return call(cr::Fn::cudaMemcpyAsync, w);
   };
   const auto copy_down = [&] {
     WireWriter w;
     put_record(w, cr::MemcpyRequest{nullptr, device, 64, cudaMemcpyDeviceToHost, stream});
-    return call(cr::Fn::cudaMemcpyAsync, w, nothing);
+    return call(cr::Fn::cudaMemcpyAsync, w);
   };
   EXPECT_EQ(copy_up(), cudaSuccess) << "outside a capture, a copy";
   WireWriter begin;
   marshal::put_value(begin, stream);
   marshal::put_value(begin, cudaStreamCaptureModeGlobal);
-  ASSERT_EQ(call(cr::Fn::cudaStreamBeginCapture, begin, nothing), cudaSuccess);
+  ASSERT_EQ(call(cr::Fn::cudaStreamBeginCapture, begin), cudaSuccess);
   EXPECT_EQ(copy_up(), cudaErrorStreamCaptureUnsupported);
   EXPECT_EQ(copy_down(), cudaErrorStreamCaptureUnsupported);
-  EXPECT_TRUE(ping(c)) << "the session goes on";
-  EXPECT_FALSE(backend.logged("cudaMemcpyAsync captured")) << backend.log();
+  EXPECT_TRUE(ping(client_)) << "the session goes on";
+  EXPECT_FALSE(backend_.logged("cudaMemcpyAsync captured")) << backend_.log();
+}
+
+// A copy node's CUDA array must be the session's: a made-up one is refused before the runtime
+// sees it, and the session goes on; the same node between the session's device memory is made.
+TEST_F(HostileCudartCapture, a_copy_node_names_only_the_sessions_arrays) {
+  void* device = allocate(4096);
+  ASSERT_NE(device, nullptr);
+  cudaGraph_t graph = nullptr;
+  WireWriter create;
+  marshal::put_output(create, &graph);
+  marshal::put_value(create, 0u);
+  ASSERT_EQ(call(cr::Fn::cudaGraphCreate, create,
+                 [&](WireReader& in) { marshal::get_output(in, &graph); }),
+            cudaSuccess);
+  const auto add = [&](uint64_t src_array, void* src) {
+    const auto at = reinterpret_cast<uint64_t>(device);
+    const cr::MemcpyNodeWire node{{reinterpret_cast<uint64_t>(src), 256, 256, 4, 0, 0, 0},
+                                  {at + 2048, 256, 256, 4, 0, 0, 0},
+                                  64,
+                                  4,
+                                  1,
+                                  cudaMemcpyDeviceToDevice,
+                                  src_array,
+                                  0};
+    WireWriter w;
+    w.put<uint64_t>(cr::wire_handle(graph));
+    w.put<uint32_t>(0);
+    put_record(w, node);
+    return call(cr::Fn::cudaGraphAddMemcpyNode, w);
+  };
+  EXPECT_EQ(add(0x7f00deadbee0, nullptr), cudaErrorInvalidResourceHandle);
+  EXPECT_TRUE(backend_.logged("rejected array")) << backend_.log();
+  EXPECT_TRUE(ping(client_)) << "the session goes on";
+  EXPECT_EQ(add(0, device), cudaSuccess) << backend_.log();
 }
 #endif
 

@@ -6,7 +6,8 @@
 // so each launch of the graph reads the program's memory as it
 // is then - after the program's own host function captured before it changed it - and writes
 // the program's memory back; a copy between host memory is captured as a node too (the stub's
-// host function alone), copying the memory as it is at each launch, 1D, 2D and 3D. Waiting for a
+// host function alone), copying the memory as it is at each launch, 1D, 2D and 3D; copies between
+// a CUDA array and pageable memory (2D forms and 3D) are staged nodes too. Waiting for a
 // capturing stream is refused with cudaErrorStreamCaptureUnsupported, which invalidates the
 // capture, so cudaStreamEndCapture then answers cudaErrorStreamCaptureInvalidated. A capture
 // without it ends in a graph. The graph a
@@ -146,6 +147,51 @@ int main() {
   }
   expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy host copies");
   expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy host copies");
+
+  // Copies between a CUDA array and pageable memory, captured: a 2D copy into the array (its byte
+  // offset and width in floats) and one back into rows 96 bytes apart, and a 3D copy out of the
+  // array's second row, one staged node each, copying at each launch.
+  const cudaChannelFormatDesc floats =
+      cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  cudaArray_t array = nullptr;
+  expect(cudaMallocArray(&array, &floats, 16, 4), cudaSuccess, "cudaMallocArray");
+  std::vector<float> texels(16 * 4), texels_back(24 * 4, -1.0f), second_row(16, -1.0f);
+  cudaMemcpy3DParms row_out{};
+  row_out.srcArray = array;
+  row_out.srcPos = cudaPos{0, 1, 0};
+  row_out.dstPtr = cudaPitchedPtr{second_row.data(), 16 * sizeof(float), 16, 1};
+  row_out.extent = cudaExtent{16, 1, 1};
+  row_out.kind = cudaMemcpyDeviceToHost;
+  expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+         "cudaStreamBeginCapture for array copies");
+  expect(cudaMemcpy2DToArrayAsync(array, 0, 0, texels.data(), 16 * sizeof(float),
+                                  16 * sizeof(float), 4, cudaMemcpyHostToDevice, stream),
+         cudaSuccess, "a 2D copy into an array in a capture");
+  expect(cudaMemcpy2DFromArrayAsync(texels_back.data(), 24 * sizeof(float), array, 0, 0,
+                                    16 * sizeof(float), 4, cudaMemcpyDefault, stream),
+         cudaSuccess, "a 2D copy out of an array in a capture");
+  expect(cudaMemcpy3DAsync(&row_out, stream), cudaSuccess, "a 3D copy out of an array captured");
+  expect(cudaStreamEndCapture(stream, &graph), cudaSuccess, "cudaStreamEndCapture arrays");
+  nodes = 0;
+  expect(cudaGraphGetNodes(graph, nullptr, &nodes), cudaSuccess, "cudaGraphGetNodes arrays");
+  check(nodes == 3, "one node per captured array copy");
+  check(texels_back[0] == -1.0f && second_row[0] == -1.0f, "nothing copied at capture");
+  expect(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess, "cudaGraphInstantiate arrays");
+  for (int launch = 0; launch < 2; ++launch) {
+    for (size_t i = 0; i < texels.size(); ++i) texels[i] = static_cast<float>(i * 3 + launch);
+    expect(cudaGraphLaunch(exec, stream), cudaSuccess, "cudaGraphLaunch arrays");
+    expect(cudaStreamSynchronize(stream), cudaSuccess, "cudaStreamSynchronize arrays");
+    bool right = true;
+    for (size_t i = 0; i < texels_back.size(); ++i) {
+      const size_t row = i / 24, x = i % 24;
+      right = right && texels_back[i] == (x < 16 ? texels[row * 16 + x] : -1.0f);
+    }
+    for (size_t x = 0; x < 16; ++x) right = right && second_row[x] == texels[16 + x];
+    check(right, "the captured array copies ran at this launch, the gaps kept");
+  }
+  expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy arrays");
+  expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy arrays");
+  expect(cudaFreeArray(array), cudaSuccess, "cudaFreeArray");
 
   // Waiting for a capturing stream cannot be captured: refused, the capture invalidated.
   expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,

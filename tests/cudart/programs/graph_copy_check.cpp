@@ -172,6 +172,55 @@ int main(int argc, char** argv) {
   expect(cudaGraphExecDestroy(pitched_exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);
   expect(cudaGraphExecDestroy(exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);
   expect(cudaGraphDestroy(pitched) == cudaSuccess, "cudaGraphDestroy", cudaSuccess);
+
+  // A CUDA array on one side and the program's memory on the other: staged as well, the extent
+  // counting the array's elements (floats) - up into the array, and back into rows 80 apart.
+  constexpr size_t kTexels = 64, kTexelRows = 8, kWideTexels = 80;
+  const cudaChannelFormatDesc floats =
+      cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  cudaArray_t array = nullptr;
+  rc = cudaMallocArray(&array, &floats, kTexels, kTexelRows);
+  expect(rc == cudaSuccess, "cudaMallocArray", rc);
+  std::vector<float> plane(kTexels * kTexelRows), plane_back(kWideTexels * kTexelRows, -1.0f);
+  cudaMemcpy3DParms into_array{};
+  into_array.srcPtr = cudaPitchedPtr{plane.data(), kTexels * sizeof(float), kTexels, kTexelRows};
+  into_array.dstArray = array;
+  into_array.extent = cudaExtent{kTexels, kTexelRows, 1};
+  into_array.kind = cudaMemcpyHostToDevice;
+  cudaMemcpy3DParms out_of_array{};
+  out_of_array.srcArray = array;
+  out_of_array.dstPtr =
+      cudaPitchedPtr{plane_back.data(), kWideTexels * sizeof(float), kTexels, kTexelRows};
+  out_of_array.extent = into_array.extent;
+  out_of_array.kind = cudaMemcpyDeviceToHost;
+  cudaGraph_t with_array = nullptr;
+  rc = cudaGraphCreate(&with_array, 0);
+  cudaGraphNode_t array_up = nullptr, array_down = nullptr;
+  rc = cudaGraphAddMemcpyNode(&array_up, with_array, nullptr, 0, &into_array);
+  expect(rc == cudaSuccess, "a node from pageable memory into an array", rc);
+  rc = cudaGraphAddMemcpyNode(&array_down, with_array, &array_up, 1, &out_of_array);
+  expect(rc == cudaSuccess, "a node from an array into pageable memory", rc);
+  rc = cudaGraphMemcpyNodeGetParams(array_down, &given);
+  expect(rc == cudaSuccess && given.srcArray == array && given.dstPtr.ptr == plane_back.data(),
+         "an array node's parameters", rc);
+  cudaGraphExec_t array_exec = nullptr;
+  rc = cudaGraphInstantiate(&array_exec, with_array, 0);
+  expect(rc == cudaSuccess, "cudaGraphInstantiate with an array", rc);
+  for (int launch = 0; launch < 2; ++launch) {
+    for (size_t i = 0; i < plane.size(); ++i) plane[i] = static_cast<float>(i) + 0.5f * launch;
+    rc = cudaGraphLaunch(array_exec, stream);
+    expect(rc == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess,
+           "the array graph's launch", rc);
+    bool right = true;
+    for (size_t i = 0; i < plane_back.size(); ++i) {
+      const size_t row = i / kWideTexels, x = i % kWideTexels;
+      right = right && plane_back[i] == (x < kTexels ? plane[row * kTexels + x] : -1.0f);
+    }
+    expect(right, "each launch copies through the array, the gaps between rows kept", rc);
+  }
+  expect(cudaGraphExecDestroy(array_exec) == cudaSuccess, "cudaGraphExecDestroy", cudaSuccess);
+  expect(cudaGraphDestroy(with_array) == cudaSuccess, "cudaGraphDestroy", cudaSuccess);
+  expect(cudaFreeArray(array) == cudaSuccess, "cudaFreeArray", cudaSuccess);
   expect(cudaGraphDestroy(graph) == cudaSuccess, "cudaGraphDestroy", cudaSuccess);
   if (failures == 0) std::printf("ok\n");
   return failures == 0 ? 0 : 1;

@@ -356,6 +356,56 @@ int main() {
     SHOW(cudaFreeArray(big));
   }
 
+  // Graph copy nodes with an array: from the host rows into `copy` and back into `back`, and
+  // the same captured from the stream - each launch copying the host memory as it is then.
+  cudaGraph_t with_array = nullptr;
+  cudaGraphNode_t into = nullptr, out_of = nullptr;
+  cudaMemcpy3DParms node_in = {};
+  node_in.srcPtr = make_cudaPitchedPtr(host.data(), host_pitch, width, height);
+  node_in.dstArray = copy;
+  node_in.extent = make_cudaExtent(width, height, 1);
+  node_in.kind = cudaMemcpyHostToDevice;
+  cudaMemcpy3DParms node_out = {};
+  node_out.srcArray = copy;
+  node_out.dstPtr = make_cudaPitchedPtr(back.data(), host_pitch, width, height);
+  node_out.extent = node_in.extent;
+  node_out.kind = cudaMemcpyDeviceToHost;
+  if (OK(cudaGraphCreate(&with_array, 0)) &&
+      OK(cudaGraphAddMemcpyNode(&into, with_array, nullptr, 0, &node_in)) &&
+      OK(cudaGraphAddMemcpyNode(&out_of, with_array, &into, 1, &node_out))) {
+    cudaMemcpy3DParms read_back = {};
+    if (OK(cudaGraphMemcpyNodeGetParams(out_of, &read_back))) {
+      EXPECT(read_back.srcArray == copy && read_back.dstPtr.ptr == back.data());
+    }
+    cudaGraphExec_t exec = nullptr;
+    if (OK(cudaGraphInstantiate(&exec, with_array, 0))) {
+      std::fill(back.begin(), back.end(), 0);
+      if (OK(cudaGraphLaunch(exec, stream)) && OK(cudaStreamSynchronize(stream))) {
+        EXPECT(same_rows(host, back, host_pitch));
+      }
+      SHOW(cudaGraphExecDestroy(exec));
+    }
+  }
+  if (with_array != nullptr) SHOW(cudaGraphDestroy(with_array));
+  cudaGraph_t captured = nullptr;
+  if (OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal))) {
+    SHOW(cudaMemcpy2DToArrayAsync(copy, 0, 0, host.data(), host_pitch, row, height,
+                                  cudaMemcpyHostToDevice, stream));
+    SHOW(cudaMemcpy2DFromArrayAsync(back.data(), host_pitch, copy, 0, 0, row, height,
+                                    cudaMemcpyDeviceToHost, stream));
+    cudaGraphExec_t exec = nullptr;
+    if (OK(cudaStreamEndCapture(stream, &captured)) &&
+        OK(cudaGraphInstantiate(&exec, captured, 0))) {
+      host[0] = 7;  // after the capture: read at the launch
+      std::fill(back.begin(), back.end(), 0);
+      if (OK(cudaGraphLaunch(exec, stream)) && OK(cudaStreamSynchronize(stream))) {
+        EXPECT(same_rows(host, back, host_pitch));
+      }
+      SHOW(cudaGraphExecDestroy(exec));
+      SHOW(cudaGraphDestroy(captured));
+    }
+  }
+
   SHOW(cudaFree(linear));
   SHOW(cudaFree(fetched));
   SHOW(cudaFree(device));

@@ -548,10 +548,6 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
       cudaMemcpy3DParms params{};
       cudaError_t result = vet_node(node);
       if (result == cudaSuccess) result = ::cudaGraphMemcpyNodeGetParams(node, &params);
-      // A node copying from or into an array (captured from the stream) is not described here.
-      if (result == cudaSuccess && (params.srcArray != nullptr || params.dstArray != nullptr)) {
-        result = cudaErrorNotSupported;
-      }
       out.put<int32_t>(result);
       if (result != cudaSuccess) return result;
       auto side = [](const cudaPitchedPtr& p, const cudaPos& pos) {
@@ -560,7 +556,8 @@ cudaError_t run_node(Fn fn, WireReader& in, WireWriter& out) {
       };
       put_record(out, MemcpyNodeWire{side(params.srcPtr, params.srcPos),
                                      side(params.dstPtr, params.dstPos), params.extent.width,
-                                     params.extent.height, params.extent.depth, params.kind});
+                                     params.extent.height, params.extent.depth, params.kind,
+                                     wire_handle(params.srcArray), wire_handle(params.dstArray)});
       return result;
     }
     case Fn::cudaGraphMemcpyNodeSetParams:

@@ -7,6 +7,7 @@
 
 #include "common/wire_record.h"
 #include "plugins/cudart/backend/graph_nodes.h"
+#include "plugins/cudart/backend/memcpy_3d.h"
 #include "plugins/cudart/backend/modules.h"
 #include "plugins/cudart/backend/vetting.h"
 #include "plugins/cudart/common/marshal.h"
@@ -74,17 +75,30 @@ cudaMemsetParams get_memset_params(WireReader& in, cudaError_t& vetted) {
 cudaMemcpy3DParms get_memcpy_params(WireReader& in, cudaError_t& vetted) {
   const auto wire = get_record<MemcpyNodeWire>(in);
   cudaMemcpy3DParms params{};
+  params.srcArray = handle_from_wire<cudaArray_t>(wire.src_array);
   params.srcPtr = pitched(wire.src);
   params.srcPos = cudaPos{wire.src.x, wire.src.y, wire.src.z};
+  params.dstArray = handle_from_wire<cudaArray_t>(wire.dst_array);
   params.dstPtr = pitched(wire.dst);
   params.dstPos = cudaPos{wire.dst.x, wire.dst.y, wire.dst.z};
   params.extent = cudaExtent{wire.width, wire.height, wire.depth};
   params.kind = wire.kind;
-  // Both sides must be memory the GPU reaches in the session (the arena's host memory is):
-  // client memory the graph would copy from or into at replay time never is.
-  vetted = first_failure(
-      vet_range(wire.src.ptr, copy_side_extent(wire.src, wire.width, wire.height, wire.depth)),
-      vet_range(wire.dst.ptr, copy_side_extent(wire.dst, wire.width, wire.height, wire.depth)));
+  // Arrays must be the session's. Pointer sides must be memory the GPU reaches in the session
+  // (the arena's host memory is) over the rows the copy reaches, in bytes (elements of an array
+  // taking part): client memory the graph would copy from or into at replay time never is.
+  vetted = first_failure(params.srcArray != nullptr ? vet(params.srcArray) : cudaSuccess,
+                         params.dstArray != nullptr ? vet(params.dstArray) : cudaSuccess);
+  if (vetted != cudaSuccess) return params;
+  const uint64_t element = copy_element_bytes(params.srcArray, params.dstArray);
+  auto reach = [&](CopySideWire side) -> std::optional<uint64_t> {
+    const unsigned __int128 x = static_cast<unsigned __int128>(side.x) * element;
+    const unsigned __int128 row = static_cast<unsigned __int128>(wire.width) * element;
+    if (x > UINT64_MAX || row > UINT64_MAX) return std::nullopt;
+    side.x = static_cast<uint64_t>(x);  // counted in elements with an array taking part
+    return copy_side_extent(side, static_cast<uint64_t>(row), wire.height, wire.depth);
+  };
+  vetted = first_failure(vet_range(wire.src.ptr, reach(wire.src)),
+                         vet_range(wire.dst.ptr, reach(wire.dst)));
   return params;
 }
 

@@ -34,26 +34,29 @@ uint64_t element_bytes(cudaArray_t array) {
 
 // The bytes from a pointer side's first byte the copy reaches to its last, counted from `base`
 // (the side's pointer) in `first` and `span`; false when they overflow.
-bool reach(const Memcpy3DRequest& r, bool source, uint64_t row_bytes, uint64_t& first,
-           uint64_t& span) {
+// With an array taking part the runtime counts x in its elements: the span reaches to x elements
+// past the rows' start (a superset of x bytes).
+bool reach(const Memcpy3DRequest& r, bool source, uint64_t element, uint64_t row_bytes,
+           uint64_t& first, uint64_t& span) {
   const uint64_t x = source ? r.src_x : r.dst_x, y = source ? r.src_y : r.dst_y,
                  z = source ? r.src_z : r.dst_z;
   const unsigned __int128 pitch = source ? r.src_pitch : r.dst_pitch;
   const unsigned __int128 slice = pitch * (source ? r.src_ysize : r.dst_ysize);
   const unsigned __int128 start = z * slice + y * pitch + x;
-  const unsigned __int128 end =
-      (z + r.depth - 1) * slice + (y + r.height - 1) * pitch + x + row_bytes;
+  const unsigned __int128 end = (z + r.depth - 1) * slice + (y + r.height - 1) * pitch +
+                                static_cast<unsigned __int128>(x) * element + row_bytes;
   if (end > UINT64_MAX) return false;
   first = static_cast<uint64_t>(start);
   span = static_cast<uint64_t>(end - start);
   return true;
 }
 
-cudaError_t vet_pointer_side(const Memcpy3DRequest& r, bool source, uint64_t row_bytes) {
+cudaError_t vet_pointer_side(const Memcpy3DRequest& r, bool source, uint64_t element,
+                             uint64_t row_bytes) {
   const void* ptr = source ? r.src_ptr : r.dst_ptr;
   if (ptr == nullptr) return cudaSuccess;  // the runtime judges null
   uint64_t first = 0, span = 0;
-  if (!reach(r, source, row_bytes, first, span)) return cudaErrorInvalidValue;
+  if (!reach(r, source, element, row_bytes, first, span)) return cudaErrorInvalidValue;
   const auto address = reinterpret_cast<uintptr_t>(ptr);
   if (first > UINTPTR_MAX - address) return cudaErrorInvalidValue;
   return vet_device_pointer(reinterpret_cast<const void*>(address + first), span);
@@ -136,17 +139,10 @@ cudaError_t copy_3d(WireReader& in, WireWriter& out, size_t at, bool peer, bool 
   cudaError_t vetted =
       first_failure(vet_copy_stream(stream, with_stream, host_source || host_destination),
                     vet(r.src_array), vet(r.dst_array));
-  // The rows' length in bytes: the extent's width in elements of the array taking part, or in
-  // bytes without one.
-  uint64_t row_bytes = r.width;
-  if (vetted == cudaSuccess && (r.src_array != nullptr || r.dst_array != nullptr)) {
-    const uint64_t element = element_bytes(r.src_array != nullptr ? r.src_array : r.dst_array);
-    if (element != kUnknown && element != 0) {
-      const unsigned __int128 row = static_cast<unsigned __int128>(element) * r.width;
-      row_bytes = row > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(row);
-    }
-    // An element the runtime cannot size: no pointer side of ours to vet, or the runtime's error.
-  }
+  // The rows' length in bytes (the element asked of the runtime only for the session's arrays).
+  const uint64_t element = vetted == cudaSuccess ? copy_element_bytes(r.src_array, r.dst_array) : 1;
+  const unsigned __int128 row = static_cast<unsigned __int128>(element) * r.width;
+  const uint64_t row_bytes = row > UINT64_MAX ? UINT64_MAX : static_cast<uint64_t>(row);
   if (vetted == cudaSuccess && r.host_row_bytes != 0 && r.host_row_bytes != row_bytes) {
     vetted = cudaErrorInvalidValue;  // the client counted other rows than the runtime will
   }
@@ -161,7 +157,7 @@ cudaError_t copy_3d(WireReader& in, WireWriter& out, size_t at, bool peer, bool 
           cudaErrorInvalidValue, "cudart", "host address", source ? r.src_ptr : r.dst_ptr,
           "host memory travels as bytes, never by address"));
     } else if (copies) {
-      vetted = vet_pointer_side(r, source, row_bytes);
+      vetted = vet_pointer_side(r, source, element, row_bytes);
     }
   }
   void* dst_host = nullptr;
@@ -180,6 +176,12 @@ cudaError_t copy_3d(WireReader& in, WireWriter& out, size_t at, bool peer, bool 
 }
 
 }  // namespace
+
+uint64_t copy_element_bytes(cudaArray_t src, cudaArray_t dst) {
+  if (src == nullptr && dst == nullptr) return 1;
+  const uint64_t element = element_bytes(src != nullptr ? src : dst);
+  return element == kUnknown || element == 0 ? 1 : element;
+}
 
 bool run_memcpy_3d(Fn fn, WireReader& in, WireWriter& out, cudaError_t& result) {
   if (fn != Fn::cudaMemcpy3D && fn != Fn::cudaMemcpy3DAsync && fn != Fn::cudaMemcpy3DPeer &&

@@ -15,7 +15,7 @@
 //            reply adds u64 the node's graph (the stub keeps the arguments it hands out until
 //            the graph is destroyed).
 //   memset   MemsetNodeWire.
-//   memcpy   MemcpyNodeWire (pitched pointers only: arrays are not remoted in nodes yet); the 1D
+//   memcpy   MemcpyNodeWire (each side a pitched pointer or a CUDA array, the session's); the 1D
 //            forms Memcpy1DNodeWire.
 //   event    u64 event.
 //   child    u64 graph (add); the get reply: u64 the node's own graph.
@@ -111,11 +111,14 @@ struct CopySideWire {
 struct MemcpyNodeWire {
   CopySideWire src;
   CopySideWire dst;
-  uint64_t width, height, depth;  // the extent, in bytes along x
+  // The extent: along x in bytes, or in elements of the array taking part.
+  uint64_t width, height, depth;
   cudaMemcpyKind kind;            // in its range: a record's enum outside it is malformed
+  uint64_t src_array, dst_array;  // a side's CUDA array, else 0 (its pitched pointer copies)
   static constexpr auto kFields =
-      std::tuple{&MemcpyNodeWire::src,    &MemcpyNodeWire::dst,   &MemcpyNodeWire::width,
-                 &MemcpyNodeWire::height, &MemcpyNodeWire::depth, &MemcpyNodeWire::kind};
+      std::tuple{&MemcpyNodeWire::src,       &MemcpyNodeWire::dst,      &MemcpyNodeWire::width,
+                 &MemcpyNodeWire::height,    &MemcpyNodeWire::depth,    &MemcpyNodeWire::kind,
+                 &MemcpyNodeWire::src_array, &MemcpyNodeWire::dst_array};
 };
 
 // How far from its pointer a copy side reaches over `depth` slices of `height` rows of `width`

@@ -15,7 +15,9 @@
 #include "plugins/cudart/common/array_wire.h"
 #include "plugins/cudart/common/memcpy_wire.h"
 #include "plugins/cudart/frontend/array_info.h"
+#include "plugins/cudart/frontend/host_staging.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
+#include "plugins/cudart/frontend/stream_capture.h"
 #include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
@@ -131,6 +133,34 @@ cudaError_t copy_rows_in_chunks(const ArrayCopy& c) {
   return cudaSuccess;
 }
 
+// A copy between an array and the client's memory on a capturing stream: the 2D forms as the one
+// copy node of a 3D copy (host_staging.h: staged, so each launch reads or writes the program's
+// memory as it is then), their byte offsets and width in the array's elements; the 1D forms'
+// offsets in the array's row order have no such node: refused as what a capture cannot hold.
+cudaError_t capture(const ArrayCopy& c) {
+  if (c.linear_bytes) {
+    if (const auto refused = refuse_in_capture(*c.stream)) return *refused;
+    return record_local_error(cudaErrorStreamCaptureUnsupported);
+  }
+  size_t element = 0;
+  if (const cudaError_t rc = array_element_bytes(c.array, element); rc != cudaSuccess) return rc;
+  if (element == 0) return record_local_error(cudaErrorNotSupported);  // no whole-byte elements
+  if (c.w_offset % element != 0 || c.width % element != 0) {
+    return record_local_error(cudaErrorInvalidValue);
+  }
+  const cudaPitchedPtr linear{c.linear, std::max(c.pitch, c.width), c.width, c.height};
+  const cudaPos at{c.w_offset / element, c.h_offset, 0};
+  cudaMemcpy3DParms p{};
+  if (c.to_array) {
+    p.srcPtr = linear, p.dstArray = c.array, p.dstPos = at;
+  } else {
+    p.srcArray = c.array, p.srcPos = at, p.dstPtr = linear;
+  }
+  p.extent = cudaExtent{c.width / element, c.height, 1};
+  p.kind = c.kind;
+  return capture_copy_node(*c.stream, p);
+}
+
 cudaError_t copy(ArrayCopy c) {
   if (!kind_in_range(c.kind)) return cudaErrorInvalidMemcpyDirection;
   if (c.kind == cudaMemcpyDefault) {
@@ -146,6 +176,7 @@ cudaError_t copy(ArrayCopy c) {
                                            c.to_array ? c.linear : nullptr, c.bytes(), c.kind);
     if (rc != cudaSuccess) return rc;
     if (c.width > c.pitch && c.height > 1) return refuse_locally(cudaErrorInvalidPitchValue);
+    if (c.stream != nullptr && capturing(*c.stream)) return capture(c);
   }
   if (!c.host_side() || c.bytes() <= kMemcpyChunkBytes) return c.send();
   return c.linear_bytes ? copy_bytes_in_chunks(c) : copy_rows_in_chunks(c);

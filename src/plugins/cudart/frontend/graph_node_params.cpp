@@ -3,9 +3,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <tuple>
+
 #include "common/log.h"
 #include "common/wire_record.h"
 #include "plugins/cudart/frontend/address_ranges.h"
+#include "plugins/cudart/frontend/array_info.h"
 #include "plugins/cudart/frontend/host_functions.h"
 #include "plugins/cudart/frontend/kernel_arguments.h"
 #include "plugins/cudart/frontend/shared_host.h"
@@ -91,9 +94,6 @@ cudaError_t pack(const cudaMemcpy3DParms* p, MemcpyNodeWire& wire, const char* c
   if (!marshal::enum_holds<cudaMemcpyKind>(marshal::enum_bits(p->kind))) {
     return record_local_error(cudaErrorInvalidMemcpyDirection);
   }
-  if (p->srcArray != nullptr || p->dstArray != nullptr) {
-    return not_supported(call, "copy nodes with CUDA arrays are not remoted yet");
-  }
   auto side = [](const cudaPitchedPtr& ptr, const cudaPos& pos) {
     return CopySideWire{
         reinterpret_cast<uint64_t>(ptr.ptr), ptr.pitch, ptr.xsize, ptr.ysize, pos.x, pos.y, pos.z};
@@ -103,10 +103,27 @@ cudaError_t pack(const cudaMemcpy3DParms* p, MemcpyNodeWire& wire, const char* c
                         p->extent.width,
                         p->extent.height,
                         p->extent.depth,
-                        p->kind};
-  for (auto [side_wire, host] : {std::pair{&wire.src, host_source(p->kind)},
-                                 std::pair{&wire.dst, host_destination(p->kind)}}) {
-    const auto extent = copy_side_extent(*side_wire, wire.width, wire.height, wire.depth);
+                        p->kind,
+                        wire_handle(p->srcArray),
+                        wire_handle(p->dstArray)};
+  // With an array taking part the extent and a pointer side's position x count its elements.
+  size_t element = 1;
+  if (p->srcArray != nullptr || p->dstArray != nullptr) {
+    const cudaArray_t array = p->srcArray != nullptr ? p->srcArray : p->dstArray;
+    if (const cudaError_t rc = array_element_bytes(array, element); rc != cudaSuccess) return rc;
+    if (element == 0) element = 1;  // no whole-byte elements: the runtime judges the copy
+  }
+  for (auto [side_wire, host, array] :
+       {std::tuple{&wire.src, host_source(p->kind), p->srcArray},
+        std::tuple{&wire.dst, host_destination(p->kind), p->dstArray}}) {
+    if (array != nullptr) continue;  // the backend vets it as the session's
+    CopySideWire in_bytes = *side_wire;
+    const unsigned __int128 x = static_cast<unsigned __int128>(in_bytes.x) * element;
+    const unsigned __int128 row = static_cast<unsigned __int128>(wire.width) * element;
+    if (x > UINT64_MAX || row > UINT64_MAX) continue;  // the backend's to refuse
+    in_bytes.x = static_cast<uint64_t>(x);
+    const auto extent =
+        copy_side_extent(in_bytes, static_cast<uint64_t>(row), wire.height, wire.depth);
     // An impossible extent is the backend's to refuse (the runtime's error).
     if (!extent || side_wire->ptr == 0) continue;
     const auto address =

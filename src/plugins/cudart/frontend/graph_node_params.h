@@ -1,10 +1,11 @@
 // Graph nodes' parameters as they travel (wire: common/graph_node_wire.h), for the stub's node
 // calls (graph_nodes.cpp): each kind's parameters packed from the program's structures, with
 // what the stub refuses itself - a null pointer (after the runtime's initialisation failure, as
-// natively), arguments in the "extra" form, copy nodes with CUDA arrays, and copy nodes that name
-// the client's own memory, which the backend's GPU cannot reach when the graph runs (pageable
-// memory, or page-locked memory over tcp: cudaErrorNotSupported, with a warning naming the call).
-// Page-locked memory in shm's arena travels as its device pointer.
+// natively), arguments in the "extra" form, and copy nodes that name the client's own memory, which
+// the backend's GPU cannot reach when the graph runs (pageable memory, or page-locked memory over
+// tcp: cudaErrorNotSupported, with a warning naming the call; the node calls stage such memory
+// first: host_staging.h). Page-locked memory in shm's arena travels as its device pointer. A copy
+// node's side may be a CUDA array: the extent then counts its elements, asked of the backend.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -631,6 +631,8 @@ GVIRTUS_CUDART_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t n
           return cudaPitchedPtr{reinterpret_cast<void*>(s.ptr), s.pitch, s.xsize, s.ysize};
         };
         *pNodeParams = cudaMemcpy3DParms{};
+        pNodeParams->srcArray = cr::handle_from_wire<cudaArray_t>(wire.src_array);
+        pNodeParams->dstArray = cr::handle_from_wire<cudaArray_t>(wire.dst_array);
         pNodeParams->srcPtr = pitched(wire.src);
         pNodeParams->srcPos = cudaPos{wire.src.x, wire.src.y, wire.src.z};
         pNodeParams->dstPtr = pitched(wire.dst);

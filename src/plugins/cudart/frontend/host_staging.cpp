@@ -12,6 +12,7 @@
 #include "frontend/route_scope.h"
 #include "frontend/staging_rows.h"
 #include "plugins/cudart/frontend/address_ranges.h"
+#include "plugins/cudart/frontend/array_info.h"
 #include "plugins/cudart/frontend/memcpy_kind.h"
 #include "plugins/cudart/frontend/shared_host.h"
 #include "plugins/cudart/frontend/stream_capture.h"
@@ -39,15 +40,33 @@ bool here(const void* ptr, bool host_side) {
 }
 
 // The region a copy names on its side here; cudaErrorInvalidValue for a shape the runtime
-// refuses too, or memory not mapped in this process.
-cudaError_t region_of(const cudaMemcpy3DParms& c, bool source, Region& region) {
+// refuses too, or memory not mapped in this process. With an array on the other side the extent
+// and the position x count its elements (`element` bytes each).
+cudaError_t region_of(const cudaMemcpy3DParms& c, bool source, Region& region,
+                      uint64_t element = 1) {
   const cudaPitchedPtr& p = source ? c.srcPtr : c.dstPtr;
   const cudaPos& pos = source ? c.srcPos : c.dstPos;
-  if (!staging::region_of(p.ptr, pos.x, pos.y, pos.z, p.pitch, p.ysize, c.extent.width,
-                          c.extent.height, c.extent.depth, region) ||
+  const unsigned __int128 x = static_cast<unsigned __int128>(pos.x) * element;
+  const unsigned __int128 width = static_cast<unsigned __int128>(c.extent.width) * element;
+  if (x > UINT64_MAX || width > UINT64_MAX ||
+      !staging::region_of(p.ptr, static_cast<uint64_t>(x), pos.y, pos.z, p.pitch, p.ysize,
+                          static_cast<uint64_t>(width), c.extent.height, c.extent.depth, region) ||
       !host_mapped(region.first, region.span())) {
     return record_local_error(cudaErrorInvalidValue);
   }
+  return cudaSuccess;
+}
+
+// The bytes of an element of the array a copy names (1 without one): what its extent counts.
+cudaError_t copy_element(const cudaMemcpy3DParms& c, uint64_t& element) {
+  element = 1;
+  const cudaArray_t array = c.srcArray != nullptr ? c.srcArray : c.dstArray;
+  if (array == nullptr) return cudaSuccess;
+  size_t bytes = 0;
+  if (const cudaError_t r = array_element_bytes(array, bytes); r != cudaSuccess) return r;
+  // A format without whole-byte elements (block-compressed): its host rows cannot be counted.
+  if (bytes == 0) return record_local_error(cudaErrorNotSupported);
+  element = bytes;
   return cudaSuccess;
 }
 
@@ -77,8 +96,12 @@ cudaError_t parts_of(const cudaMemcpy3DParms& copy, SidesHere sides, cudaHostNod
     host = cudaHostNodeParams{staging::run_host_copy, const_cast<staging::HostCopy*>(made)};
     return cudaSuccess;
   }
+  uint64_t element = 1;
+  if (const cudaError_t r = copy_element(copy, element); r != cudaSuccess) return r;
   Region region{};
-  if (const cudaError_t r = region_of(copy, sides.source, region); r != cudaSuccess) return r;
+  if (const cudaError_t r = region_of(copy, sides.source, region, element); r != cudaSuccess) {
+    return r;
+  }
   uint64_t block = 0;
   void* transfer = nullptr;
   if (const int r = Rows::stage(region, sides.source, block, transfer); r != cudaSuccess) {
@@ -142,9 +165,8 @@ cudaError_t unsupported_change() {
 }  // namespace
 
 SidesHere sides_here(const cudaMemcpy3DParms& copy) {
-  if (copy.srcArray != nullptr || copy.dstArray != nullptr || !kind_in_range(copy.kind)) {
-    return {};  // arrays, and kinds the runtime refuses: not staged
-  }
+  if (!kind_in_range(copy.kind)) return {};  // kinds the runtime refuses: not staged
+  // An array side is the backend's (its pointer, null, is no memory here).
   const cudaMemcpyKind kind = resolve_kind(copy.kind, copy.dstPtr.ptr, copy.srcPtr.ptr);
   return SidesHere{here(copy.srcPtr.ptr, host_is_source(kind)),
                    here(copy.dstPtr.ptr, host_is_destination(kind))};

@@ -208,14 +208,12 @@ cudaError_t copy(Copy3D c) {
   }
   if (host == nullptr) return c.send();  // no host side: the backend names both
   // A capturing stream takes a copy of the client's memory as one node of the capture's graph, a
-  // copy node staged through a block on the backend (host_staging.h), so the graph reads or
-  // writes the program's memory each time it runs. With an array on the other side it cannot be
-  // staged yet: refused as what a capture cannot hold (stream_capture.h) - never captured as a
-  // copy of the backend's transient buffer.
+  // copy node staged through a block on the backend (host_staging.h), an array on the other side
+  // too, so the graph reads or writes the program's memory each time it runs - never a copy of
+  // the backend's transient buffer.
   if (c.stream != nullptr && capturing(*c.stream)) {
     if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) return cudaSuccess;
-    if (no_array) return capture_copy_node(*c.stream, parameters(c));
-    if (const auto refused = refuse_in_capture(*c.stream)) return *refused;
+    return capture_copy_node(*c.stream, parameters(c));
   }
   if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) {
     return c.send();  // nothing travels: the runtime judges the rest
