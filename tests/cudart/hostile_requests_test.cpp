@@ -441,6 +441,8 @@ TEST_F(HostileCudartCapture, a_copy_of_the_backends_own_buffer_on_a_capturing_st
 
 // A copy node's CUDA array must be the session's: a made-up one is refused before the runtime
 // sees it, and the session goes on; the same node between the session's device memory is made.
+// A pointer side copying to or from an array is vetted over the rows it reaches in the array's
+// elements.
 TEST_F(HostileCudartCapture, a_copy_node_names_only_the_sessions_arrays) {
   void* device = allocate(4096);
   ASSERT_NE(device, nullptr);
@@ -471,6 +473,40 @@ TEST_F(HostileCudartCapture, a_copy_node_names_only_the_sessions_arrays) {
   EXPECT_TRUE(backend_.logged("rejected array")) << backend_.log();
   EXPECT_TRUE(ping(client_)) << "the session goes on";
   EXPECT_EQ(add(0, device), cudaSuccess) << backend_.log();
+
+  // With an array of floats taking part, the device side's row and position x count floats. The
+  // accepting device's memory is one 64 GiB range that the runtime calls device memory throughout
+  // (the backend asks the runtime, not its ledger): from x = 20 Gi floats the row ends 80 GiB
+  // past the pointer, outside it (counted in bytes it would end inside).
+  cudaArray_t array = nullptr;
+  const cudaChannelFormatDesc floats{32, 0, 0, 0, cudaChannelFormatKindFloat};
+  WireWriter make;
+  marshal::put_output(make, &array);
+  marshal::put_output(make, &floats);
+  marshal::put_value(make, size_t{64});
+  marshal::put_value(make, size_t{1});
+  marshal::put_value(make, 0u);
+  ASSERT_EQ(
+      call(cr::Fn::cudaMallocArray, make, [&](WireReader& in) { marshal::get_output(in, &array); }),
+      cudaSuccess);
+  const auto into_array = [&](uint64_t x) {
+    const cr::MemcpyNodeWire node{{reinterpret_cast<uint64_t>(device), 4096, 4096, 1, x, 0, 0},
+                                  {0, 0, 0, 0, 0, 0, 0},
+                                  64,
+                                  1,
+                                  1,
+                                  cudaMemcpyDeviceToDevice,
+                                  0,
+                                  cr::wire_handle(array)};
+    WireWriter w;
+    w.put<uint64_t>(cr::wire_handle(graph));
+    w.put<uint32_t>(0);
+    put_record(w, node);
+    return call(cr::Fn::cudaGraphAddMemcpyNode, w);
+  };
+  EXPECT_EQ(into_array(900), cudaSuccess) << backend_.log();
+  EXPECT_EQ(into_array(uint64_t{20} << 30), cudaErrorInvalidValue);
+  EXPECT_TRUE(ping(client_)) << "the session goes on";
 }
 #endif
 
