@@ -191,6 +191,18 @@ int main() {
   }
   expect(cudaGraphExecDestroy(exec), cudaSuccess, "cudaGraphExecDestroy arrays");
   expect(cudaGraphDestroy(graph), cudaSuccess, "cudaGraphDestroy arrays");
+  // The 1D form's offset runs on in the array's row order, which no copy node describes: refused,
+  // the capture invalidated.
+  expect(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess,
+         "cudaStreamBeginCapture for a 1D array copy");
+  expect(cudaMemcpyToArrayAsync(array, 0, 0, texels.data(), 64, cudaMemcpyHostToDevice, stream),
+         cudaErrorStreamCaptureUnsupported, "a 1D copy into an array in a capture");
+  (void)cudaGetLastError();
+  graph = nullptr;
+  expect(cudaStreamEndCapture(stream, &graph), cudaErrorStreamCaptureInvalidated,
+         "cudaStreamEndCapture after the 1D array copy");
+  (void)cudaGetLastError();
+  check(graph == nullptr, "no graph from the invalidated capture");
   expect(cudaFreeArray(array), cudaSuccess, "cudaFreeArray");
 
   // Waiting for a capturing stream cannot be captured: refused, the capture invalidated.
