@@ -17,7 +17,7 @@
 //     FromSymbolAsync): staged like any copy of pageable memory;
 //   - copy nodes between pageable memory (both sides the program's): they copy when the graph
 //     runs, after the nodes before them, with new parameters in the graph, in its clone and in
-//     the executable graph; captured copies between pageable memory (1D, 2D, 3D) are one node
+//     the executable graph, and in an executable graph updated from the graph; captured copies between pageable memory (1D, 2D, 3D) are one node
 //     each, copying at each launch, the gaps between rows kept.
 // Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
 // passes them too; without a device the program checks nothing.
@@ -385,6 +385,18 @@ int main() {
   EXPECT(std::equal(host_half.begin(), host_half.begin() + kWords / 2, source.begin()) &&
          host_half[kWords / 2] == -1);
   SHOW(cudaGraphExecDestroy(on_host_clone_exec));
+  // The first executable graph updated from the graph: its node copies as the graph's does now.
+  std::fill(host_half.begin(), host_half.end(), -1);
+  std::fill(host_other.begin(), host_other.end(), -1);
+  cudaGraphExecUpdateResultInfo update_info = {};
+  SHOW(cudaGraphExecUpdate(on_host_exec, on_host, &update_info));
+  EXPECT(update_info.result == cudaGraphExecUpdateSuccess);
+  fill(source, 600);
+  SHOW(cudaMemcpy(device_a, source.data(), kBytes, cudaMemcpyHostToDevice));
+  SHOW(cudaGraphLaunch(on_host_exec, stream));
+  SHOW(cudaStreamSynchronize(stream));
+  EXPECT(std::equal(host_half.begin(), host_half.begin() + kWords / 2, source.begin()) &&
+         host_half[kWords / 2] == -1 && host_other[0] == -1);
   SHOW(cudaGraphDestroy(on_host_clone));
   SHOW(cudaGraphExecDestroy(on_host_exec));
   SHOW(cudaGraphDestroy(on_host));
