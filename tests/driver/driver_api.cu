@@ -209,6 +209,20 @@ int main(int argc, char** argv) {
               capabilities[0] != 0xdead && capabilities[1] != 0xdead ? "yes" : "no");
   SHOW(cuDeviceGetP2PAtomicCapabilities(capabilities, operations, 2, device, device));
   SHOW(cuDeviceGraphMemTrim(device));
+  // Execution affinity and a flush of GPUDirect RDMA writes into the current context.
+  int affinity_supported = -1;
+  SHOW(cuDeviceGetExecAffinitySupport(&affinity_supported, CU_EXEC_AFFINITY_TYPE_SM_COUNT, device));
+  CUexecAffinityParam sm_affinity{};
+  sm_affinity.param.smCount.val = 0xdead;
+  if (affinity_supported == 1) {
+    SHOW(cuCtxGetExecAffinity(&sm_affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT));
+    std::printf("sm count answered: %s\n",
+                sm_affinity.param.smCount.val != 0xdead && sm_affinity.param.smCount.val > 0
+                    ? "yes"
+                    : "no");
+  }
+  SHOW(cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                  CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER));
   SHOW(cuModuleUnload(module));
   // A 3D box of 100 x 4 x 3 bytes up into pitched device memory and back into a host box of
   // another pitch (cuMemcpy3D: slices as 2D copies).

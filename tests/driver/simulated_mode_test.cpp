@@ -339,7 +339,8 @@ TEST_F(SimulatedDriverMode, batches_of_copies_round_trip_and_malformed_ones_are_
 // cannot be written: CUDA_ERROR_OPERATING_SYSTEM).
 // Tensor maps encoded by the backend over the session's device memory and their address replaced;
 // one over host memory, of rank 0 or of an unknown data type refused before the driver. Device
-// queries of CUDA 12 and 13 answered.
+// queries of CUDA 12 and 13 answered, execution affinity too, and a flush of GPUDirect RDMA
+// writes done.
 TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_the_driver) {
   const RunResult result =
       run_program(std::string(GVIRTUS_STATIC_DIR) + "/driver_api " + GVIRTUS_SAXPY_FATBIN);
@@ -389,7 +390,13 @@ TEST_F(SimulatedDriverMode, graph_queries_tensor_maps_and_device_queries_reach_t
         "cuDeviceGetHostAtomicCapabilities(capabilities, operations, 2, device) -> 0",
         "host atomics answered: yes",
         "cuDeviceGetP2PAtomicCapabilities(capabilities, operations, 2, device, device) -> 101",
-        "cuDeviceGraphMemTrim(device) -> 0"}) {
+        "cuDeviceGraphMemTrim(device) -> 0",
+        "cuDeviceGetExecAffinitySupport(&affinity_supported, CU_EXEC_AFFINITY_TYPE_SM_COUNT, "
+        "device) -> 0",
+        "cuCtxGetExecAffinity(&sm_affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT) -> 0",
+        "sm count answered: yes",
+        "cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, "
+        "CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER) -> 0"}) {
     EXPECT_NE(result.output.find(line), std::string::npos) << line << "\n" << result.output;
   }
 }

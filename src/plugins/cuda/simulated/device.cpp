@@ -680,6 +680,47 @@ GVIRTUS_SIMULATED_EXPORT CUresult cuCtxResetPersistingL2Cache() {
   return sim::guarded([&](sim::State&) { return CUDA_SUCCESS; });
 }
 
+// Execution affinity: the SM count is a type every device of the simulation answers, and a
+// context (no MPS client limits it) may use all of its device's SMs.
+GVIRTUS_SIMULATED_EXPORT CUresult cuDeviceGetExecAffinitySupport(int* pi, CUexecAffinityType type,
+                                                                 CUdevice dev) {
+  return sim::guarded([&](sim::State&) {
+    if (pi == nullptr || type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *pi = 1;
+    return CUDA_SUCCESS;
+  });
+}
+
+GVIRTUS_SIMULATED_EXPORT CUresult cuCtxGetExecAffinity(CUexecAffinityParam* pExecAffinity,
+                                                       CUexecAffinityType type) {
+  return sim::guarded([&](sim::State& s) {
+    if (pExecAffinity == nullptr || type != CU_EXEC_AFFINITY_TYPE_SM_COUNT) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (sim::context_device(s, sim::effective_context()) < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    *pExecAffinity = CUexecAffinityParam{};
+    pExecAffinity->type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+    pExecAffinity->param.smCount.val = static_cast<unsigned>(sim::kMultiprocessors);
+    return CUDA_SUCCESS;
+  });
+}
+
+// GPUDirect RDMA writes into the current context: none reach a simulated device, so a flush of
+// either scope has nothing to wait for.
+GVIRTUS_SIMULATED_EXPORT CUresult cuFlushGPUDirectRDMAWrites(
+    CUflushGPUDirectRDMAWritesTarget target, CUflushGPUDirectRDMAWritesScope scope) {
+  return sim::guarded([&](sim::State& s) {
+    if (target != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX ||
+        (scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER &&
+         scope != CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES)) {
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (sim::context_device(s, sim::effective_context()) < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+  });
+}
+
 // Peer access from the current context to a context of another device (a context of its own
 // device is no peer: CUDA_ERROR_INVALID_DEVICE, as natively).
 GVIRTUS_SIMULATED_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags) {
