@@ -54,8 +54,7 @@ int Staging::block_for(uint32_t route, const Region& region, uint64_t& block) {
 
 const Transfer* Staging::transfer_for(const Region& region, uint64_t block, bool to_device,
                                       uint32_t route) {
-  const TransferKey key{region.first, region.width, region.rows, region.slices, region.pitch,
-                        region.slice, block,        to_device,   route};
+  const TransferKey key{key_of(region), block, to_device, route};
   std::lock_guard lock(mutex_);
   auto& slot = transfers_[key];
   if (!slot) slot = std::make_unique<Transfer>(Transfer{region, block, to_device, route});

@@ -101,17 +101,15 @@ class Staging {
 
  private:
   using BlockKey = std::tuple<uint32_t, uintptr_t, uint64_t>;  // route, start, span
-  using TransferKey = std::tuple<std::byte*, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                                 uint64_t, bool, uint32_t>;  // all a transfer holds
-
-  Calls calls_;
-  std::mutex mutex_;
-  std::map<BlockKey, uint64_t> blocks_;
   using RegionKey = std::tuple<std::byte*, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t>;
+  using TransferKey = std::tuple<RegionKey, uint64_t, bool, uint32_t>;  // all a transfer holds
   static RegionKey key_of(const Region& r) {
     return {r.first, r.width, r.rows, r.slices, r.pitch, r.slice};
   }
 
+  Calls calls_;
+  std::mutex mutex_;
+  std::map<BlockKey, uint64_t> blocks_;
   std::map<TransferKey, std::unique_ptr<Transfer>> transfers_;
   std::map<std::pair<RegionKey, RegionKey>, std::unique_ptr<HostCopy>> host_copies_;
 };

@@ -35,6 +35,12 @@ class StubRows {
     return 0;
   }
 
+  // The data of the host function (run_host_copy) that copies `source` to `destination`, both
+  // this process's memory: no block.
+  static void* host_copy(const Region& source, const Region& destination) {
+    return const_cast<HostCopy*>(staging().host_copy_for(source, destination));
+  }
+
   // The stub's host function for a transfer: on the session's callback thread, while the stream
   // waits for it; a failure is logged (nothing may leave a host function).
   static void run(void* data) {

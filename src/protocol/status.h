@@ -4,7 +4,8 @@
 // initialises CUDA. The reply describes the backend's GPUs (from NVML, when the driver provides
 // it) and every client session the daemon serves, read from the shared session table the workers
 // publish into (backend/session_table.h) - but monitors': a session that asked for the status is
-// never listed, neither to itself nor to later queries. Unknown figures travel as kUnknown, never as zero.
+// never listed, neither to itself nor to later queries. Unknown figures travel as kUnknown, never
+// as zero.
 #pragma once
 
 #include <cstdint>

@@ -17,8 +17,9 @@
 //     FromSymbolAsync): staged like any copy of pageable memory;
 //   - copy nodes between pageable memory (both sides the program's): they copy when the graph
 //     runs, after the nodes before them, with new parameters in the graph, in its clone and in
-//     the executable graph, and in an executable graph updated from the graph; captured copies between pageable memory (1D, 2D, 3D) are one node
-//     each, copying at each launch, the gaps between rows kept.
+//     the executable graph, and in an executable graph updated from the graph; captured copies
+//     between pageable memory (1D, 2D, 3D) are one node each, copying at each launch, the gaps
+//     between rows kept.
 // Every check is about copies and memsets, so a device that runs no kernels (the simulated one)
 // passes them too; without a device the program checks nothing.
 #include <algorithm>

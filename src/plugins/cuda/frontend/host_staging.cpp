@@ -83,8 +83,7 @@ CUresult parts_of(const CUDA_MEMCPY3D& copy, SidesHere sides, CUDA_HOST_NODE_PAR
     Region source{}, destination{};
     if (const CUresult r = region_of(copy, true, source); r != CUDA_SUCCESS) return r;
     if (const CUresult r = region_of(copy, false, destination); r != CUDA_SUCCESS) return r;
-    const staging::HostCopy* made = Rows::staging().host_copy_for(source, destination);
-    host = CUDA_HOST_NODE_PARAMS{staging::run_host_copy, const_cast<staging::HostCopy*>(made)};
+    host = CUDA_HOST_NODE_PARAMS{staging::run_host_copy, Rows::host_copy(source, destination)};
     return CUDA_SUCCESS;
   }
   Region region{};

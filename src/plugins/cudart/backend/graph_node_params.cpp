@@ -86,16 +86,11 @@ cudaMemcpy3DParms get_memcpy_params(WireReader& in, cudaError_t& vetted) {
   // Arrays must be the session's. Pointer sides must be memory the GPU reaches in the session
   // (the arena's host memory is) over the rows the copy reaches, in bytes (elements of an array
   // taking part): client memory the graph would copy from or into at replay time never is.
-  vetted = first_failure(params.srcArray != nullptr ? vet(params.srcArray) : cudaSuccess,
-                         params.dstArray != nullptr ? vet(params.dstArray) : cudaSuccess);
+  vetted = first_failure(vet(params.srcArray), vet(params.dstArray));
   if (vetted != cudaSuccess) return params;
   const uint64_t element = copy_element_bytes(params.srcArray, params.dstArray);
-  auto reach = [&](CopySideWire side) -> std::optional<uint64_t> {
-    const unsigned __int128 x = static_cast<unsigned __int128>(side.x) * element;
-    const unsigned __int128 row = static_cast<unsigned __int128>(wire.width) * element;
-    if (x > UINT64_MAX || row > UINT64_MAX) return std::nullopt;
-    side.x = static_cast<uint64_t>(x);  // counted in elements with an array taking part
-    return copy_side_extent(side, static_cast<uint64_t>(row), wire.height, wire.depth);
+  auto reach = [&](const CopySideWire& side) {
+    return copy_side_extent(side, wire.width, wire.height, wire.depth, element);
   };
   vetted = first_failure(vet_range(wire.src.ptr, reach(wire.src)),
                          vet_range(wire.dst.ptr, reach(wire.dst)));

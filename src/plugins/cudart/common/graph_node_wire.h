@@ -122,9 +122,12 @@ struct MemcpyNodeWire {
 };
 
 // How far from its pointer a copy side reaches over `depth` slices of `height` rows of `width`
-// bytes (slices pitch * ysize apart); nullopt when that overflows. Both sides vet the same extent.
+// elements of `element` bytes (slices pitch * ysize apart; its position x in elements too, as
+// the runtime counts both where an array takes part); nullopt when that overflows. Both sides vet
+// the same extent.
 inline std::optional<uint64_t> copy_side_extent(const CopySideWire& side, uint64_t width,
-                                                uint64_t height, uint64_t depth) {
+                                                uint64_t height, uint64_t depth,
+                                                uint64_t element = 1) {
   if (width == 0 || height == 0 || depth == 0) return uint64_t{0};
   if (side.z > UINT64_MAX - depth || side.y > UINT64_MAX - height) return std::nullopt;
   // Each step stays below 2^128 as long as the previous one stayed below 2^64.
@@ -135,7 +138,9 @@ inline std::optional<uint64_t> copy_side_extent(const CopySideWire& side, uint64
   if (end > kLimit) return std::nullopt;
   end += static_cast<unsigned __int128>(side.pitch) * (side.y + height - 1);
   if (end > kLimit) return std::nullopt;
-  end += static_cast<unsigned __int128>(side.x) + width;
+  end += static_cast<unsigned __int128>(side.x) * element;
+  if (end > kLimit) return std::nullopt;
+  end += static_cast<unsigned __int128>(width) * element;
   if (end > kLimit) return std::nullopt;
   return static_cast<uint64_t>(end);
 }

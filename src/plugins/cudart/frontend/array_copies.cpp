@@ -143,8 +143,9 @@ cudaError_t capture(const ArrayCopy& c) {
     return record_local_error(cudaErrorStreamCaptureUnsupported);
   }
   size_t element = 0;
-  if (const cudaError_t rc = array_element_bytes(c.array, element); rc != cudaSuccess) return rc;
-  if (element == 0) return record_local_error(cudaErrorNotSupported);  // no whole-byte elements
+  if (const cudaError_t rc = countable_element_bytes(c.array, element); rc != cudaSuccess) {
+    return rc;
+  }
   if (c.w_offset % element != 0 || c.width % element != 0) {
     return record_local_error(cudaErrorInvalidValue);
   }

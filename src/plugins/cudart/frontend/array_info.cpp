@@ -1,6 +1,7 @@
 #include "plugins/cudart/frontend/array_info.h"
 
 #include "plugins/cudart/common/array_wire.h"
+#include "plugins/cudart/frontend/stub_call.h"
 
 namespace gvirtus::cudart {
 namespace {
@@ -24,6 +25,12 @@ cudaError_t array_geometry(cudaArray_const_t array, size_t& element, size_t& wid
 cudaError_t array_element_bytes(cudaArray_const_t array, size_t& element) {
   size_t width = 0;
   return array_geometry(array, element, width);
+}
+
+cudaError_t countable_element_bytes(cudaArray_const_t array, size_t& element) {
+  if (const cudaError_t rc = array_element_bytes(array, element); rc != cudaSuccess) return rc;
+  if (element == 0) return record_local_error(cudaErrorNotSupported);
+  return cudaSuccess;
 }
 
 size_t array_row_bytes(cudaArray_const_t array) {

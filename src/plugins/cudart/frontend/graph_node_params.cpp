@@ -117,13 +117,7 @@ cudaError_t pack(const cudaMemcpy3DParms* p, MemcpyNodeWire& wire, const char* c
        {std::tuple{&wire.src, host_source(p->kind), p->srcArray},
         std::tuple{&wire.dst, host_destination(p->kind), p->dstArray}}) {
     if (array != nullptr) continue;  // the backend vets it as the session's
-    CopySideWire in_bytes = *side_wire;
-    const unsigned __int128 x = static_cast<unsigned __int128>(in_bytes.x) * element;
-    const unsigned __int128 row = static_cast<unsigned __int128>(wire.width) * element;
-    if (x > UINT64_MAX || row > UINT64_MAX) continue;  // the backend's to refuse
-    in_bytes.x = static_cast<uint64_t>(x);
-    const auto extent =
-        copy_side_extent(in_bytes, static_cast<uint64_t>(row), wire.height, wire.depth);
+    const auto extent = copy_side_extent(*side_wire, wire.width, wire.height, wire.depth, element);
     // An impossible extent is the backend's to refuse (the runtime's error).
     if (!extent || side_wire->ptr == 0) continue;
     const auto address =

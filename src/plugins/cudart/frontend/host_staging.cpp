@@ -58,16 +58,10 @@ cudaError_t region_of(const cudaMemcpy3DParms& c, bool source, Region& region,
 }
 
 // The bytes of an element of the array a copy names (1 without one): what its extent counts.
-cudaError_t copy_element(const cudaMemcpy3DParms& c, uint64_t& element) {
+cudaError_t copy_element(const cudaMemcpy3DParms& c, size_t& element) {
   element = 1;
   const cudaArray_t array = c.srcArray != nullptr ? c.srcArray : c.dstArray;
-  if (array == nullptr) return cudaSuccess;
-  size_t bytes = 0;
-  if (const cudaError_t r = array_element_bytes(array, bytes); r != cudaSuccess) return r;
-  // A format without whole-byte elements (block-compressed): its host rows cannot be counted.
-  if (bytes == 0) return record_local_error(cudaErrorNotSupported);
-  element = bytes;
-  return cudaSuccess;
+  return array != nullptr ? countable_element_bytes(array, element) : cudaSuccess;
 }
 
 // `copy` with its side here replaced by the block, which holds the region's layout from 0: a copy
@@ -92,11 +86,10 @@ cudaError_t parts_of(const cudaMemcpy3DParms& copy, SidesHere sides, cudaHostNod
     Region source{}, destination{};
     if (const cudaError_t r = region_of(copy, true, source); r != cudaSuccess) return r;
     if (const cudaError_t r = region_of(copy, false, destination); r != cudaSuccess) return r;
-    const staging::HostCopy* made = Rows::staging().host_copy_for(source, destination);
-    host = cudaHostNodeParams{staging::run_host_copy, const_cast<staging::HostCopy*>(made)};
+    host = cudaHostNodeParams{staging::run_host_copy, Rows::host_copy(source, destination)};
     return cudaSuccess;
   }
-  uint64_t element = 1;
+  size_t element = 1;
   if (const cudaError_t r = copy_element(copy, element); r != cudaSuccess) return r;
   Region region{};
   if (const cudaError_t r = region_of(copy, sides.source, region, element); r != cudaSuccess) {

@@ -187,16 +187,8 @@ cudaError_t copy(Copy3D c) {
       c.kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost;
     }
   }
-  const bool no_array = c.src.array == nullptr && c.dst.array == nullptr;
-  if (c.kind == cudaMemcpyHostToHost && no_array) {
-    // A capture takes it as a copy node, which copies here each time the graph runs
-    // (host_staging.h).
-    if (c.stream != nullptr && capturing(*c.stream)) {
-      if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) return cudaSuccess;
-      return capture_copy_node(*c.stream, parameters(c));
-    }
-    return copy_on_host(c);
-  }
+  const bool host_to_host =
+      c.kind == cudaMemcpyHostToHost && c.src.array == nullptr && c.dst.array == nullptr;
   Side* host = nullptr;
   const Side* other = nullptr;
   if (c.kind == cudaMemcpyHostToDevice && c.src.array == nullptr) {
@@ -206,15 +198,16 @@ cudaError_t copy(Copy3D c) {
     host = &c.dst;
     other = &c.src;
   }
-  if (host == nullptr) return c.send();  // no host side: the backend names both
-  // A capturing stream takes a copy of the client's memory as one node of the capture's graph, a
-  // copy node staged through a block on the backend (host_staging.h), an array on the other side
-  // too, so the graph reads or writes the program's memory each time it runs - never a copy of
-  // the backend's transient buffer.
-  if (c.stream != nullptr && capturing(*c.stream)) {
+  // A capturing stream takes a copy of the client's memory as one node of the capture's graph
+  // (host_staging.h): staged through a block on the backend, an array on the other side too, or,
+  // between host memory, the stub's host function copying here - so the graph reads or writes the
+  // program's memory each time it runs, never a copy of the backend's transient buffer.
+  if ((host_to_host || host != nullptr) && c.stream != nullptr && capturing(*c.stream)) {
     if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) return cudaSuccess;
     return capture_copy_node(*c.stream, parameters(c));
   }
+  if (host_to_host) return copy_on_host(c);
+  if (host == nullptr) return c.send();  // no host side: the backend names both
   if (c.extent.width == 0 || c.extent.height == 0 || c.extent.depth == 0) {
     return c.send();  // nothing travels: the runtime judges the rest
   }
@@ -222,11 +215,9 @@ cudaError_t copy(Copy3D c) {
   if (host->ptr.ptr == nullptr) return record_local_error(cudaErrorInvalidValue);
   size_t element = 1;
   if (other->array != nullptr) {
-    if (const cudaError_t rc = array_element_bytes(other->array, element); rc != cudaSuccess) {
-      return rc;  // the backend's answer, recorded there as the last error
+    if (const cudaError_t rc = countable_element_bytes(other->array, element); rc != cudaSuccess) {
+      return rc;
     }
-    // A format without whole-byte elements (block-compressed): its host rows cannot be counted.
-    if (element == 0) return record_local_error(cudaErrorNotSupported);
     // With an array taking part, the pointer side's position x counts the array's elements too:
     // the runtime hands the driver x times the element's bytes.
     host->pos.x *= element;
